@@ -1,0 +1,56 @@
+#!/usr/bin/env node
+// SPDX-License-Identifier: Apache-2.0
+// The `flexpipe` command: argument parsing and printing only; the work is the public API's.
+import { parseArgs } from 'node:util'
+import { FlexpipeError } from '../errors.js'
+import { runDemo } from './demo.js'
+import { runModel } from './run.js'
+import { nativeInfo } from '../native/info.js'
+
+const usage = `usage:
+  flexpipe demo                                 classify text orientation with the bundled PP-OCR cls model
+  flexpipe run <model.onnx> [--input name=file.json|file.ppm]... [--random] [--dim name=N]...
+                            [--threads N] [--repeat N] [--output out.json]
+  flexpipe info                                 show the native build (ISA, OpenMP, io_uring)`
+
+async function main(argv: string[]): Promise<number> {
+  const [command, ...rest] = argv
+  const { values, positionals } = parseArgs({
+    args: rest,
+    allowPositionals: true,
+    options: {
+      input: { type: 'string', multiple: true, default: [] },
+      dim: { type: 'string', multiple: true, default: [] },
+      random: { type: 'boolean', default: false },
+      threads: { type: 'string' },
+      repeat: { type: 'string', default: '1' },
+      output: { type: 'string' },
+    },
+  })
+  const threads = values.threads === undefined ? undefined : Number(values.threads)
+  switch (command) {
+    case 'demo':
+      await runDemo({ threads })
+      return 0
+    case 'run': {
+      const model = positionals[0]
+      if (!model) break
+      await runModel(model, { inputs: values.input, dims: values.dim, random: values.random, threads, repeat: Number(values.repeat), output: values.output })
+      return 0
+    }
+    case 'info':
+      console.log(JSON.stringify(nativeInfo(), null, 2))
+      return 0
+  }
+  console.error(usage)
+  return 2
+}
+
+main(process.argv.slice(2)).then(
+  (code) => process.exit(code),
+  (err: unknown) => {
+    if (err instanceof FlexpipeError) console.error(`flexpipe: ${err.message} [${err.code}]`)
+    else console.error(err)
+    process.exit(1)
+  },
+)

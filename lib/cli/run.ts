@@ -1,0 +1,49 @@
+// SPDX-License-Identifier: Apache-2.0
+// `flexpipe run`: open a model, feed it, print a summary of every output and the latency.
+import { writeFile } from 'node:fs/promises'
+import { performance } from 'node:perf_hooks'
+import { ArgumentError } from '../errors.js'
+import { open } from '../runtime/engine.js'
+import type { Tensor } from '../tensor.js'
+import { buildFeeds } from './inputs.js'
+
+export interface RunOptions {
+  readonly inputs: string[]
+  readonly dims: string[]
+  readonly random: boolean
+  readonly threads?: number
+  readonly repeat: number
+  readonly output?: string
+}
+
+function summary(t: Tensor): string {
+  const values = Array.from(t.data as ArrayLike<number | bigint>, Number)
+  const head = values.slice(0, 6).map((v) => (Number.isInteger(v) ? String(v) : v.toFixed(5)))
+  let argmax = 0
+  values.forEach((v, i) => v > values[argmax]! && (argmax = i))
+  return `${t.dtype} [${t.dims.join(', ')}]  first: ${head.join(' ')}${values.length > 6 ? ' ...' : ''}  argmax: ${argmax}`
+}
+
+export async function runModel(model: string, options: RunOptions): Promise<void> {
+  if (!Number.isInteger(options.repeat) || options.repeat < 1) throw new ArgumentError(`--repeat: expected a positive integer`)
+  const engine = await open(model, { threads: options.threads })
+  try {
+    const feeds = await buildFeeds(engine, options.inputs, options.random, options.dims)
+    const times: number[] = []
+    let outputs: Record<string, Tensor> = {}
+    for (let i = 0; i < options.repeat; i++) {
+      const t0 = performance.now()
+      outputs = await engine.infer(feeds)
+      times.push(performance.now() - t0)
+    }
+    for (const [name, t] of Object.entries(outputs)) console.log(`${name}: ${summary(t)}`)
+    const sorted = times.slice().sort((a, b) => a - b)
+    console.log(`latency: first ${times[0]!.toFixed(1)} ms, median ${sorted[Math.floor(sorted.length / 2)]!.toFixed(1)} ms over ${times.length} run(s); threads ${engine.stats().threads}; arena ${(engine.stats().arenaBytes / 2 ** 20).toFixed(1)} MiB`)
+    if (options.output) {
+      const json = Object.fromEntries(Object.entries(outputs).map(([k, t]) => [k, { dtype: t.dtype, dims: t.dims, data: Array.from(t.data as ArrayLike<number | bigint>, Number) }]))
+      await writeFile(options.output, JSON.stringify(json))
+    }
+  } finally {
+    await engine.close()
+  }
+}

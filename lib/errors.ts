@@ -1,0 +1,99 @@
+// SPDX-License-Identifier: Apache-2.0
+// The error classes users see. Every error flexpipe raises is a FlexpipeError with a stable `code`.
+
+export class FlexpipeError extends Error {
+  readonly code: string
+  constructor(code: string, message: string, options?: { cause?: unknown }) {
+    super(message, options)
+    this.code = code
+    this.name = new.target.name
+  }
+}
+
+/** A caller passed an argument of the wrong type or range (options, feeds). */
+export class ArgumentError extends FlexpipeError {
+  constructor(message: string) {
+    super('ERR_FLEXPIPE_INVALID_ARGUMENT', message)
+  }
+}
+
+/** The model file is not ONNX, is truncated, or is internally inconsistent. */
+export class ModelFormatError extends FlexpipeError {
+  constructor(message: string, options?: { cause?: unknown }) {
+    super('ERR_FLEXPIPE_MODEL_FORMAT', message, options)
+  }
+}
+
+/** The model uses an operator (or an attribute value) flexpipe does not implement. */
+export class UnsupportedOperatorError extends FlexpipeError {
+  readonly node: string
+  readonly opType: string
+  readonly opset: number
+  constructor(node: string, opType: string, opset: number, detail?: string) {
+    super(
+      'ERR_FLEXPIPE_UNSUPPORTED_OPERATOR',
+      `unsupported operator ${opType} (opset ${opset}) at node '${node}'` +
+        (detail ? `: ${detail}` : '') +
+        '; see the supported-operator table in the README',
+    )
+    this.node = node
+    this.opType = opType
+    this.opset = opset
+  }
+}
+
+/**
+ * An operator needs the contents of an input (a shape, pads, scales ...) to plan, and they are not
+ * known. The engine answers by planning with the values of the graph inputs they derive from.
+ */
+export class ValueNeededError extends UnsupportedOperatorError {
+  readonly inputIndex: number
+  /** Name of the value whose contents are needed (set by shape inference). */
+  valueName?: string
+  constructor(node: string, opType: string, opset: number, inputIndex: number, detail: string) {
+    super(node, opType, opset, detail)
+    this.inputIndex = inputIndex
+  }
+}
+
+/** Shapes do not agree: a feed contradicts the model, or two symbolic dims disagree. */
+export class ShapeError extends FlexpipeError {
+  constructor(message: string) {
+    super('ERR_FLEXPIPE_SHAPE', message)
+  }
+}
+
+/** A feed is missing, unknown, or of the wrong dtype. */
+export class InputError extends FlexpipeError {
+  constructor(message: string) {
+    super('ERR_FLEXPIPE_INPUT', message)
+  }
+}
+
+/** The engine was closed. */
+export class DisposedError extends FlexpipeError {
+  constructor(what: string) {
+    super('ERR_FLEXPIPE_DISPOSED', `${what}: the engine is closed; open a new one`)
+  }
+}
+
+/** Reading the model or its data failed at the OS level. */
+export class IOError extends FlexpipeError {
+  constructor(message: string, options?: { cause?: unknown }) {
+    super('ERR_FLEXPIPE_IO', message, options)
+  }
+}
+
+/** The native engine reported a failure (the message carries its reason). */
+export class NativeError extends FlexpipeError {
+  constructor(code: string, message: string) {
+    super(code, message)
+  }
+}
+
+/** The addon binary could not be loaded for this platform. */
+export class AddonLoadError extends FlexpipeError {
+  constructor(message: string, options?: { cause?: unknown }) {
+    super('ERR_FLEXPIPE_ADDON_LOAD', message, options)
+  }
+}

@@ -1,0 +1,141 @@
+// SPDX-License-Identifier: Apache-2.0
+// Shape inference over a whole graph (Nimble's shape functions): walks the nodes in order,
+// runs each op's shape function, folds what is known before the run (shape arithmetic in
+// TypeScript, constant subgraphs with the native kernels), and lists the steps left to execute.
+import { ModelFormatError, UnsupportedOperatorError, ValueNeededError } from '../errors.js'
+import { allConcrete } from './dims.js'
+import type { Graph, Node, TensorData, ValueInfo } from './ir.js'
+import type { KernelCall, OpResult } from './ops/op-def.js'
+import { opDef } from './ops/registry.js'
+import { constantInfo, hostTensor } from './values.js'
+
+/** A node that must run: a native kernel call, or an alias (its output reuses its input's memory). */
+export interface Step {
+  readonly node: Node
+  readonly inputs: ReadonlyArray<ValueInfo | undefined>
+  readonly outputs: readonly ValueInfo[]
+  readonly kernel?: KernelCall
+  readonly aliasOf?: number
+}
+
+/** Runs a kernel on host tensors and returns its outputs (the engine passes the native runOp). */
+export type FoldFn = (node: Node, call: KernelCall, inputs: ReadonlyArray<TensorData | undefined>, outputs: readonly ValueInfo[]) => TensorData[]
+
+export interface InferOptions {
+  /** Build kernel calls for the steps (all dims must then be concrete). */
+  readonly concrete: boolean
+  readonly fold?: FoldFn
+  /** Folded outputs of nodes that depend only on initializers, reused across passes. */
+  readonly foldCache?: Map<string, ValueInfo[]>
+}
+
+export interface InferredGraph {
+  readonly values: ReadonlyMap<string, ValueInfo>
+  readonly steps: readonly Step[]
+  /** Values that depend only on initializers (the same in every pass). */
+  readonly staticValues: ReadonlySet<string>
+}
+
+function nodeInputs(node: Node, values: ReadonlyMap<string, ValueInfo>): Array<ValueInfo | undefined> {
+  return node.inputs.map((name) => {
+    if (name === '') return undefined
+    const v = values.get(name)
+    if (v === undefined) {
+      throw new ModelFormatError(`node '${node.name}' (${node.opType}): input '${name}' is not produced by any node`)
+    }
+    return v
+  })
+}
+
+function foldNatively(node: Node, result: OpResult, inputs: Array<ValueInfo | undefined>, fold: FoldFn): ValueInfo[] | undefined {
+  if (result.kernel === undefined || !result.outputs.every((o) => allConcrete(o.dims))) return undefined
+  const hosts = inputs.map((v) => (v === undefined ? undefined : hostTensor(v)))
+  if (hosts.some((h, i) => h === undefined && inputs[i] !== undefined)) return undefined
+  const call = result.kernel()
+  const tensors = fold(node, call, hosts, result.outputs)
+  return tensors.map((t) => constantInfo(t))
+}
+
+/** Infers every value of the graph from the given graph-input infos. */
+export function inferGraph(graph: Graph, inputs: ReadonlyMap<string, ValueInfo>, options: InferOptions): InferredGraph {
+  const values = new Map<string, ValueInfo>(inputs)
+  const staticValues = new Set<string>()
+  for (const [name, t] of graph.initializers) {
+    if (!values.has(name)) {
+      values.set(name, constantInfo(t))
+      staticValues.add(name)
+    }
+  }
+  const steps: Step[] = []
+  for (const node of graph.nodes) {
+    const def = node.domain === '' ? opDef(node.opType) : undefined
+    if (def === undefined) {
+      throw new UnsupportedOperatorError(node.name, node.domain ? `${node.domain}.${node.opType}` : node.opType, graph.opset)
+    }
+    const ins = nodeInputs(node, values)
+    const isStatic = node.inputs.every((n) => n === '' || staticValues.has(n))
+    let outs = isStatic ? options.foldCache?.get(node.name) : undefined
+    let result: OpResult | undefined
+    if (outs === undefined) {
+      try {
+        result = def.infer({ node, opset: graph.opset, inputs: ins })
+      } catch (err) {
+        if (err instanceof ValueNeededError) err.valueName = node.inputs[err.inputIndex]
+        throw err
+      }
+      if (result.outputs.length < node.outputs.filter((o) => o !== '').length) {
+        throw new ModelFormatError(`node '${node.name}' (${node.opType}): has more outputs than the operator produces`)
+      }
+      const named = result.outputs.filter((_, i) => (node.outputs[i] ?? '') !== '')
+      if (named.every((o) => o.values !== undefined || o.tensor !== undefined)) {
+        outs = result.outputs.slice()
+      } else if (result.aliasOf !== undefined) {
+        const src = ins[result.aliasOf]
+        const host = src === undefined ? undefined : hostTensor(src)
+        if (host !== undefined && allConcrete(result.outputs[0]!.dims)) {
+          outs = [constantInfo({ dtype: host.dtype, dims: result.outputs[0]!.dims as number[], data: host.data })]
+        }
+      } else if (options.fold !== undefined) {
+        outs = foldNatively(node, result, ins, options.fold)
+      }
+      if (outs !== undefined && isStatic) options.foldCache?.set(node.name, outs)
+    }
+    if (outs === undefined) {
+      const r = result!
+      const kernel = options.concrete && r.aliasOf === undefined ? buildKernel(node, r) : undefined
+      steps.push({ node, inputs: ins, outputs: r.outputs, kernel, aliasOf: r.aliasOf })
+      outs = r.outputs.slice()
+    } else if (isStatic) {
+      node.outputs.forEach((o) => staticValues.add(o))
+    }
+    node.outputs.forEach((name, i) => {
+      if (name !== '' && outs![i] !== undefined) values.set(name, outs![i]!)
+    })
+  }
+  return { values, steps, staticValues }
+}
+
+function buildKernel(node: Node, r: OpResult): KernelCall {
+  if (r.kernel === undefined) {
+    throw new ModelFormatError(`node '${node.name}' (${node.opType}): the operator could not compute its outputs`)
+  }
+  return r.kernel()
+}
+
+/** The graph inputs a value is computed from (through any chain of nodes). */
+export function graphInputAncestors(graph: Graph, value: string): string[] {
+  const producer = new Map<string, Node>()
+  for (const n of graph.nodes) for (const o of n.outputs) producer.set(o, n)
+  const inputs = new Set(graph.inputs.map((d) => d.name))
+  const found = new Set<string>()
+  const seen = new Set<string>()
+  const stack = [value]
+  while (stack.length > 0) {
+    const v = stack.pop()!
+    if (seen.has(v)) continue
+    seen.add(v)
+    if (inputs.has(v)) found.add(v)
+    for (const x of producer.get(v)?.inputs ?? []) if (x !== '') stack.push(x)
+  }
+  return [...found]
+}

@@ -1,0 +1,128 @@
+// SPDX-License-Identifier: Apache-2.0
+// Conv and ConvTranspose (float32, 1-D to 3-D spatial): output dims, pads resolution, native encoding.
+import { attrInt, attrInts } from '../attrs.js'
+import { concrete, dimAdd, dimMul, dimSub, isConcrete } from '../dims.js'
+import type { Dim, ValueInfo } from '../ir.js'
+import { info, type OpContext, type OpDef } from './op-def.js'
+import { input, optionalInput, shapeError, unsupported } from './op-util.js'
+import { type Window, windowAttrs, windowInts, windowOutDims, windowPads } from './nn-spatial.js'
+
+/** X and W checked for float32 and equal rank 3..5; returns the spatial rank. */
+function convOperands(ctx: OpContext): { x: ValueInfo; w: ValueInfo; nsp: number } {
+  const x = input(ctx, 0)
+  const w = input(ctx, 1)
+  if (x.dtype !== 'float32' || w.dtype !== 'float32') throw unsupported(ctx, `dtype ${x.dtype} (only float32)`)
+  const nsp = x.dims.length - 2
+  if (nsp < 1 || nsp > 3) throw unsupported(ctx, `rank ${x.dims.length} input (1 to 3 spatial dims supported)`)
+  if (w.dims.length !== x.dims.length) throw shapeError(ctx, `W has rank ${w.dims.length}, X has ${x.dims.length}`)
+  const b = optionalInput(ctx, 2)
+  if (b !== undefined && b.dims.length !== 1) throw shapeError(ctx, `B must be 1-D (got rank ${b.dims.length})`)
+  return { x, w, nsp }
+}
+
+function groupOf(ctx: OpContext): number {
+  const g = attrInt(ctx.node, 'group', 1)
+  if (!Number.isInteger(g) || g < 1) throw shapeError(ctx, `group ${g} is invalid`)
+  return g
+}
+
+function checkChannels(ctx: OpContext, have: Dim, want: Dim, what: string): void {
+  if (isConcrete(have) && isConcrete(want) && have !== want) {
+    throw shapeError(ctx, `${what}: expected ${want} channels, got ${have}`)
+  }
+}
+
+const conv: OpDef = {
+  opType: 'Conv',
+  infer(ctx) {
+    const { x, w, nsp } = convOperands(ctx)
+    const group = groupOf(ctx)
+    const win = windowAttrs(ctx, nsp, w.dims.slice(2))
+    checkChannels(ctx, x.dims[1]!, dimMul(w.dims[1]!, group), 'X')
+    const m = w.dims[0]!
+    if (isConcrete(m) && m % group !== 0) {
+      throw shapeError(ctx, `${m} output channels do not split into ${group} groups`)
+    }
+    const out: Dim[] = [x.dims[0]!, m, ...windowOutDims(win, x.dims.slice(2))]
+    return {
+      outputs: [info('float32', out)],
+      kernel: () => {
+        const spatial = concrete(x.dims.slice(2), `node '${ctx.node.name}'`)
+        const { begin, end } = windowPads(win, spatial)
+        return {
+          op: 'Conv',
+          inputs: [0, 1, optionalInput(ctx, 2) === undefined ? -1 : 2],
+          ints: [group, ...windowInts(win, begin, end)],
+          floats: [],
+        }
+      },
+    }
+  },
+}
+
+interface TransposeGeometry {
+  /** Output length along spatial axis i for input length len. */
+  readonly outLen: (i: number, len: Dim) => Dim
+  /** Pad before spatial axis i for a concrete input length. */
+  readonly padBegin: (i: number, len: number) => number
+}
+
+/** Output dims and begin pads of ConvTranspose per the ONNX rules (output_shape wins over pads). */
+function transposeGeometry(ctx: OpContext, nsp: number, win: Window): TransposeGeometry {
+  const outPad = attrInts(ctx.node, 'output_padding') ?? new Array<number>(nsp).fill(0)
+  if (outPad.length !== nsp) throw shapeError(ctx, `output_padding has ${outPad.length} entries, expected ${nsp}`)
+  let outShape = attrInts(ctx.node, 'output_shape')
+  if (outShape !== undefined) {
+    if (outShape.length < nsp) throw shapeError(ctx, `output_shape has ${outShape.length} entries, expected ${nsp}`)
+    outShape = outShape.slice(outShape.length - nsp)
+  }
+  const shape = outShape
+  const same = win.autoPad === 'SAME_UPPER' || win.autoPad === 'SAME_LOWER'
+  // The unpadded output: stride * (in - 1) + output_padding + (kernel - 1) * dilation + 1.
+  const full = (i: number, len: Dim): Dim => {
+    const ext = ((win.kernel[i] ?? 1) - 1) * (win.dilations[i] ?? 1) + 1
+    return dimAdd(dimMul(dimSub(len, 1), win.strides[i] ?? 1), ext + (outPad[i] ?? 0))
+  }
+  const outLen = (i: number, len: Dim): Dim => {
+    if (shape !== undefined) return shape[i] ?? 0
+    if (same) return dimMul(len, win.strides[i] ?? 1)
+    return dimSub(full(i, len), (win.pads[i] ?? 0) + (win.pads[nsp + i] ?? 0))
+  }
+  const padBegin = (i: number, len: number): number => {
+    if (shape === undefined && !same) return win.pads[i] ?? 0
+    // Total padding is split evenly, the odd one at the end except for SAME_LOWER; a negative total
+    // (output_shape beyond the full output) leaves zeros at the end.
+    const total = Math.max(0, (full(i, len) as number) - (outLen(i, len) as number))
+    return win.autoPad === 'SAME_LOWER' ? total - Math.floor(total / 2) : Math.floor(total / 2)
+  }
+  return { outLen, padBegin }
+}
+
+const convTranspose: OpDef = {
+  opType: 'ConvTranspose',
+  infer(ctx) {
+    const { x, w, nsp } = convOperands(ctx)
+    const group = groupOf(ctx)
+    checkChannels(ctx, x.dims[1]!, w.dims[0]!, 'X')
+    const kernel = attrInts(ctx.node, 'kernel_shape') ?? w.dims.slice(2)
+    if (!kernel.every(isConcrete)) throw unsupported(ctx, 'the kernel dims must be known before the run')
+    const win = windowAttrs(ctx, nsp, kernel)
+    const geo = transposeGeometry(ctx, nsp, win)
+    const spatial = x.dims.slice(2).map((d, i) => geo.outLen(i, d))
+    const out: Dim[] = [x.dims[0]!, dimMul(w.dims[1]!, group), ...spatial]
+    return {
+      outputs: [info('float32', out)],
+      kernel: () => {
+        const spatial = concrete(x.dims.slice(2), `node '${ctx.node.name}'`)
+        return {
+          op: 'ConvTranspose',
+          inputs: [0, 1, optionalInput(ctx, 2) === undefined ? -1 : 2],
+          ints: [group, ...windowInts(win, spatial.map((len, i) => geo.padBegin(i, len)))],
+          floats: [],
+        }
+      },
+    }
+  },
+}
+
+export const convOps: OpDef[] = [conv, convTranspose]

@@ -1,0 +1,55 @@
+// SPDX-License-Identifier: Apache-2.0
+// The contract every operator implements on the TypeScript side: a shape function that also
+// normalizes attributes and says which native kernel computes the outputs.
+//
+// `infer` runs twice in an engine's life: once at open() on symbolic input dims (to describe the
+// outputs and check the graph), and once per concrete input signature (to build the plan). It
+// must work on both: use lib/model/dims.ts for arithmetic on dims. When every output's `values`
+// is known (shape arithmetic: Shape, Gather on a shape, Concat of dims ...), the op is folded and
+// no kernel runs. Otherwise `kernel()` is called, only with concrete dims, and returns the
+// native call: the native op name (see binding.opNames()), which node inputs become its inputs,
+// and its normalized attributes as ints/floats in the layout documented above the native op.
+import type { Dim, Node, ValueInfo } from '../ir.js'
+
+export interface OpContext {
+  readonly node: Node
+  readonly opset: number
+  /** One entry per node input; undefined for an absent optional input. */
+  readonly inputs: ReadonlyArray<ValueInfo | undefined>
+}
+
+export interface KernelCall {
+  /** Native op name, e.g. 'Conv', 'BinaryAdd'. */
+  readonly op: string
+  /** For each native input, the index of the node input it is, or -1 for absent. */
+  readonly inputs: readonly number[]
+  readonly ints: readonly number[]
+  readonly floats: readonly number[]
+  /** How many of the node's outputs the kernel writes (default: all). */
+  readonly outputs?: number
+}
+
+export interface OpResult {
+  readonly outputs: readonly ValueInfo[]
+  /** Output 0 is node input `aliasOf` with new dims (Reshape, Flatten, Squeeze, Unsqueeze, Identity). */
+  readonly aliasOf?: number
+  /** Called only when outputs are not all known and only with concrete dims. */
+  readonly kernel?: () => KernelCall
+}
+
+export interface OpDef {
+  /** ONNX op_type in the default domain. */
+  readonly opType: string
+  /** Lowest opset whose semantics this definition implements. */
+  readonly sinceOpset?: number
+  infer(ctx: OpContext): OpResult
+}
+
+/** Convenience for ops whose output dims are input dims (eltwise unary and friends). */
+export function sameAs(v: ValueInfo, dtype = v.dtype): ValueInfo {
+  return { dtype, dims: v.dims }
+}
+
+export function info(dtype: ValueInfo['dtype'], dims: readonly Dim[], values?: readonly Dim[]): ValueInfo {
+  return values === undefined ? { dtype, dims } : { dtype, dims, values }
+}

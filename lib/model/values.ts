@@ -1,0 +1,45 @@
+// SPDX-License-Identifier: Apache-2.0
+// Conversions between host tensors and the `values` shape inference carries for small tensors.
+import { allocArray, isFloat } from './dtype.js'
+import type { Dim, ExternalTensor, TensorData, ValueInfo } from './ir.js'
+import { isExternal, numel } from './ir.js'
+import { allConcrete } from './dims.js'
+
+/** Tensors up to this many elements carry their contents as `values` through shape inference. */
+export const maxValuesLength = 4096
+
+/** The ValueInfo of a constant: dims, the tensor, and its contents when small. */
+export function constantInfo(t: TensorData | ExternalTensor): ValueInfo {
+  if (isExternal(t) || numel(t.dims) > maxValuesLength || t.dtype === 'float16') {
+    return { dtype: t.dtype, dims: t.dims, tensor: t }
+  }
+  const values = Array.from(t.data as ArrayLike<number | bigint>, (x) => Number(x))
+  return { dtype: t.dtype, dims: t.dims, tensor: t, values }
+}
+
+/** A host tensor holding concrete values (throws if any value is symbolic). */
+export function tensorFromValues(v: ValueInfo): TensorData | undefined {
+  if (v.values === undefined || !allConcrete(v.values) || !allConcrete(v.dims)) return undefined
+  const data = allocArray(v.dtype, v.values.length)
+  if (data instanceof BigInt64Array || data instanceof BigUint64Array) {
+    v.values.forEach((x, i) => (data[i] = BigInt(Math.trunc(x as number))))
+  } else {
+    ;(data as Float32Array).set(v.values as number[])
+  }
+  return { dtype: v.dtype, dims: v.dims as number[], data }
+}
+
+/** The host tensor of a value when its contents are fully known (constant or concrete values). */
+export function hostTensor(v: ValueInfo): TensorData | undefined {
+  if (v.tensor !== undefined && !isExternal(v.tensor)) return v.tensor
+  return tensorFromValues(v)
+}
+
+/** Whether values of this dtype are integers (shape arithmetic happens on these). */
+export function isIntegral(v: ValueInfo): boolean {
+  return !isFloat(v.dtype)
+}
+
+export function sameDims(a: readonly Dim[], b: readonly Dim[]): boolean {
+  return a.length === b.length && a.every((d, i) => d === b[i])
+}

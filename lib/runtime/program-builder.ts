@@ -1,0 +1,163 @@
+// SPDX-License-Identifier: Apache-2.0
+// Turns the steps of a concrete shape-inference pass into a native program: assigns every
+// value a tensor slot (constants in the persistent region, activations planned by planMemory),
+// and encodes the op list as the descriptor documented in native/runtime/program.h.
+import { ShapeError } from '../errors.js'
+import { dtypeBytes, dtypeCode, type DType } from '../model/dtype.js'
+import type { Graph, TensorData, ValueInfo } from '../model/ir.js'
+import { numel } from '../model/ir.js'
+import type { InferredGraph, Step } from '../model/infer-graph.js'
+import { hostTensor } from '../model/values.js'
+import { nativeOpCode } from '../native/binding.js'
+import { planMemory, type BufferRequest } from '../plan/memory-plan.js'
+
+const maxRank = 8
+
+export type OutputSource =
+  | { readonly kind: 'tensor'; readonly tensor: number }
+  | { readonly kind: 'constant'; readonly data: TensorData }
+  | { readonly kind: 'input'; readonly name: string }
+
+export interface ExecutionPlan {
+  readonly program: Float64Array
+  readonly activationBytes: number
+  readonly inputs: ReadonlyArray<{ readonly name: string; readonly tensor: number }>
+  readonly outputs: ReadonlyArray<{ readonly name: string; readonly dtype: DType; readonly dims: number[]; readonly source: OutputSource }>
+  /** Node name of each op, for error messages. */
+  readonly opNodes: readonly string[]
+}
+
+/** Where constants live: returns the persistent offset of a constant value (placed beforehand). */
+export type ConstantOffset = (name: string, value: ValueInfo) => number
+
+interface Slot {
+  region: 0 | 1
+  offset: number
+  dtype: DType
+  dims: number[]
+  buffer: number // activation buffer index, or -1 for persistent
+}
+
+class ProgramState {
+  readonly slots: Slot[] = []
+  readonly slotOf = new Map<string, number>()
+  readonly buffers: Array<{ bytes: number; first: number; last: number }> = []
+  readonly rootBuffer = new Map<string, number>() // value name -> activation buffer
+
+  addSlot(slot: Slot): number {
+    if (slot.dims.length > maxRank) throw new ShapeError(`tensors of rank ${slot.dims.length} exceed the maximum rank ${maxRank}`)
+    this.slots.push(slot)
+    return this.slots.length - 1
+  }
+
+  newBuffer(bytes: number, first: number): number {
+    this.buffers.push({ bytes, first, last: first })
+    return this.buffers.length - 1
+  }
+
+  touch(buffer: number, step: number): void {
+    const b = this.buffers[buffer]!
+    b.first = Math.min(b.first, step)
+    b.last = Math.max(b.last, step)
+  }
+}
+
+const bytesOf = (v: ValueInfo): number => numel(v.dims as number[]) * dtypeBytes(v.dtype)
+
+function isConstant(v: ValueInfo): boolean {
+  return v.tensor !== undefined || hostTensor(v) !== undefined
+}
+
+/** Builds the program for one concrete input signature. */
+export function buildProgram(graph: Graph, inferred: InferredGraph, constantOffset: ConstantOffset): ExecutionPlan {
+  const st = new ProgramState()
+  const valueOf = (name: string): ValueInfo => inferred.values.get(name)!
+  const slotFor = (name: string, step: number): number => {
+    const known = st.slotOf.get(name)
+    const v = valueOf(name)
+    if (known !== undefined) {
+      const b = st.slots[known]!.buffer
+      if (b >= 0) st.touch(b, step)
+      return known
+    }
+    if (isConstant(v)) {
+      const id = st.addSlot({ region: 0, offset: constantOffset(name, v), dtype: v.dtype, dims: v.dims as number[], buffer: -1 })
+      st.slotOf.set(name, id)
+      return id
+    }
+    const buffer = st.rootBuffer.get(name) ?? st.newBuffer(bytesOf(v), step)
+    st.rootBuffer.set(name, buffer)
+    st.touch(buffer, step)
+    const id = st.addSlot({ region: 1, offset: 0, dtype: v.dtype, dims: v.dims as number[], buffer })
+    st.slotOf.set(name, id)
+    return id
+  }
+  const read = new Set<string>()
+  for (const step of inferred.steps) {
+    if (step.aliasOf !== undefined) read.add(step.node.inputs[step.aliasOf]!)
+    for (const i of step.kernel?.inputs ?? []) if (i >= 0) read.add(step.node.inputs[i] ?? '')
+  }
+  const copiedIn = graph.inputs.filter((d) => read.has(d.name) && !isConstant(valueOf(d.name)))
+  const inputs = copiedIn.map((d) => ({ name: d.name, tensor: slotFor(d.name, -1) }))
+  const words: number[] = []
+  const opNodes: string[] = []
+  inferred.steps.forEach((step, k) => encodeStep(step, k))
+  const end = inferred.steps.length
+  const outputs = graph.outputs.map((o) => {
+    const v = valueOf(o.name)
+    const dims = v.dims as number[]
+    const host = hostTensor(v)
+    let source: OutputSource
+    if (host !== undefined) source = { kind: 'constant', data: host }
+    else if (!st.slotOf.has(o.name) && graph.inputs.some((d) => d.name === o.name)) source = { kind: 'input', name: o.name }
+    else source = { kind: 'tensor', tensor: slotFor(o.name, end) }
+    return { name: o.name, dtype: v.dtype, dims, source }
+  })
+  const mem = planMemory(st.buffers as BufferRequest[])
+  for (const s of st.slots) if (s.buffer >= 0) s.offset = mem.offsets[s.buffer]!
+  return { program: encode(st.slots, words, opNodes.length), activationBytes: mem.size, inputs, outputs, opNodes }
+
+  function encodeStep(step: Step, k: number): void {
+    if (step.aliasOf !== undefined) {
+      const src = step.node.inputs[step.aliasOf]!
+      slotFor(src, k)
+      const buffer = st.rootBuffer.get(src)
+      const out = step.node.outputs[0]!
+      if (buffer !== undefined) st.rootBuffer.set(out, buffer)
+      else st.rootBuffer.delete(out)
+      return
+    }
+    const call = step.kernel!
+    const code = nativeOpCode(call.op)
+    if (code === undefined) throw new ShapeError(`node '${step.node.name}': native op '${call.op}' is not in this build`)
+    const ins = call.inputs.map((i) => (i < 0 || (step.node.inputs[i] ?? '') === '' ? -1 : slotFor(step.node.inputs[i]!, k)))
+    const nOut = call.outputs ?? step.outputs.length
+    const outs: number[] = []
+    for (let i = 0; i < nOut; i++) {
+      const name = step.node.outputs[i] ?? ''
+      const v = step.outputs[i]!
+      if (name !== '') outs.push(slotFor(name, k))
+      else outs.push(st.addSlot({ region: 1, offset: 0, dtype: v.dtype, dims: v.dims as number[], buffer: st.newBuffer(bytesOf(v), k) }))
+    }
+    words.push(code, ins.length, outs.length, call.ints.length, call.floats.length, ...ins, ...outs, ...call.ints, ...call.floats)
+    opNodes.push(step.node.name)
+  }
+}
+
+function encode(slots: readonly Slot[], opWords: readonly number[], nOps: number): Float64Array {
+  const out = new Float64Array(3 + slots.length * (4 + maxRank) + opWords.length)
+  out[0] = 1
+  out[1] = slots.length
+  out[2] = nOps
+  let p = 3
+  for (const s of slots) {
+    out[p] = s.region
+    out[p + 1] = s.offset
+    out[p + 2] = dtypeCode(s.dtype)
+    out[p + 3] = s.dims.length
+    s.dims.forEach((d, i) => (out[p + 4 + i] = d))
+    p += 4 + maxRank
+  }
+  out.set(opWords, p)
+  return out
+}

@@ -1,0 +1,23 @@
+// SPDX-License-Identifier: Apache-2.0
+// Module initialisation and the export table; nothing else.
+#include <napi.h>
+
+#include "addon/info.h"
+#include "addon/run_op.h"
+#include "addon/session_wrap.h"
+
+namespace flexpipe {
+
+Napi::Object init(Napi::Env env, Napi::Object exports) {
+    exports.Set("Session", SessionWrap::define(env));
+    exports.Set("info", Napi::Function::New(env, info));
+    exports.Set("opNames", Napi::Function::New(env, op_names));
+    exports.Set("runOp", Napi::Function::New(env, run_op));
+    return exports;
+}
+
+}  // namespace flexpipe
+
+static Napi::Object init_module(Napi::Env env, Napi::Object exports) { return flexpipe::init(env, exports); }
+
+NODE_API_MODULE(flexpipe, init_module)

@@ -1,0 +1,160 @@
+// SPDX-License-Identifier: Apache-2.0
+// Session methods as JS sees them: argument checks here, work in runtime/session.cc and workers/.
+#include "addon/session_wrap.h"
+
+#include <string>
+#include <vector>
+
+#include "addon/convert.h"
+#include "addon/workers/read_worker.h"
+#include "addon/workers/run_worker.h"
+
+namespace flexpipe {
+
+static constexpr int64_t max_offset = int64_t{1} << 52;
+
+Napi::Function SessionWrap::define(Napi::Env env) {
+    return DefineClass(env, "Session",
+                       {InstanceMethod("resize", &SessionWrap::resize), InstanceMethod("write", &SessionWrap::write),
+                        InstanceMethod("read", &SessionWrap::read),
+                        InstanceMethod("addProgram", &SessionWrap::add_program),
+                        InstanceMethod("removeProgram", &SessionWrap::remove_program),
+                        InstanceMethod("run", &SessionWrap::run), InstanceMethod("readFile", &SessionWrap::read_file),
+                        InstanceMethod("stats", &SessionWrap::stats),
+                        InstanceMethod("setThreads", &SessionWrap::set_threads),
+                        InstanceMethod("dispose", &SessionWrap::dispose)});
+}
+
+// new Session(threads, ioPreference)
+SessionWrap::SessionWrap(const Napi::CallbackInfo& info) : Napi::ObjectWrap<SessionWrap>(info) {
+    const int threads = static_cast<int>(integer_arg(info[0], 1, 256, "threads"));
+    const std::string io = info[1].IsString() ? info[1].As<Napi::String>().Utf8Value() : "auto";
+    if (io != "auto" && io != "uring" && io != "pread") {
+        throw Napi::RangeError::New(info.Env(), "io: expected 'auto', 'uring' or 'pread', got '" + io + "'");
+    }
+    session_ = std::make_unique<Session>(threads, io);
+}
+
+void SessionWrap::check_usable(Napi::Env env, const char* what, bool claim) {
+    if (!session_) {
+        Napi::Error e = Napi::Error::New(env, std::string(what) + ": the session is disposed");
+        e.Set("code", Napi::String::New(env, "ERR_FLEXPIPE_DISPOSED"));
+        throw e;
+    }
+    bool expected = false;
+    if (claim ? !busy_.compare_exchange_strong(expected, true) : busy_.load()) {
+        Napi::Error e = Napi::Error::New(env, std::string(what) + ": the session is busy with another operation");
+        e.Set("code", Napi::String::New(env, "ERR_FLEXPIPE_BUSY"));
+        throw e;
+    }
+}
+
+static void throw_if_error(Napi::Env env, const Status& s) {
+    if (!s.is_ok()) throw status_to_error(env, s);
+}
+
+// resize(bytes, keepBytes)
+Napi::Value SessionWrap::resize(const Napi::CallbackInfo& info) {
+    check_usable(info.Env(), "resize", false);
+    const auto bytes = static_cast<uint64_t>(integer_arg(info[0], 0, max_offset, "bytes"));
+    const auto keep = static_cast<uint64_t>(integer_arg(info[1], 0, max_offset, "keep"));
+    throw_if_error(info.Env(), session_->resize(bytes, keep));
+    return info.Env().Undefined();
+}
+
+// write(offset, typedArray)
+Napi::Value SessionWrap::write(const Napi::CallbackInfo& info) {
+    check_usable(info.Env(), "write", false);
+    const auto offset = static_cast<uint64_t>(integer_arg(info[0], 0, max_offset, "offset"));
+    const ByteView src = typed_array_bytes(info[1], "data");
+    throw_if_error(info.Env(), session_->write(offset, src.data, src.bytes));
+    return info.Env().Undefined();
+}
+
+// read(offset, typedArray): copies arena bytes into the array
+Napi::Value SessionWrap::read(const Napi::CallbackInfo& info) {
+    check_usable(info.Env(), "read", false);
+    const auto offset = static_cast<uint64_t>(integer_arg(info[0], 0, max_offset, "offset"));
+    const ByteView dst = typed_array_bytes(info[1], "data");
+    throw_if_error(info.Env(), session_->read(offset, dst.data, dst.bytes));
+    return info.Env().Undefined();
+}
+
+// addProgram(Float64Array) -> id
+Napi::Value SessionWrap::add_program(const Napi::CallbackInfo& info) {
+    check_usable(info.Env(), "addProgram", false);
+    if (!info[0].IsTypedArray() || info[0].As<Napi::TypedArray>().TypedArrayType() != napi_float64_array) {
+        throw Napi::TypeError::New(info.Env(), "program: expected a Float64Array");
+    }
+    Napi::Float64Array words = info[0].As<Napi::Float64Array>();
+    int32_t id = -1;
+    throw_if_error(info.Env(), session_->add_program(words.Data(), words.ElementLength(), &id));
+    return Napi::Number::New(info.Env(), id);
+}
+
+Napi::Value SessionWrap::remove_program(const Napi::CallbackInfo& info) {
+    check_usable(info.Env(), "removeProgram", false);
+    const auto id = static_cast<int32_t>(integer_arg(info[0], 0, INT32_MAX, "program"));
+    throw_if_error(info.Env(), session_->remove_program(id));
+    return info.Env().Undefined();
+}
+
+// run(programId, activationBase, inputs: [tensorId, TypedArray][], outputs: [tensorId, TypedArray][]) -> Promise
+Napi::Value SessionWrap::run(const Napi::CallbackInfo& info) {
+    check_usable(info.Env(), "run", true);
+    try {
+        const auto id = static_cast<int32_t>(integer_arg(info[0], 0, INT32_MAX, "program"));
+        const auto base = static_cast<uint64_t>(integer_arg(info[1], 0, max_offset, "activationBase"));
+        auto worker = std::make_unique<RunWorker>(info.Env(), &busy_, session_.get(), id, base);
+        worker->collect(info.This(), info[2], info[3]);  // pins the arrays; validates ids and sizes
+        Napi::Promise promise = worker->promise();
+        worker.release()->Queue();  // the worker deletes itself when it settles
+        return promise;
+    } catch (...) {
+        busy_.store(false);
+        throw;
+    }
+}
+
+// readFile(path, ranges: Float64Array of [fileOffset, length, arenaOffset]*) -> Promise
+Napi::Value SessionWrap::read_file(const Napi::CallbackInfo& info) {
+    check_usable(info.Env(), "readFile", true);
+    try {
+        if (!info[0].IsString()) throw Napi::TypeError::New(info.Env(), "path: expected a string");
+        auto worker = std::make_unique<ReadWorker>(info.Env(), &busy_, session_.get(),
+                                                   info[0].As<Napi::String>().Utf8Value());
+        worker->collect(info.This(), info[1]);
+        Napi::Promise promise = worker->promise();
+        worker.release()->Queue();
+        return promise;
+    } catch (...) {
+        busy_.store(false);
+        throw;
+    }
+}
+
+Napi::Value SessionWrap::stats(const Napi::CallbackInfo& info) {
+    check_usable(info.Env(), "stats", false);
+    Napi::Object o = Napi::Object::New(info.Env());
+    o.Set("arenaBytes", Napi::Number::New(info.Env(), static_cast<double>(session_->arena().size())));
+    o.Set("arenaHighWater", Napi::Number::New(info.Env(), static_cast<double>(session_->arena().high_water())));
+    o.Set("reader", Napi::String::New(info.Env(), session_->reader_note()));
+    o.Set("threads", Napi::Number::New(info.Env(), session_->threads()));
+    return o;
+}
+
+Napi::Value SessionWrap::set_threads(const Napi::CallbackInfo& info) {
+    check_usable(info.Env(), "setThreads", false);
+    session_->set_threads(static_cast<int>(integer_arg(info[0], 1, 256, "threads")));
+    return info.Env().Undefined();
+}
+
+// dispose(): idempotent; refused while a run or read is in flight.
+Napi::Value SessionWrap::dispose(const Napi::CallbackInfo& info) {
+    if (!session_) return info.Env().Undefined();
+    check_usable(info.Env(), "dispose", false);
+    session_.reset();
+    return info.Env().Undefined();
+}
+
+}  // namespace flexpipe

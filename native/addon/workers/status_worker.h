@@ -1,0 +1,41 @@
+// SPDX-License-Identifier: Apache-2.0
+// StatusWorker: an AsyncWorker whose work returns a Status and settles a Promise with a coded error.
+#pragma once
+
+#include <napi.h>
+
+#include <atomic>
+
+#include "addon/convert.h"
+#include "common/status.h"
+
+namespace flexpipe {
+
+class StatusWorker : public Napi::AsyncWorker {
+  public:
+    // busy is cleared when the worker settles (one long operation per session at a time).
+    StatusWorker(Napi::Env env, std::atomic<bool>* busy)
+        : Napi::AsyncWorker(env), deferred_(Napi::Promise::Deferred::New(env)), busy_(busy) {}
+    Napi::Promise promise() { return deferred_.Promise(); }
+
+  protected:
+    virtual Status work() = 0;
+    void Execute() override { status_ = work(); }
+    void OnOK() override {
+        if (busy_) busy_->store(false);
+        Napi::HandleScope scope(Env());
+        if (status_.is_ok()) deferred_.Resolve(Env().Undefined());
+        else deferred_.Reject(status_to_error(Env(), status_).Value());
+    }
+    void OnError(const Napi::Error& e) override {
+        if (busy_) busy_->store(false);
+        deferred_.Reject(e.Value());
+    }
+
+  private:
+    Napi::Promise::Deferred deferred_;
+    std::atomic<bool>* busy_;
+    Status status_;
+};
+
+}  // namespace flexpipe

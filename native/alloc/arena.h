@@ -1,0 +1,47 @@
+// SPDX-License-Identifier: Apache-2.0
+// Arena: the one block of memory an engine computes in.
+//
+// How it works: the TypeScript planner assigns every tensor a byte offset in one of two regions
+// of the arena — the persistent region [0, persistent) holding weights and plan constants, and
+// the activation region [persistent, persistent + activations) reused by every run — and encodes
+// the offsets into programs. The native side never decides where a tensor goes; it checks that
+// every planned [offset, offset + bytes) lies inside the arena before it runs anything.
+// Invariants: base is 64-byte aligned (4 KiB when possible, for O_DIRECT reads); FLEXPIPE_OVERREAD
+// bytes past the end are readable; resize() keeps the bytes of the persistent region. Memory is
+// allocated only by resize(), which the runtime calls between runs, never during one.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+
+#include "common/status.h"
+
+namespace flexpipe {
+
+class Arena {
+  public:
+    Arena() = default;
+    ~Arena();
+    Arena(const Arena&) = delete;
+    Arena& operator=(const Arena&) = delete;
+
+    // Sets the size to `bytes`, preserving the first `keep` bytes. Allocation failure leaves the
+    // arena as it was and returns out_of_memory.
+    Status resize(size_t bytes, size_t keep);
+    void release();
+
+    uint8_t* base() const { return base_; }
+    size_t size() const { return size_; }
+    // Whether [offset, offset + bytes) lies inside the arena (overflow-safe).
+    bool contains(uint64_t offset, uint64_t bytes) const {
+        return offset <= size_ && bytes <= size_ - offset;
+    }
+    size_t high_water() const { return high_water_; }
+
+  private:
+    uint8_t* base_ = nullptr;
+    size_t size_ = 0;
+    size_t high_water_ = 0;
+};
+
+}  // namespace flexpipe

@@ -1,0 +1,60 @@
+// SPDX-License-Identifier: Apache-2.0
+// Direct convolution and transposed convolution kernels (NC[D]HW, float32), any stride/dilation/pad.
+//
+// Layout: x is [batch, in_channels, in[0], in[1], in[2]], y is [batch, out_channels, out[0], out[1],
+// out[2]], both dense row-major. 1-D and 2-D convolutions are passed as 3-D with leading unit spatial
+// dims (kernel 1, stride 1, dilation 1, pad 0), so one formulation covers every rank.
+// Conv weights are [out_channels, in_channels / groups, kernel[0], kernel[1], kernel[2]];
+// ConvTranspose weights are [in_channels, out_channels / groups, kernel...] (ONNX layouts).
+//
+// Conv:  y[n, oc, o] = bias[oc] + sum_{ic in group(oc), k} x[n, ic, o * stride - pad + k * dilation] * w[oc, ic, k]
+//        (taps that fall into the padding read zero).
+// ConvTranspose is its adjoint: every x[n, ic, i] is scattered to y[n, oc, i * stride - pad + k * dilation]
+// with weight w[ic, oc, k]; positions outside y are dropped.
+//
+// Work split: conv computes work items of output rows: one item = the (od, oh) line of out[2] values
+// of up to conv_oc_block consecutive output channels of one group, so the innermost loop runs over
+// contiguous output width (it vectorizes) and every input row loaded feeds conv_oc_block outputs.
+// conv_transpose computes whole output planes (n, oc) because its scatter writes anywhere in the
+// plane. Callers split these ranges over threads; ranges are disjoint in y, so no synchronization.
+// Tolerance: float accumulation in kernel order; variants must match __ref within
+// k * 2^-20 * max |x * w| summed over the reduction length.
+#pragma once
+
+#include <cstdint>
+
+namespace flexpipe {
+
+struct ConvShape {
+    int64_t batch = 1;
+    int64_t in_channels = 1;
+    int64_t out_channels = 1;
+    int64_t groups = 1;
+    int64_t in[3] = {1, 1, 1};
+    int64_t out[3] = {1, 1, 1};
+    int64_t kernel[3] = {1, 1, 1};
+    int64_t stride[3] = {1, 1, 1};
+    int64_t dilation[3] = {1, 1, 1};
+    int64_t pad[3] = {0, 0, 0};  // padding before each spatial axis (the end padding is implied by out[])
+};
+
+constexpr int64_t conv_oc_block = 4;
+
+// Number of conv work items: batch * groups * ceil(cout_per_group / conv_oc_block) * out[0] * out[1],
+// ordered (n, group, channel block, od, oh).
+inline int64_t conv_work_items(const ConvShape& s) {
+    const int64_t cout_g = s.out_channels / s.groups;
+    return s.batch * s.groups * ((cout_g + conv_oc_block - 1) / conv_oc_block) * s.out[0] * s.out[1];
+}
+
+// Work items [item_begin, item_end) (see conv_work_items). bias may be null.
+using ConvFn = void (*)(const ConvShape& s, const float* x, const float* w, const float* bias, float* y,
+                        int64_t item_begin, int64_t item_end);
+void conv_f32__ref(const ConvShape& s, const float* x, const float* w, const float* bias, float* y,
+                   int64_t item_begin, int64_t item_end);
+
+// Output planes [plane_begin, plane_end) of batch * out_channels planes. bias may be null.
+void conv_transpose_f32__ref(const ConvShape& s, const float* x, const float* w, const float* bias, float* y,
+                             int64_t plane_begin, int64_t plane_end);
+
+}  // namespace flexpipe

@@ -1,0 +1,155 @@
+// SPDX-License-Identifier: Apache-2.0
+// The reference reduction templates; included only by the reduce_<dtype>__ref.cc files.
+#pragma once
+
+#include <cmath>
+#include <cstdint>
+#include <limits>
+#include <type_traits>
+
+#include "kernels/reduce/reduce.h"
+
+namespace flexpipe {
+namespace reduce_ref {
+
+// Calls fn(x) for each element of the reduced sub-tensor at src (row-major over red_dims).
+template <typename T, typename Fn>
+void visit(const T* src, const ReduceShape& s, Fn&& fn) {
+    if (s.red_rank == 0) {
+        fn(src[0]);
+        return;
+    }
+    int64_t coord[8] = {0};
+    for (int k = 0; k < s.red_rank; ++k)
+        if (s.red_dims[k] == 0) return;
+    const int last = s.red_rank - 1;
+    const int64_t n = s.red_dims[last];
+    const int64_t step = s.red_strides[last];
+    int64_t offset = 0;
+    for (;;) {
+        const T* p = src + offset;
+        for (int64_t j = 0; j < n; ++j) fn(p[j * step]);
+        int k = last - 1;
+        for (; k >= 0; --k) {
+            offset += s.red_strides[k];
+            if (++coord[k] < s.red_dims[k]) break;
+            offset -= coord[k] * s.red_strides[k];
+            coord[k] = 0;
+        }
+        if (k < 0) return;
+    }
+}
+
+// Start values of max and min: -inf/+inf for floats, the type's limits for integers.
+template <typename T, typename Acc>
+Acc lowest_start() {
+    return std::is_floating_point<T>::value ? Acc(-std::numeric_limits<T>::infinity())
+                                            : Acc(std::numeric_limits<T>::lowest());
+}
+
+template <typename T, typename Acc>
+Acc highest_start() {
+    return std::is_floating_point<T>::value ? Acc(std::numeric_limits<T>::infinity())
+                                            : Acc(std::numeric_limits<T>::max());
+}
+
+template <typename T>
+T reduce_one(const T* src, const ReduceShape& s, ReduceKind kind) {
+    using Acc = typename std::conditional<std::is_floating_point<T>::value, double, int64_t>::type;
+    int64_t count = 0;
+    Acc acc = 0;
+    switch (kind) {
+        case ReduceKind::max: {
+            Acc m = lowest_start<T, Acc>();
+            visit(src, s, [&](T x) { m = (Acc(x) > m || x != x) ? Acc(x) : m; });
+            return T(m);
+        }
+        case ReduceKind::min: {
+            Acc m = highest_start<T, Acc>();
+            visit(src, s, [&](T x) { m = (Acc(x) < m || x != x) ? Acc(x) : m; });
+            return T(m);
+        }
+        case ReduceKind::prod: {
+            Acc p = 1;
+            visit(src, s, [&](T x) { p *= Acc(x); });
+            return T(p);
+        }
+        case ReduceKind::log_sum_exp: {
+            double m = -std::numeric_limits<double>::infinity();
+            visit(src, s, [&](T x) { m = double(x) > m ? double(x) : m; });
+            if (std::isinf(m)) return T(m);
+            double sum = 0;
+            visit(src, s, [&](T x) { sum += std::exp(double(x) - m); });
+            return T(std::log(sum) + m);
+        }
+        case ReduceKind::l1:
+            visit(src, s, [&](T x) { acc += x < 0 ? -Acc(x) : Acc(x); });
+            return T(acc);
+        case ReduceKind::l2:
+        case ReduceKind::sum_square:
+            visit(src, s, [&](T x) { acc += Acc(x) * Acc(x); });
+            return kind == ReduceKind::l2 ? T(std::sqrt(double(acc))) : T(acc);
+        default:
+            visit(src, s, [&](T x) {
+                acc += Acc(x);
+                ++count;
+            });
+            if (kind == ReduceKind::mean) return count == 0 ? T(0) : T(acc / Acc(count));
+            if (kind == ReduceKind::log_sum) return T(std::log(double(acc)));
+            return T(acc);
+    }
+}
+
+template <typename T>
+void reduce(T* dst, const T* src, const ReduceShape& s, ReduceKind kind, int64_t begin, int64_t end) {
+    for (int64_t o = begin; o < end; ++o) {
+        int64_t rest = o;
+        int64_t base = 0;
+        for (int k = s.kept_rank - 1; k >= 0; --k) {
+            base += (rest % s.kept_dims[k]) * s.kept_strides[k];
+            rest /= s.kept_dims[k];
+        }
+        dst[o] = reduce_one(src + base, s, kind);
+    }
+}
+
+template <typename T>
+void arg_reduce(int64_t* dst, const T* src, int64_t axis_dim, int64_t inner, bool is_min, bool select_last,
+                int64_t begin, int64_t end) {
+    for (int64_t o = begin; o < end; ++o) {
+        const T* p = src + (o / inner) * axis_dim * inner + o % inner;
+        int64_t best = 0;
+        T v = p[0];
+        for (int64_t j = 1; j < axis_dim; ++j) {
+            const T x = p[j * inner];
+            const bool better = is_min ? (x < v || (select_last && x == v)) : (x > v || (select_last && x == v));
+            if (better || (v != v && x == x)) {
+                v = x;
+                best = j;
+            }
+        }
+        dst[o] = best;
+    }
+}
+
+template <typename T>
+void cumsum(T* dst, const T* src, int64_t axis_dim, int64_t inner, bool exclusive, bool reverse, int64_t begin,
+            int64_t end) {
+    using Acc = typename std::conditional<std::is_floating_point<T>::value, double, int64_t>::type;
+    for (int64_t o = begin; o < end; ++o) {
+        for (int64_t i = 0; i < inner; ++i) {
+            const int64_t base = o * axis_dim * inner + i;
+            Acc acc = 0;
+            for (int64_t step = 0; step < axis_dim; ++step) {
+                const int64_t j = reverse ? axis_dim - 1 - step : step;
+                const T x = src[base + j * inner];
+                if (!exclusive) acc += Acc(x);
+                dst[base + j * inner] = T(acc);
+                if (exclusive) acc += Acc(x);
+            }
+        }
+    }
+}
+
+}  // namespace reduce_ref
+}  // namespace flexpipe

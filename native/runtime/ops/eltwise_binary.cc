@@ -1,0 +1,243 @@
+// SPDX-License-Identifier: Apache-2.0
+// Broadcasting elementwise ops (the Binary family with variadic Sum/Max/Min/Mean, Compare, Pow, Where) and
+// Cast.
+#include <cstring>
+
+#include "runtime/ops/eltwise_broadcast.h"
+#include "runtime/ops/eltwise_ops.h"
+
+namespace flexpipe {
+
+namespace {
+
+bool is_float_dtype(DType t) { return t == DType::f32 || t == DType::f64 || t == DType::f16; }
+
+// One row of the Binary family; element pointers already offset.
+void binary_row(DType t, BinaryOp op, const void* a, int64_t sa, const void* b, int64_t sb, void* y,
+                int64_t n) {
+    switch (t) {
+        case DType::f32:
+            return binary_f32__ref(op, static_cast<const float*>(a), sa, static_cast<const float*>(b), sb,
+                                   static_cast<float*>(y), n);
+        case DType::f64:
+            return binary_f64__ref(op, static_cast<const double*>(a), sa, static_cast<const double*>(b), sb,
+                                   static_cast<double*>(y), n);
+        case DType::f16:
+            return binary_f16__ref(op, static_cast<const Half*>(a), sa, static_cast<const Half*>(b), sb,
+                                   static_cast<Half*>(y), n);
+        default: return binary_int__ref(t, op, a, sa, b, sb, y, n);
+    }
+}
+
+const char* at(const TensorView& t, int64_t elem, int64_t size) {
+    return static_cast<const char*>(t.data) + elem * size;
+}
+
+Status not_broadcastable(const char* op, const TensorView& in, int k, const TensorView& out) {
+    return Status::error(
+        StatusCode::shape_mismatch,
+        "failed to run %s: input %d (rank %d) does not broadcast to the output (rank %d, numel %lld)", op, k,
+        in.rank, out.rank, static_cast<long long>(out.numel));
+}
+
+// Plans a broadcast of ins[0..n) to out, with a shape_mismatch status naming the culprit.
+Status plan(const char* op, const TensorView* const* ins, int n, const TensorView& out, Broadcast& b) {
+    if (broadcast_plan(ins, n, out, b)) return Status::ok();
+    for (int k = 0; k < n; ++k) {
+        Broadcast one;
+        if (!broadcast_plan(&ins[k], 1, out, one)) return not_broadcastable(op, *ins[k], k, out);
+    }
+    return not_broadcastable(op, *ins[0], 0, out);
+}
+
+// out = a (op) b with broadcasting; a or b may be out itself (then with out's dims).
+Status binary_step(const OpCall& call, const char* name, BinaryOp op, const TensorView& a,
+                   const TensorView& b, const TensorView& out) {
+    const TensorView* ins[2] = {&a, &b};
+    Broadcast plan_ab;
+    FLEXPIPE_RETURN_IF_ERROR(plan(name, ins, 2, out, plan_ab));
+    const int64_t size = static_cast<int64_t>(dtype_size(out.dtype));
+    const int64_t sa = plan_ab.inner_stride(0);
+    const int64_t sb = plan_ab.inner_stride(1);
+    broadcast_run(plan_ab, out.numel, call.threads, [&](const int64_t* off, int64_t pos, int64_t n) {
+        binary_row(out.dtype, op, at(a, off[0], size), sa, at(b, off[1], size), sb,
+                   static_cast<char*>(out.data) + pos * size, n);
+    });
+    return Status::ok();
+}
+
+}  // namespace
+
+// Binary: y = in0 (op) in1 (op) in2 ..., folded left with numpy broadcasting at every step (Add, Sub,
+// Mul, Div, same-dtype Pow, Mod, Max, Min, Sum, Mean, PRelu, BitShift, And, Or, Xor).
+// inputs: 1..n tensors of y's dtype, each broadcastable to y's dims; bool only for bit_and/or/xor.
+// outputs: y.
+// ints: [op, mean] — op is a BinaryOp code (kernels/eltwise/eltwise.h); mean = 1 divides the result by
+//   the number of inputs (float dtypes only). floats: none.
+// With one input, y = in0 (same element count).
+Status op_binary(const OpCall& call) {
+    const char* name = "Binary";
+    FLEXPIPE_RETURN_IF_ERROR(expect_arity(call, name, 1, 1 << 20, 1, 1));
+    FLEXPIPE_RETURN_IF_ERROR(expect_ints(call, name, 1));
+    const TensorView& y = call.out[0];
+    FLEXPIPE_RETURN_IF_ERROR(check_tensor(y, name, "output"));
+    for (int k = 0; k < call.n_in; ++k) {
+        FLEXPIPE_RETURN_IF_ERROR(check_tensor(call.in[k], name, "input"));
+        FLEXPIPE_RETURN_IF_ERROR(expect_same_dtype(call.in[k], y, name));
+    }
+    const int64_t code = call.ints[0];
+    const BinaryOp op = static_cast<BinaryOp>(code);
+    const bool mean = call.int_at(1, 0) != 0;
+    if (code < 0 || code >= static_cast<int64_t>(BinaryOp::count) || !binary_supported(y.dtype, op) ||
+        (mean && !is_float_dtype(y.dtype))) {
+        return Status::error(StatusCode::invalid_argument,
+                             "failed to run Binary: op %lld is not defined for %s",
+                             static_cast<long long>(code), dtype_name(y.dtype));
+    }
+    if (call.n_in == 1) {
+        FLEXPIPE_RETURN_IF_ERROR(check_same_layout(call.in[0], y, name));
+        if (y.numel > 0 && y.data != call.in[0].data) {
+            std::memcpy(y.data, call.in[0].data, static_cast<size_t>(y.numel) * dtype_size(y.dtype));
+        }
+        return Status::ok();
+    }
+    FLEXPIPE_RETURN_IF_ERROR(binary_step(call, name, op, call.in[0], call.in[1], y));
+    for (int k = 2; k < call.n_in; ++k)
+        FLEXPIPE_RETURN_IF_ERROR(binary_step(call, name, op, y, call.in[k], y));
+    if (mean) {
+        alignas(8) unsigned char count[8];
+        const double n_in = call.n_in;
+        cast__ref(DType::f64, y.dtype, &n_in, count, 1);
+        const int64_t size = static_cast<int64_t>(dtype_size(y.dtype));
+        dense_run(y.numel, call.threads, [&](int64_t b, int64_t e) {
+            char* p = static_cast<char*>(y.data) + b * size;
+            binary_row(y.dtype, BinaryOp::div, p, 1, count, 0, p, e - b);
+        });
+    }
+    return Status::ok();
+}
+
+// Compare: y = a (op) b with numpy broadcasting (Equal, Less, Greater, LessOrEqual, GreaterOrEqual).
+// inputs: a, b of one dtype (any, bool included). outputs: y (bool).
+// ints: [op] — a CompareOp code. floats: none.
+Status op_compare(const OpCall& call) {
+    const char* name = "Compare";
+    FLEXPIPE_RETURN_IF_ERROR(expect_arity(call, name, 2, 2, 1, 1));
+    FLEXPIPE_RETURN_IF_ERROR(expect_ints(call, name, 1));
+    const TensorView& a = call.in[0];
+    const TensorView& b = call.in[1];
+    const TensorView& y = call.out[0];
+    FLEXPIPE_RETURN_IF_ERROR(check_tensor(a, name, "a"));
+    FLEXPIPE_RETURN_IF_ERROR(check_tensor(b, name, "b"));
+    FLEXPIPE_RETURN_IF_ERROR(check_tensor(y, name, "output"));
+    FLEXPIPE_RETURN_IF_ERROR(expect_same_dtype(a, b, name));
+    FLEXPIPE_RETURN_IF_ERROR(expect_dtype(y, DType::boolean, name, "output"));
+    const int64_t code = call.ints[0];
+    if (code < 0 || code >= static_cast<int64_t>(CompareOp::count)) {
+        return Status::error(StatusCode::invalid_argument, "failed to run Compare: unknown op (op=%lld)",
+                             static_cast<long long>(code));
+    }
+    const CompareOp op = static_cast<CompareOp>(code);
+    const TensorView* ins[2] = {&a, &b};
+    Broadcast bp;
+    FLEXPIPE_RETURN_IF_ERROR(plan(name, ins, 2, y, bp));
+    const int64_t size = static_cast<int64_t>(dtype_size(a.dtype));
+    const int64_t sa = bp.inner_stride(0);
+    const int64_t sb = bp.inner_stride(1);
+    broadcast_run(bp, y.numel, call.threads, [&](const int64_t* off, int64_t pos, int64_t n) {
+        compare__ref(a.dtype, op, at(a, off[0], size), sa, at(b, off[1], size), sb, y.as<uint8_t>() + pos, n);
+    });
+    return Status::ok();
+}
+
+// Pow: z = x ^ y with numpy broadcasting; z has x's dtype; y may have any numeric dtype.
+// inputs: x, y (numeric, not bool). outputs: z (x's dtype). ints: none. floats: none.
+// Same dtypes run the Binary pow kernel; mixed dtypes compute in double (integer^integer exactly).
+Status op_pow(const OpCall& call) {
+    const char* name = "Pow";
+    FLEXPIPE_RETURN_IF_ERROR(expect_arity(call, name, 2, 2, 1, 1));
+    const TensorView& x = call.in[0];
+    const TensorView& e = call.in[1];
+    const TensorView& z = call.out[0];
+    FLEXPIPE_RETURN_IF_ERROR(check_tensor(x, name, "x"));
+    FLEXPIPE_RETURN_IF_ERROR(check_tensor(e, name, "y"));
+    FLEXPIPE_RETURN_IF_ERROR(check_tensor(z, name, "output"));
+    FLEXPIPE_RETURN_IF_ERROR(expect_same_dtype(x, z, name));
+    if (x.dtype == DType::boolean || e.dtype == DType::boolean) {
+        return Status::error(StatusCode::invalid_argument,
+                             "failed to run Pow: operands must be numeric (got bool)");
+    }
+    if (x.dtype == e.dtype) return binary_step(call, name, BinaryOp::pow, x, e, z);
+    const TensorView* ins[2] = {&x, &e};
+    Broadcast bp;
+    FLEXPIPE_RETURN_IF_ERROR(plan(name, ins, 2, z, bp));
+    const int64_t sx = static_cast<int64_t>(dtype_size(x.dtype));
+    const int64_t sy = static_cast<int64_t>(dtype_size(e.dtype));
+    const int64_t ix = bp.inner_stride(0);
+    const int64_t iy = bp.inner_stride(1);
+    broadcast_run(bp, z.numel, call.threads, [&](const int64_t* off, int64_t pos, int64_t n) {
+        pow__ref(x.dtype, e.dtype, at(x, off[0], sx), ix, at(e, off[1], sy), iy,
+                 static_cast<char*>(z.data) + pos * sx, n);
+    });
+    return Status::ok();
+}
+
+// Where: out = cond ? x : y with three-way numpy broadcasting.
+// inputs: cond (bool), x, y (one dtype, any). outputs: out (x's dtype). ints: none. floats: none.
+Status op_where(const OpCall& call) {
+    const char* name = "Where";
+    FLEXPIPE_RETURN_IF_ERROR(expect_arity(call, name, 3, 3, 1, 1));
+    const TensorView& c = call.in[0];
+    const TensorView& x = call.in[1];
+    const TensorView& y = call.in[2];
+    const TensorView& out = call.out[0];
+    FLEXPIPE_RETURN_IF_ERROR(check_tensor(c, name, "condition"));
+    FLEXPIPE_RETURN_IF_ERROR(check_tensor(x, name, "x"));
+    FLEXPIPE_RETURN_IF_ERROR(check_tensor(y, name, "y"));
+    FLEXPIPE_RETURN_IF_ERROR(check_tensor(out, name, "output"));
+    FLEXPIPE_RETURN_IF_ERROR(expect_dtype(c, DType::boolean, name, "condition"));
+    FLEXPIPE_RETURN_IF_ERROR(expect_same_dtype(x, y, name));
+    FLEXPIPE_RETURN_IF_ERROR(expect_same_dtype(x, out, name));
+    const TensorView* ins[3] = {&c, &x, &y};
+    Broadcast bp;
+    FLEXPIPE_RETURN_IF_ERROR(plan(name, ins, 3, out, bp));
+    const int64_t size = static_cast<int64_t>(dtype_size(x.dtype));
+    const int64_t sc = bp.inner_stride(0);
+    const int64_t sx = bp.inner_stride(1);
+    const int64_t sy = bp.inner_stride(2);
+    broadcast_run(bp, out.numel, call.threads, [&](const int64_t* off, int64_t pos, int64_t n) {
+        where__ref(size, c.as<uint8_t>() + off[0], sc, at(x, off[1], size), sx, at(y, off[2], size), sy,
+                   static_cast<char*>(out.data) + pos * size, n);
+    });
+    return Status::ok();
+}
+
+// Cast: y = (to) x elementwise; float to integer truncates and saturates, to bool is x != 0.
+// inputs: x (any dtype). outputs: y (dtype `to`, same element count). ints: [to] (ONNX dtype code,
+// must equal y's dtype). floats: none.
+Status op_cast(const OpCall& call) {
+    const char* name = "Cast";
+    FLEXPIPE_RETURN_IF_ERROR(expect_arity(call, name, 1, 1, 1, 1));
+    const TensorView& x = call.in[0];
+    const TensorView& y = call.out[0];
+    FLEXPIPE_RETURN_IF_ERROR(check_tensor(x, name, "input"));
+    FLEXPIPE_RETURN_IF_ERROR(check_tensor(y, name, "output"));
+    const int64_t to = call.int_at(0, static_cast<int64_t>(y.dtype));
+    if (to != static_cast<int64_t>(y.dtype)) {
+        return Status::error(StatusCode::invalid_argument, "failed to run Cast: output is %s but to=%lld",
+                             dtype_name(y.dtype), static_cast<long long>(to));
+    }
+    if (x.numel != y.numel) {
+        return Status::error(StatusCode::shape_mismatch,
+                             "failed to run Cast: output has %lld elements, input %lld",
+                             static_cast<long long>(y.numel), static_cast<long long>(x.numel));
+    }
+    const int64_t sx = static_cast<int64_t>(dtype_size(x.dtype));
+    const int64_t sy = static_cast<int64_t>(dtype_size(y.dtype));
+    dense_run(x.numel, call.threads, [&](int64_t b, int64_t e) {
+        cast__ref(x.dtype, y.dtype, at(x, b, sx), static_cast<char*>(y.data) + b * sy, e - b);
+    });
+    return Status::ok();
+}
+
+}  // namespace flexpipe

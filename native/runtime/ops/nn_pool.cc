@@ -1,0 +1,155 @@
+// SPDX-License-Identifier: Apache-2.0
+// Pooling ops: MaxPool (with optional Indices), AveragePool, LpPool and the Global* variants.
+#include "kernels/pool/pool.h"
+#include "runtime/ops/nn_ops.h"
+#include "runtime/ops/nn_spatial.h"
+#include "runtime/parallel.h"
+
+namespace flexpipe {
+
+// Shared checks: X [N, C, spatial...] and Y [N, C, out...] of rank 2 + nsp and equal dtypes; each out
+// dim is the floor formula or one more (ceil_mode adds at most one window; only its in-range taps are
+// read).
+static Status pool_shape(const OpCall& c, const char* op, const SpatialAttrs& sa, PoolShape* ps) {
+    const TensorView& x = c.in[0];
+    const TensorView& y = c.out[0];
+    FLEXPIPE_RETURN_IF_ERROR(expect_same_dtype(x, y, op));
+    const int rank = 2 + sa.nsp;
+    if (x.rank != rank || y.rank != rank || y.dims[0] != x.dims[0] || y.dims[1] != x.dims[1]) {
+        return Status::error(StatusCode::shape_mismatch,
+                             "failed to run %s: X and Y must be [N, C, %d spatial dims] alike (ranks %d, %d)", op,
+                             sa.nsp, x.rank, y.rank);
+    }
+    ps->planes = x.dims[0] * x.dims[1];
+    for (int i = 0; i < sa.nsp; ++i) {
+        const int a = 3 - sa.nsp + i;
+        ps->in[a] = x.dims[2 + i];
+        ps->out[a] = y.dims[2 + i];
+        ps->kernel[a] = sa.kernel[a];
+        ps->stride[a] = sa.stride[a];
+        ps->dilation[a] = sa.dilation[a];
+        ps->pad[a] = sa.pad[a];
+        ps->pad_end[a] = sa.pad_end[a];
+        const int64_t floor_len = window_out_len(ps->in[a], sa.kernel[a], sa.stride[a], sa.dilation[a],
+                                                 sa.pad[a], sa.pad_end[a]);
+        if (ps->out[a] != floor_len && ps->out[a] != floor_len + 1) {
+            return Status::error(StatusCode::shape_mismatch,
+                                 "failed to run %s: output dim disagrees with the attributes (axis=%d, got=%lld, "
+                                 "want=%lld)", op, i, static_cast<long long>(ps->out[a]),
+                                 static_cast<long long>(floor_len));
+        }
+    }
+    return Status::ok();
+}
+
+// MaxPool: input X [N, C, spatial...] (float32, float64, uint8, int8); outputs Y like X's dtype and
+// optionally Indices (int64, same dims as Y).
+// ints: [nsp, kernel[nsp], strides[nsp], dilations[nsp], pads_begin[nsp], pads_end[nsp], storage_order].
+Status op_max_pool(const OpCall& c) {
+    const char* op = "MaxPool";
+    FLEXPIPE_RETURN_IF_ERROR(expect_arity(c, op, 1, 1, 1, 2));
+    SpatialAttrs sa;
+    FLEXPIPE_RETURN_IF_ERROR(read_spatial(c, op, 0, true, &sa));
+    const int storage_order = static_cast<int>(c.int_at(sa.next, 0));
+    PoolShape ps;
+    FLEXPIPE_RETURN_IF_ERROR(pool_shape(c, op, sa, &ps));
+    int64_t* indices = nullptr;
+    if (c.n_out > 1 && c.out[1].present() && c.out[1].data != nullptr) {
+        FLEXPIPE_RETURN_IF_ERROR(expect_dtype(c.out[1], DType::i64, op, "Indices"));
+        FLEXPIPE_CHECK_ARG(same_dims(c.out[0], c.out[1]), "failed to run MaxPool: Indices dims must equal Y dims");
+        indices = c.out[1].as<int64_t>();
+    }
+    const TensorView& x = c.in[0];
+    void* y = c.out[0].data;
+    const int64_t planes = ps.planes;
+    switch (x.dtype) {
+        case DType::f32:
+            parallel_for(planes, c.threads, [&](int64_t b, int64_t e) {
+                maxpool_f32__ref(ps, x.as<float>(), static_cast<float*>(y), indices, storage_order, b, e);
+            });
+            return Status::ok();
+        case DType::f64:
+            parallel_for(planes, c.threads, [&](int64_t b, int64_t e) {
+                maxpool_f64__ref(ps, x.as<double>(), static_cast<double*>(y), indices, storage_order, b, e);
+            });
+            return Status::ok();
+        case DType::u8:
+            parallel_for(planes, c.threads, [&](int64_t b, int64_t e) {
+                maxpool_u8__ref(ps, x.as<uint8_t>(), static_cast<uint8_t*>(y), indices, storage_order, b, e);
+            });
+            return Status::ok();
+        case DType::i8:
+            parallel_for(planes, c.threads, [&](int64_t b, int64_t e) {
+                maxpool_i8__ref(ps, x.as<int8_t>(), static_cast<int8_t*>(y), indices, storage_order, b, e);
+            });
+            return Status::ok();
+        default:
+            return Status::error(StatusCode::invalid_argument, "failed to run MaxPool: unsupported dtype %s",
+                                 dtype_name(x.dtype));
+    }
+}
+
+// AveragePool: input X [N, C, spatial...] float32; output Y.
+// ints: [nsp, kernel[nsp], strides[nsp], dilations[nsp], pads_begin[nsp], pads_end[nsp], count_include_pad].
+Status op_average_pool(const OpCall& c) {
+    const char* op = "AveragePool";
+    FLEXPIPE_RETURN_IF_ERROR(expect_arity(c, op, 1, 1, 1, 1));
+    FLEXPIPE_RETURN_IF_ERROR(expect_dtype(c.in[0], DType::f32, op, "X"));
+    SpatialAttrs sa;
+    FLEXPIPE_RETURN_IF_ERROR(read_spatial(c, op, 0, true, &sa));
+    const bool include_pad = c.int_at(sa.next, 0) != 0;
+    PoolShape ps;
+    FLEXPIPE_RETURN_IF_ERROR(pool_shape(c, op, sa, &ps));
+    const float* x = c.in[0].as<float>();
+    float* y = c.out[0].as<float>();
+    parallel_for(ps.planes, c.threads,
+                 [&](int64_t b, int64_t e) { avgpool_f32__ref(ps, x, y, include_pad, b, e); });
+    return Status::ok();
+}
+
+// LpPool: input X [N, C, spatial...] float32; output Y.
+// ints: [nsp, kernel[nsp], strides[nsp], dilations[nsp], pads_begin[nsp], pads_end[nsp]]; floats: [p].
+Status op_lp_pool(const OpCall& c) {
+    const char* op = "LpPool";
+    FLEXPIPE_RETURN_IF_ERROR(expect_arity(c, op, 1, 1, 1, 1));
+    FLEXPIPE_RETURN_IF_ERROR(expect_dtype(c.in[0], DType::f32, op, "X"));
+    SpatialAttrs sa;
+    FLEXPIPE_RETURN_IF_ERROR(read_spatial(c, op, 0, true, &sa));
+    const double p = c.float_at(0, 2.0);
+    FLEXPIPE_CHECK_ARG(p > 0.0, "failed to run LpPool: p must be > 0 (p=%g)", p);
+    PoolShape ps;
+    FLEXPIPE_RETURN_IF_ERROR(pool_shape(c, op, sa, &ps));
+    const float* x = c.in[0].as<float>();
+    float* y = c.out[0].as<float>();
+    parallel_for(ps.planes, c.threads, [&](int64_t b, int64_t e) { lppool_f32__ref(ps, x, y, p, b, e); });
+    return Status::ok();
+}
+
+// Global pools: X [N, C, spatial...] float32 (rank >= 2); Y [N, C, 1, ...] (N * C elements).
+static Status global_pool(const OpCall& c, const char* op, int kind) {
+    FLEXPIPE_RETURN_IF_ERROR(expect_arity(c, op, 1, 1, 1, 1));
+    const TensorView& x = c.in[0];
+    FLEXPIPE_RETURN_IF_ERROR(expect_dtype(x, DType::f32, op, "X"));
+    FLEXPIPE_RETURN_IF_ERROR(expect_dtype(c.out[0], DType::f32, op, "Y"));
+    if (x.rank < 2 || c.out[0].numel != x.dims[0] * x.dims[1]) {
+        return Status::error(StatusCode::shape_mismatch, "failed to run %s: Y must hold N * C values (got %lld)", op,
+                             static_cast<long long>(c.out[0].numel));
+    }
+    const int64_t size = x.span(2, x.rank);
+    const float* xd = x.as<float>();
+    float* y = c.out[0].as<float>();
+    const double p = c.float_at(0, 2.0);
+    parallel_for(x.dims[0] * x.dims[1], c.threads, [&](int64_t b, int64_t e) {
+        if (kind == 0) global_avgpool_f32__ref(xd, y, size, b, e);
+        else if (kind == 1) global_maxpool_f32__ref(xd, y, size, b, e);
+        else global_lppool_f32__ref(xd, y, size, p, b, e);
+    });
+    return Status::ok();
+}
+
+// GlobalAveragePool / GlobalMaxPool: no attributes. GlobalLpPool: floats [p].
+Status op_global_average_pool(const OpCall& c) { return global_pool(c, "GlobalAveragePool", 0); }
+Status op_global_max_pool(const OpCall& c) { return global_pool(c, "GlobalMaxPool", 1); }
+Status op_global_lp_pool(const OpCall& c) { return global_pool(c, "GlobalLpPool", 2); }
+
+}  // namespace flexpipe

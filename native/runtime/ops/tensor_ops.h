@@ -1,0 +1,112 @@
+// SPDX-License-Identifier: Apache-2.0
+// The tensor op group (data movement, shape ops, reductions): op declarations and shared helpers.
+#pragma once
+
+#include <cstdint>
+#include <cstring>
+
+#include "common/status.h"
+#include "kernels/copy/copy.h"
+#include "runtime/op_call.h"
+#include "runtime/parallel.h"
+#include "runtime/ops/op_helpers.h"
+
+namespace flexpipe {
+
+Status op_transpose(const OpCall& call);
+Status op_slice(const OpCall& call);
+Status op_expand(const OpCall& call);
+Status op_tile(const OpCall& call);
+Status op_concat(const OpCall& call);
+Status op_split(const OpCall& call);
+Status op_pad(const OpCall& call);
+Status op_trilu(const OpCall& call);
+Status op_fill(const OpCall& call);
+Status op_range(const OpCall& call);
+Status op_eye_like(const OpCall& call);
+Status op_gather(const OpCall& call);
+Status op_gather_elements(const OpCall& call);
+Status op_gather_nd(const OpCall& call);
+Status op_one_hot(const OpCall& call);
+Status op_reduce(const OpCall& call);
+Status op_arg_reduce(const OpCall& call);
+Status op_cumsum(const OpCall& call);
+
+namespace tensor_ops {
+
+// Below this many elements an op runs on one thread: the OpenMP fork costs more than the copy.
+constexpr int64_t serial_below = 1 << 15;
+
+inline int threads_for(const OpCall& c, int64_t work) { return work < serial_below ? 1 : c.threads; }
+
+inline Status check_elem_size(const TensorView& t, const char* op) {
+    if (dtype_size(t.dtype) == 0 || (t.data == nullptr && t.numel > 0)) {
+        return Status::error(StatusCode::invalid_argument, "failed to run %s: tensor has no data or dtype (dtype=%s)",
+                             op, dtype_name(t.dtype));
+    }
+    return Status::ok();
+}
+
+// Normalizes an axis given by the encoder (already non-negative) and checks it against rank.
+inline Status check_axis(int64_t axis, int rank, const char* op) {
+    if (axis < 0 || axis >= rank) {
+        return Status::error(StatusCode::invalid_argument, "failed to run %s: axis out of range (axis=%lld, rank=%d)",
+                             op, static_cast<long long>(axis), rank);
+    }
+    return Status::ok();
+}
+
+// A strided view for copy_strided__ref: drops size-1 axes and merges axis k into k+1 where the
+// source is contiguous across them. Keeps at least one axis.
+struct StridedView {
+    int rank = 0;
+    int64_t dims[copy_max_rank];
+    int64_t strides[copy_max_rank];
+};
+
+inline StridedView coalesce(int rank, const int64_t* dims, const int64_t* strides) {
+    StridedView v;
+    for (int k = 0; k < rank; ++k) {
+        if (dims[k] == 1) continue;
+        if (v.rank > 0 && v.strides[v.rank - 1] == strides[k] * dims[k]) {
+            v.dims[v.rank - 1] *= dims[k];
+            v.strides[v.rank - 1] = strides[k];
+            continue;
+        }
+        v.dims[v.rank] = dims[k];
+        v.strides[v.rank] = strides[k];
+        ++v.rank;
+    }
+    if (v.rank == 0) {
+        v.rank = 1;
+        v.dims[0] = 1;
+        v.strides[0] = 1;
+    }
+    return v;
+}
+
+// Runs copy_strided__ref over the whole (dense) output, split over threads.
+inline void run_strided_copy(const OpCall& c, const TensorView& out, const void* src, const StridedView& v) {
+    const size_t es = dtype_size(out.dtype);
+    parallel_for(out.numel, threads_for(c, out.numel), [&](int64_t begin, int64_t end) {
+        copy_strided__ref(out.data, src, es, v.rank, v.dims, v.strides, begin, end);
+    });
+}
+
+// Reads the single element of an int32/int64 tensor (a run-time scalar argument such as Trilu's k).
+inline Status read_scalar_int(const TensorView& t, const char* op, int64_t* out) {
+    if ((t.dtype != DType::i64 && t.dtype != DType::i32) || t.numel != 1 || t.data == nullptr) {
+        return Status::error(StatusCode::invalid_argument,
+                             "failed to run %s: scalar argument must be one int32/int64 element (dtype=%s, numel=%lld)",
+                             op, dtype_name(t.dtype), static_cast<long long>(t.numel));
+    }
+    *out = t.dtype == DType::i64 ? *t.as<int64_t>() : *t.as<int32_t>();
+    return Status::ok();
+}
+
+// Converts a scalar given as double (float dtypes) or int64 (integer dtypes, bool) to the bits of
+// one element of dtype t. Returns false for dtypes it cannot produce.
+bool scalar_bits(DType t, double f, int64_t i, void* out);
+
+}  // namespace tensor_ops
+}  // namespace flexpipe

@@ -1,0 +1,174 @@
+// SPDX-License-Identifier: Apache-2.0
+// Decoding, binding and running programs.
+#include "runtime/program.h"
+
+#include <cmath>
+
+#include "common/dtype.h"
+
+namespace flexpipe {
+namespace {
+
+constexpr int tensor_words = 4 + max_rank;
+constexpr double max_exact = 9007199254740992.0;  // 2^53
+
+class Cursor {
+  public:
+    Cursor(const double* words, size_t n) : words_(words), n_(n) {}
+    bool integer(int64_t lo, int64_t hi, int64_t* out) {
+        if (pos_ >= n_) return false;
+        const double v = words_[pos_++];
+        if (!(v >= static_cast<double>(lo) && v <= static_cast<double>(hi)) || v != std::floor(v)) return false;
+        *out = static_cast<int64_t>(v);
+        return true;
+    }
+    bool real(double* out) {
+        if (pos_ >= n_) return false;
+        *out = words_[pos_++];
+        return true;
+    }
+    size_t pos() const { return pos_; }
+    size_t size() const { return n_; }
+
+  private:
+    const double* words_;
+    size_t n_;
+    size_t pos_ = 0;
+};
+
+Status bad(const char* what, size_t at) {
+    return Status::error(StatusCode::invalid_argument, "failed to decode program: %s (word=%zu)", what, at);
+}
+
+Status decode_tensor(Cursor& c, TensorSlot* slot) {
+    int64_t region, offset, dtype, rank;
+    if (!c.integer(0, 1, &region)) return bad("tensor region must be 0 or 1", c.pos());
+    if (!c.integer(0, static_cast<int64_t>(max_exact), &offset)) return bad("tensor offset out of range", c.pos());
+    if (!c.integer(1, 13, &dtype) || !dtype_valid(static_cast<int32_t>(dtype))) {
+        return bad("unknown tensor dtype", c.pos());
+    }
+    if (!c.integer(0, max_rank, &rank)) return bad("tensor rank must be 0..8", c.pos());
+    TensorView& v = slot->view;
+    v.dtype = static_cast<DType>(dtype);
+    v.rank = static_cast<int32_t>(rank);
+    double numel = 1;
+    for (int i = 0; i < max_rank; ++i) {
+        int64_t d;
+        if (!c.integer(0, int64_t{1} << 40, &d)) return bad("tensor dim out of range", c.pos());
+        if (i < rank) {
+            v.dims[i] = d;
+            numel *= static_cast<double>(d);
+        }
+    }
+    const double bytes = numel * static_cast<double>(dtype_size(v.dtype));
+    if (bytes > max_exact) return bad("tensor too large", c.pos());
+    v.numel = static_cast<int64_t>(numel);
+    slot->region = static_cast<int32_t>(region);
+    slot->offset = static_cast<uint64_t>(offset);
+    slot->bytes = static_cast<uint64_t>(bytes);
+    return Status::ok();
+}
+
+}  // namespace
+
+Status Program::decode(const double* words, size_t n_words, Program* out) {
+    Cursor c(words, n_words);
+    int64_t version, n_tensors, n_ops;
+    if (!c.integer(1, 1, &version)) return bad("unsupported descriptor version", 0);
+    if (!c.integer(0, 1 << 24, &n_tensors) || !c.integer(0, 1 << 24, &n_ops)) return bad("bad header", c.pos());
+    if (static_cast<size_t>(n_tensors) * tensor_words > n_words) return bad("descriptor truncated", c.pos());
+    Program p;
+    p.slots_.resize(static_cast<size_t>(n_tensors));
+    for (auto& slot : p.slots_) {
+        FLEXPIPE_RETURN_IF_ERROR(decode_tensor(c, &slot));
+        const uint64_t end = slot.offset + slot.bytes;
+        uint64_t& extent = slot.region == 0 ? p.persistent_bytes_ : p.activation_bytes_;
+        if (end > extent) extent = end;
+    }
+    const auto& table = op_table();
+    p.ops_.reserve(static_cast<size_t>(n_ops));
+    for (int64_t k = 0; k < n_ops; ++k) {
+        int64_t code, n_in, n_out, n_ints, n_floats;
+        if (!c.integer(0, static_cast<int64_t>(table.size()) - 1, &code)) return bad("unknown op code", c.pos());
+        if (!c.integer(0, 4096, &n_in) || !c.integer(0, 4096, &n_out) || !c.integer(0, 1 << 20, &n_ints) ||
+            !c.integer(0, 1 << 20, &n_floats)) {
+            return bad("bad op header", c.pos());
+        }
+        OpRecord r;
+        r.code = static_cast<int32_t>(code);
+        r.views_begin = static_cast<int32_t>(p.op_views_.size());
+        r.n_in = static_cast<int32_t>(n_in);
+        r.n_out = static_cast<int32_t>(n_out);
+        for (int64_t i = 0; i < n_in + n_out; ++i) {
+            int64_t id;
+            const int64_t lo = i < n_in ? -1 : 0;
+            if (!c.integer(lo, n_tensors - 1, &id)) return bad("op tensor id out of range", c.pos());
+            p.op_tensor_ids_.push_back(static_cast<int32_t>(id));
+            p.op_views_.push_back(id < 0 ? TensorView{} : p.slots_[static_cast<size_t>(id)].view);
+        }
+        r.ints_begin = static_cast<int32_t>(p.ints_.size());
+        r.n_ints = static_cast<int32_t>(n_ints);
+        for (int64_t i = 0; i < n_ints; ++i) {
+            int64_t v;
+            if (!c.integer(-static_cast<int64_t>(max_exact), static_cast<int64_t>(max_exact), &v)) {
+                return bad("int attribute is not an exact integer", c.pos());
+            }
+            p.ints_.push_back(v);
+        }
+        r.floats_begin = static_cast<int32_t>(p.floats_.size());
+        r.n_floats = static_cast<int32_t>(n_floats);
+        for (int64_t i = 0; i < n_floats; ++i) {
+            double v;
+            if (!c.real(&v)) return bad("descriptor truncated in float attributes", c.pos());
+            p.floats_.push_back(v);
+        }
+        p.ops_.push_back(r);
+    }
+    if (c.pos() != c.size()) return bad("trailing words after the last op", c.pos());
+    *out = std::move(p);
+    return Status::ok();
+}
+
+Status Program::bind(const Arena& arena, uint64_t activation_base) {
+    for (size_t i = 0; i < slots_.size(); ++i) {
+        TensorSlot& s = slots_[i];
+        const uint64_t base = s.region == 0 ? 0 : activation_base;
+        if (base > arena.size() || !arena.contains(base + s.offset, s.bytes)) {
+            return Status::error(StatusCode::invalid_argument,
+                                 "failed to bind program: tensor %zu [%llu, +%llu) lies outside the arena "
+                                 "(arena=%zu)",
+                                 i, static_cast<unsigned long long>(base + s.offset),
+                                 static_cast<unsigned long long>(s.bytes), arena.size());
+        }
+        s.view.data = arena.base() + base + s.offset;
+    }
+    for (size_t i = 0; i < op_views_.size(); ++i) {
+        const int32_t id = op_tensor_ids_[i];
+        if (id >= 0) op_views_[i].data = slots_[static_cast<size_t>(id)].view.data;
+    }
+    return Status::ok();
+}
+
+Status Program::run(int threads) const {
+    const auto& table = op_table();
+    for (const OpRecord& r : ops_) {
+        OpCall call;
+        call.in = op_views_.data() + r.views_begin;
+        call.n_in = r.n_in;
+        call.out = op_views_.data() + r.views_begin + r.n_in;
+        call.n_out = r.n_out;
+        call.ints = ints_.data() + r.ints_begin;
+        call.n_ints = r.n_ints;
+        call.floats = floats_.data() + r.floats_begin;
+        call.n_floats = r.n_floats;
+        call.threads = threads;
+        Status s = table[static_cast<size_t>(r.code)].fn(call);
+        if (!s.is_ok()) {
+            return Status::error(s.code(), "op %zu (%s): %s", static_cast<size_t>(&r - ops_.data()),
+                                 table[static_cast<size_t>(r.code)].name, s.message().c_str());
+        }
+    }
+    return Status::ok();
+}
+
+}  // namespace flexpipe

@@ -1,0 +1,72 @@
+// SPDX-License-Identifier: Apache-2.0
+// Program: a planned sequence of operator calls on arena offsets, decoded from the compact
+// descriptor the TypeScript planner builds (lib/runtime/program-encoder.ts).
+//
+// Descriptor layout (a Float64Array; every value is an exact integer except float attributes):
+//   header   [version = 1, n_tensors, n_ops]
+//   tensor   [region, offset, dtype, rank, d0 .. d7]            12 words each
+//            region 0 = persistent (offset from the arena start),
+//            region 1 = activations (offset from the activation base given at run time)
+//   op       [op_code, n_in, n_out, n_ints, n_floats,
+//             in_ids[n_in] (-1 = absent), out_ids[n_out], ints[n_ints], floats[n_floats]]
+// decode() checks every field (codes, dtypes, ranks, dims, ids, counts) and the total size;
+// bind() checks every tensor against the arena before a run. Decoding allocates; running does not.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <vector>
+
+#include "alloc/arena.h"
+#include "common/status.h"
+#include "runtime/op_call.h"
+#include "runtime/op_registry.h"
+
+namespace flexpipe {
+
+struct TensorSlot {
+    int32_t region = 0;
+    uint64_t offset = 0;
+    uint64_t bytes = 0;
+    TensorView view;  // data is filled by bind()
+};
+
+struct OpRecord {
+    int32_t code = 0;
+    int32_t views_begin = 0;  // n_in input views then n_out output views in Program::op_views_
+    int32_t n_in = 0;
+    int32_t n_out = 0;
+    int32_t ints_begin = 0;
+    int32_t n_ints = 0;
+    int32_t floats_begin = 0;
+    int32_t n_floats = 0;
+};
+
+class Program {
+  public:
+    static Status decode(const double* words, size_t n_words, Program* out);
+
+    // Points every tensor into the arena; fails if any lies outside it.
+    Status bind(const Arena& arena, uint64_t activation_base);
+    // Runs every op in order on the bound tensors.
+    Status run(int threads) const;
+
+    size_t tensor_count() const { return slots_.size(); }
+    const TensorSlot& slot(size_t i) const { return slots_[i]; }
+    size_t op_count() const { return ops_.size(); }
+    // Bytes the program needs past the activation base (its activation footprint).
+    uint64_t activation_bytes() const { return activation_bytes_; }
+    uint64_t persistent_bytes() const { return persistent_bytes_; }
+
+  private:
+    std::vector<TensorSlot> slots_;
+    std::vector<OpRecord> ops_;
+    std::vector<int32_t> op_tensor_ids_;  // parallel to op_views_
+    std::vector<TensorView> op_views_;
+    std::vector<int64_t> ints_;
+    std::vector<double> floats_;
+    uint64_t activation_bytes_ = 0;
+    uint64_t persistent_bytes_ = 0;
+};
+
+}  // namespace flexpipe
