@@ -17,12 +17,34 @@
 // liburing is not installed for arm64, so scripts/has-liburing.mjs makes the arm64 build use the
 // pread reader. OpenMP (-fopenmp) links the cross toolchain's libgomp.
 import { spawnSync } from 'node:child_process'
-import { existsSync, lstatSync, mkdirSync, readdirSync, readlinkSync, rmSync, symlinkSync } from 'node:fs'
+import { existsSync, lstatSync, mkdirSync, readdirSync, readFileSync, readlinkSync, rmSync, symlinkSync } from 'node:fs'
 import { dirname, join, relative } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { parseArgs } from 'node:util'
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..', '..')
+
+// npm runs `pre<name>` before `<name>`: so `prebuild` is also the pre-hook of `npm run build` (the dev
+// build) and `prebuild:arm64` of `npm run build:arm64`. Only build when asked for directly; npm's process
+// title ("npm run <script>") says which script was requested.
+function npmRequestedScript() {
+  try {
+    let pid = process.ppid
+    for (let i = 0; i < 6 && pid > 1; i++) {
+      const argv = readFileSync(`/proc/${pid}/cmdline`, 'utf8').split(/[\0\s]+/).filter(Boolean)
+      const k = argv.findIndex((a, j) => ['run', 'run-script', 'rum', 'urn'].includes(a) && argv.slice(0, j).some((b) => /(^|\/)npm(-cli\.js)?$/.test(b)))
+      if (k >= 0) return argv.slice(k + 1).find((a) => !a.startsWith('-'))
+      const stat = readFileSync(`/proc/${pid}/stat`, 'utf8')
+      pid = Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1])
+    }
+  } catch {}
+  return undefined
+}
+const event = process.env.npm_lifecycle_event
+if ((event === 'prebuild' || event === 'prebuild:arm64') && npmRequestedScript() === event.slice(3)) {
+  console.error(`# ${event}: skipped as npm's pre-hook of \`npm run ${event.slice(3)}\` (run \`npm run ${event}\` to build the prebuild)`)
+  process.exit(0)
+}
 
 const { values } = parseArgs({
   options: {

@@ -38,8 +38,16 @@ export function arm64Node({ quiet = false } = {}) {
     execFileSync('tar', ['-xzf', tgz, '-C', unpack, '--no-same-owner'], { stdio: 'inherit' })
     const pkg = join(unpack, 'package')
     if (!existsSync(join(pkg, 'bin', 'node'))) throw new Error(`${nodePackage}: the package has no bin/node`)
-    rmSync(nodeDir, { recursive: true, force: true })
-    renameSync(pkg, nodeDir) // atomic within .cache/: a half-unpacked directory is never visible
+    // Atomic within .cache/: a half-unpacked directory is never visible. If a concurrent run got there
+    // first, keep its copy; a leftover directory without bin/node is replaced.
+    if (!existsSync(nodeBin)) {
+      rmSync(nodeDir, { recursive: true, force: true })
+      try {
+        renameSync(pkg, nodeDir)
+      } catch (err) {
+        if (!existsSync(nodeBin)) throw err
+      }
+    }
   } finally {
     rmSync(tmp, { recursive: true, force: true })
   }

@@ -11,7 +11,7 @@
 // Ends with `# arm64: N passed, N failed`; exits 1 on any failure. It also runs on x64 with the host
 // Node (same output format), which is how arm64-only failures are told apart.
 //   node scripts/arm64/run-tests.mjs [--models] [--no-operators] [--op Conv]... [--filter REGEX]
-//                                    [--threads N] [--timeout SECONDS]
+//                                    [--threads N] [--timeout SECONDS] [--expected-failures FILE]
 import { existsSync, readdirSync, readFileSync } from 'node:fs'
 import { basename, dirname, join } from 'node:path'
 import { fileURLToPath } from 'node:url'
@@ -28,11 +28,12 @@ const { values } = parseArgs({
     filter: { type: 'string' },
     threads: { type: 'string', default: '2' }, // model runs; backend tests use runBackendTest's default (1)
     timeout: { type: 'string', default: '300' }, // per test point, seconds (qemu is slow, not that slow)
+    'expected-failures': { type: 'string' }, // default test/models/onnx-backend-expected-failures.json
     help: { type: 'boolean', default: false },
   },
 })
 if (values.help) {
-  console.log('usage: run-tests.mjs [--models] [--no-operators] [--op OpType]... [--filter REGEX] [--threads N] [--timeout S]')
+  console.log('usage: run-tests.mjs [--models] [--no-operators] [--op OpType]... [--filter REGEX] [--threads N] [--timeout S] [--expected-failures FILE]')
   process.exit(0)
 }
 const timeoutMs = Number(values.timeout) * 1000
@@ -110,13 +111,13 @@ if (!values['no-operators']) {
       const re = new RegExp(values.filter)
       tests = tests.filter((t) => re.test(t.name))
     }
-    const expectedFile = join(root, 'test', 'models', 'onnx-backend-expected-failures.json')
+    const expectedFile = values['expected-failures'] ?? join(root, 'test', 'models', 'onnx-backend-expected-failures.json')
     let expected = {}
     if (existsSync(expectedFile)) {
       try {
         expected = JSON.parse(readFileSync(expectedFile, 'utf8'))
       } catch (err) {
-        notOk('test/models/onnx-backend-expected-failures.json parses', err.message)
+        notOk(`${expectedFile} parses`, err.message)
       }
     }
     console.log(`# operators: ${tests.length} claimed backend tests of ${all.length} in the data set, ${Object.keys(expected).length} listed as expected failures`)

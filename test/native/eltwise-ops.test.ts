@@ -230,6 +230,17 @@ t.test('elementwise ops reject what they cannot run', async (t) => {
     () =>
       b.runOp(
         'Binary',
+        [tensor(F32, [3], x.subarray(0, 3)), tensor(F32, [3], y.subarray(0, 3))],
+        [tensor(F32, [2, 3], y)],
+        [0],
+        [],
+      ),
+    /output dims are not the broadcast/,
+  )
+  t.throws(
+    () =>
+      b.runOp(
+        'Binary',
         [tensor(F32, [2, 3], x), tensor(F32, [3, 2], y)],
         [tensor(F32, [2, 3], new Float32Array(6))],
         [0],

@@ -75,7 +75,8 @@ const folds: Readonly<Record<number, (float: boolean) => Fold2>> = {
   [BinaryCode.sub]: (float) => (float ? both((a, b) => a - b) : dimSub),
   [BinaryCode.mul]: (float) => (float ? both((a, b) => a * b) : dimMul),
   [BinaryCode.div]: (float) => (float ? both((a, b) => a / b) : intDiv),
-  [BinaryCode.pow]: () => both((a, b) => a ** b),
+  // float pow differs from powf in the last bit: left to the native fold
+  [BinaryCode.pow]: (float) => (float ? () => undefined : both((a, b) => a ** b)),
   // integer modulo by zero is undefined: NaN makes normalize() give up folding
   [BinaryCode.mod]: intOnly(pyMod),
   [BinaryCode.fmod]: intOnly((a, b) => a % b),

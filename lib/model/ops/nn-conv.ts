@@ -90,10 +90,11 @@ function transposeGeometry(ctx: OpContext, nsp: number, win: Window): TransposeG
   }
   const padBegin = (i: number, len: number): number => {
     if (shape === undefined && !same) return win.pads[i] ?? 0
-    // Total padding is split evenly, the odd one at the end except for SAME_LOWER; a negative total
-    // (output_shape beyond the full output) leaves zeros at the end.
+    // ONNX: the odd unit of total padding goes at the end for SAME_UPPER, at the start otherwise
+    // (NOTSET with output_shape, SAME_LOWER); a negative total (output_shape beyond the full output)
+    // leaves zeros at the end.
     const total = Math.max(0, (full(i, len) as number) - (outLen(i, len) as number))
-    return win.autoPad === 'SAME_LOWER' ? total - Math.floor(total / 2) : Math.floor(total / 2)
+    return win.autoPad === 'SAME_UPPER' ? Math.floor(total / 2) : total - Math.floor(total / 2)
   }
   return { outLen, padBegin }
 }

@@ -16,7 +16,9 @@ const depthToSpace: OpDef = {
     const mode = attrString(ctx.node, 'mode', 'DCR')
     if (mode !== 'DCR' && mode !== 'CRD') throw unsupported(ctx, `mode = ${mode}`)
     const [n, c, h, w] = x.dims as [Dim, Dim, Dim, Dim]
-    if (isConcrete(c) && c % (b * b) !== 0) throw shapeError(ctx, `${c} channels do not divide by blocksize^2 = ${b * b}`)
+    if (isConcrete(c) && c % (b * b) !== 0) {
+      throw shapeError(ctx, `${c} channels do not divide by blocksize^2 = ${b * b}`)
+    }
     const out: Dim[] = [n, dimDiv(c, b * b), dimMul(h, b), dimMul(w, b)]
     return {
       outputs: [info(x.dtype, out)],

@@ -9,8 +9,19 @@ import { info, type OpContext, type OpDef } from './op-def.js'
 import { input, knownDims, shapeError, unsupported, valueNeeded } from './op-util.js'
 import { foldable, isIntType, maxFoldedValues } from './tensor-util.js'
 
-/** The elements of a host tensor as numbers (int64 through Number; bool as 0/1). */
+/** IEEE half bits to a number. */
+function halfToNumber(h: number): number {
+  const sign = h & 0x8000 ? -1 : 1
+  const exp = (h >> 10) & 0x1f
+  const frac = h & 0x3ff
+  if (exp === 0) return sign * frac * 2 ** -24
+  if (exp === 31) return frac === 0 ? sign * Infinity : NaN
+  return sign * (1 + frac / 1024) * 2 ** (exp - 15)
+}
+
+/** The elements of a host tensor as numbers (int64 through Number; bool as 0/1; float16 decoded). */
 export function tensorNumbers(t: TensorData): number[] {
+  if (t.dtype === 'float16') return Array.from(t.data as Uint16Array, halfToNumber)
   return Array.from(t.data as ArrayLike<number | bigint>, (v) => Number(v))
 }
 
@@ -38,7 +49,8 @@ const constant: OpDef = {
       throw unsupported(ctx, `only value, value_float(s) and value_int(s) are supported (got ${kinds || 'none'})`)
     }
     const n = t.data.length
-    const values = n <= maxFoldedValues ? tensorNumbers(t) : undefined
+    // float16 constants carry no values: the engine rebuilds host tensors from values by dtype.
+    const values = n <= maxFoldedValues && t.dtype !== 'float16' ? tensorNumbers(t) : undefined
     return { outputs: [{ ...info(t.dtype, t.dims, values), tensor: t }] }
   },
 }
@@ -47,7 +59,9 @@ const constant: OpDef = {
 function fillValue(ctx: OpContext): { dtype: DType; value: number } {
   const t = attrTensor(ctx.node, 'value')
   if (t === undefined) return { dtype: 'float32', value: 0 }
-  if (t.data.length !== 1) throw new ModelFormatError(`node '${ctx.node.name}' (ConstantOfShape): value must hold one element`)
+  if (t.data.length !== 1) {
+    throw new ModelFormatError(`node '${ctx.node.name}' (ConstantOfShape): value must hold one element`)
+  }
   return { dtype: t.dtype, value: tensorNumbers(t)[0]! }
 }
 

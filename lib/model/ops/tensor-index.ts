@@ -40,7 +40,10 @@ const gather: OpDef = {
       })
       return { outputs: [info(x.dtype, dims, values)] }
     }
-    return { outputs: [info(x.dtype, dims)], kernel: () => ({ op: 'Gather', inputs: [0, 1], ints: [axis], floats: [] }) }
+    return {
+      outputs: [info(x.dtype, dims)],
+      kernel: () => ({ op: 'Gather', inputs: [0, 1], ints: [axis], floats: [] }),
+    }
   },
 }
 
@@ -112,7 +115,9 @@ function padArgs(ctx: OpContext, rank: number): { pads: number[]; value: number;
   const value = hasValue ? (knownNumbers(ctx, 2)?.[0] ?? 0) : 0
   if (ctx.inputs[3] === undefined) return { pads: given, value, valueInput: hasValue ? 2 : -1 }
   const axes = requireNumbers(ctx, 3, 'axes').map((a) => axisOf(ctx, a, rank))
-  if (given.length !== 2 * axes.length) throw shapeError(ctx, `pads has ${given.length} entries for ${axes.length} axes`)
+  if (given.length !== 2 * axes.length) {
+    throw shapeError(ctx, `pads has ${given.length} entries for ${axes.length} axes`)
+  }
   const pads = new Array<number>(2 * rank).fill(0)
   axes.forEach((a, i) => {
     pads[a] = given[i]!

@@ -16,7 +16,8 @@ const transpose: OpDef = {
     const r = x.dims.length
     const perm = attrInts(ctx.node, 'perm') ?? x.dims.map((_, i) => r - 1 - i)
     if (perm.length !== r || new Set(perm).size !== r || perm.some((p) => !Number.isInteger(p) || p < 0 || p >= r)) {
-      throw new ModelFormatError(`node '${ctx.node.name}' (Transpose): perm [${perm}] is not a permutation of ${r} axes`)
+      const what = `node '${ctx.node.name}' (Transpose)`
+      throw new ModelFormatError(`${what}: perm [${perm.join(', ')}] is not a permutation of ${r} axes`)
     }
     const dims = perm.map((p) => x.dims[p]!)
     const xd = numericDims(x)
@@ -69,7 +70,8 @@ const concat: OpDef = {
 }
 
 function splitSizes(ctx: OpContext, dim: Dim, n: number): Dim[] {
-  const given = ctx.opset < 13 ? attrInts(ctx.node, 'split') : ctx.inputs[1] ? requireNumbers(ctx, 1, 'split') : undefined
+  const fromInput = ctx.inputs[1] ? requireNumbers(ctx, 1, 'split') : undefined
+  const given = ctx.opset < 13 ? attrInts(ctx.node, 'split') : fromInput
   if (given !== undefined) {
     if (given.length !== n) throw shapeError(ctx, `split has ${given.length} sizes for ${n} outputs`)
     if (isConcrete(dim) && given.reduce((a, b) => a + b, 0) !== dim) {
@@ -169,7 +171,9 @@ const tile: OpDef = {
     const x = input(ctx, 0)
     input(ctx, 1)
     const reps = requireNumbers(ctx, 1, 'repeats')
-    if (reps.length !== x.dims.length) throw shapeError(ctx, `repeats has ${reps.length} entries for rank ${x.dims.length}`)
+    if (reps.length !== x.dims.length) {
+      throw shapeError(ctx, `repeats has ${reps.length} entries for rank ${x.dims.length}`)
+    }
     if (reps.some((r) => r < 0)) throw shapeError(ctx, `repeats [${reps.join(', ')}] has a negative entry`)
     const dims = x.dims.map((d, k) => dimMul(d, reps[k]!))
     const xd = numericDims(x)

@@ -156,5 +156,6 @@ export function dimsQuotient(total: readonly Dim[], part: readonly Dim[]): Dim {
 }
 
 function rebuild(f: Factors): Dim {
-  return f.syms.reduce<Dim>((acc, s) => dimMul(acc, s), f.num)
+  const syms = f.syms.reduce<Dim>((acc, s) => dimMul(acc, s), 1)
+  return dimMul(syms, f.num)
 }

@@ -7,7 +7,8 @@
 // Conv weights are [out_channels, in_channels / groups, kernel[0], kernel[1], kernel[2]];
 // ConvTranspose weights are [in_channels, out_channels / groups, kernel...] (ONNX layouts).
 //
-// Conv:  y[n, oc, o] = bias[oc] + sum_{ic in group(oc), k} x[n, ic, o * stride - pad + k * dilation] * w[oc, ic, k]
+// Conv:  y[n, oc, o] = bias[oc]
+//                      + sum_{ic in group(oc), k} x[n, ic, o * stride - pad + k * dilation] * w[oc, ic, k]
 //        (taps that fall into the padding read zero).
 // ConvTranspose is its adjoint: every x[n, ic, i] is scattered to y[n, oc, i * stride - pad + k * dilation]
 // with weight w[ic, oc, k]; positions outside y are dropped.

@@ -7,7 +7,8 @@
 namespace flexpipe {
 
 // First output index o in [0, out) with 0 <= o * stride + off < in, and one past the last.
-static inline void valid_range(int64_t off, int64_t stride, int64_t in, int64_t out, int64_t* lo, int64_t* hi) {
+static inline void valid_range(int64_t off, int64_t stride, int64_t in, int64_t out, int64_t* lo,
+                               int64_t* hi) {
     const int64_t first = off >= 0 ? 0 : (-off + stride - 1) / stride;
     const int64_t last = in - 1 - off < 0 ? -1 : (in - 1 - off) / stride;  // floor, argument >= 0
     *lo = first < out ? first : out;
@@ -18,7 +19,8 @@ static inline void valid_range(int64_t off, int64_t stride, int64_t in, int64_t 
 // y[r][ow] += w[r * wstride] * x[ow * stride] for r < nb rows of y (nb <= conv_oc_block), ow in [lo, hi).
 static inline void axpy_rows(float* const* y, int nb, const float* w, int64_t wstride, const float* x,
                              int64_t stride, int64_t lo, int64_t hi) {
-    if (nb == 4 && stride == 1) {
+    static_assert(conv_oc_block == 4, "the unrolled path below handles blocks of 4 rows");
+    if (nb == conv_oc_block && stride == 1) {
         const float w0 = w[0], w1 = w[wstride], w2 = w[2 * wstride], w3 = w[3 * wstride];
         float* __restrict y0 = y[0];
         float* __restrict y1 = y[1];
@@ -59,8 +61,8 @@ void conv_f32__ref(const ConvShape& s, const float* x, const float* w, const flo
         const int64_t g = (item / (s.out[1] * s.out[0] * blocks)) % s.groups;
         const int64_t n = item / (s.out[1] * s.out[0] * blocks * s.groups);
         const int64_t oc0 = g * cout_g + blk * conv_oc_block;
-        const int nb = static_cast<int>(cout_g - blk * conv_oc_block < conv_oc_block ? cout_g - blk * conv_oc_block
-                                                                                    : conv_oc_block);
+        const int64_t left = cout_g - blk * conv_oc_block;
+        const int nb = static_cast<int>(left < conv_oc_block ? left : conv_oc_block);
         float* yr[conv_oc_block];
         for (int r = 0; r < nb; ++r) {
             yr[r] = y + (n * s.out_channels + oc0 + r) * out_plane + (od * s.out[1] + oh) * ow_n;

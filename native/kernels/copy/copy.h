@@ -43,8 +43,8 @@ void pad__ref(void* dst, const void* src, size_t elem_size, int rank, const int6
 
 // For matrices [rows, cols] number m in [m_begin, m_end): keeps element (i, j) when
 // j - i >= k (upper) or j - i <= k (lower), writes zero bits otherwise.
-void trilu__ref(void* dst, const void* src, size_t elem_size, int64_t rows, int64_t cols, bool upper, int64_t k,
-                int64_t m_begin, int64_t m_end);
+void trilu__ref(void* dst, const void* src, size_t elem_size, int64_t rows, int64_t cols, bool upper,
+                int64_t k, int64_t m_begin, int64_t m_end);
 
 // dst[i] = start + i * delta for i in [0, n).
 void range_f32__ref(float* dst, double start, double delta, int64_t n);

@@ -10,8 +10,8 @@ namespace flexpipe {
 namespace {
 
 template <typename T>
-void copy_strided_t(T* dst, const T* src, int rank, const int64_t* dims, const int64_t* strides, int64_t begin,
-                    int64_t end) {
+void copy_strided_t(T* dst, const T* src, int rank, const int64_t* dims, const int64_t* strides,
+                    int64_t begin, int64_t end) {
     int64_t coord[copy_max_rank];
     int64_t rest = begin;
     int64_t offset = 0;
@@ -60,14 +60,18 @@ void copy_strided__ref(void* dst, const void* src, size_t elem_size, int rank, c
     FLEXPIPE_DCHECK(rank >= 1 && rank <= copy_max_rank);
     if (begin >= end) return;
     switch (elem_size) {
-        case 1: return copy_strided_t(static_cast<uint8_t*>(dst), static_cast<const uint8_t*>(src), rank, dims,
-                                      src_strides, begin, end);
-        case 2: return copy_strided_t(static_cast<uint16_t*>(dst), static_cast<const uint16_t*>(src), rank, dims,
-                                      src_strides, begin, end);
-        case 4: return copy_strided_t(static_cast<uint32_t*>(dst), static_cast<const uint32_t*>(src), rank, dims,
-                                      src_strides, begin, end);
-        default: return copy_strided_t(static_cast<uint64_t*>(dst), static_cast<const uint64_t*>(src), rank, dims,
-                                       src_strides, begin, end);
+        case 1:
+            return copy_strided_t(static_cast<uint8_t*>(dst), static_cast<const uint8_t*>(src), rank, dims,
+                                  src_strides, begin, end);
+        case 2:
+            return copy_strided_t(static_cast<uint16_t*>(dst), static_cast<const uint16_t*>(src), rank, dims,
+                                  src_strides, begin, end);
+        case 4:
+            return copy_strided_t(static_cast<uint32_t*>(dst), static_cast<const uint32_t*>(src), rank, dims,
+                                  src_strides, begin, end);
+        default:
+            return copy_strided_t(static_cast<uint64_t*>(dst), static_cast<const uint64_t*>(src), rank, dims,
+                                  src_strides, begin, end);
     }
 }
 

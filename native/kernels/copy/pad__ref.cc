@@ -27,8 +27,8 @@ int64_t pad_source(int64_t c, int64_t n, PadMode mode) {
 }
 
 template <typename T>
-void pad_t(T* dst, const T* src, int rank, const int64_t* in_dims, const int64_t* out_dims, const int64_t* pads,
-           PadMode mode, T value, int64_t row_begin, int64_t row_end) {
+void pad_t(T* dst, const T* src, int rank, const int64_t* in_dims, const int64_t* out_dims,
+           const int64_t* pads, PadMode mode, T value, int64_t row_begin, int64_t row_end) {
     const int last = rank - 1;
     const int64_t out_w = out_dims[last];
     const int64_t in_w = in_dims[last];
@@ -84,32 +84,41 @@ void trilu_t(T* dst, const T* src, int64_t rows, int64_t cols, bool upper, int64
 
 }  // namespace
 
-void pad__ref(void* dst, const void* src, size_t elem_size, int rank, const int64_t* in_dims, const int64_t* out_dims,
-              const int64_t* pads_begin, PadMode mode, const void* value, int64_t row_begin, int64_t row_end) {
+void pad__ref(void* dst, const void* src, size_t elem_size, int rank, const int64_t* in_dims,
+              const int64_t* out_dims, const int64_t* pads_begin, PadMode mode, const void* value,
+              int64_t row_begin, int64_t row_end) {
     FLEXPIPE_DCHECK(rank >= 1);
     switch (elem_size) {
-        case 1: return pad_dispatch<uint8_t>(dst, src, rank, in_dims, out_dims, pads_begin, mode, value, row_begin,
-                                             row_end);
-        case 2: return pad_dispatch<uint16_t>(dst, src, rank, in_dims, out_dims, pads_begin, mode, value,
-                                              row_begin, row_end);
-        case 4: return pad_dispatch<uint32_t>(dst, src, rank, in_dims, out_dims, pads_begin, mode, value,
-                                              row_begin, row_end);
-        default: return pad_dispatch<uint64_t>(dst, src, rank, in_dims, out_dims, pads_begin, mode, value,
-                                               row_begin, row_end);
+        case 1:
+            return pad_dispatch<uint8_t>(dst, src, rank, in_dims, out_dims, pads_begin, mode, value,
+                                         row_begin, row_end);
+        case 2:
+            return pad_dispatch<uint16_t>(dst, src, rank, in_dims, out_dims, pads_begin, mode, value,
+                                          row_begin, row_end);
+        case 4:
+            return pad_dispatch<uint32_t>(dst, src, rank, in_dims, out_dims, pads_begin, mode, value,
+                                          row_begin, row_end);
+        default:
+            return pad_dispatch<uint64_t>(dst, src, rank, in_dims, out_dims, pads_begin, mode, value,
+                                          row_begin, row_end);
     }
 }
 
-void trilu__ref(void* dst, const void* src, size_t elem_size, int64_t rows, int64_t cols, bool upper, int64_t k,
-                int64_t m_begin, int64_t m_end) {
+void trilu__ref(void* dst, const void* src, size_t elem_size, int64_t rows, int64_t cols, bool upper,
+                int64_t k, int64_t m_begin, int64_t m_end) {
     switch (elem_size) {
-        case 1: return trilu_t(static_cast<uint8_t*>(dst), static_cast<const uint8_t*>(src), rows, cols, upper, k,
-                               m_begin, m_end);
-        case 2: return trilu_t(static_cast<uint16_t*>(dst), static_cast<const uint16_t*>(src), rows, cols, upper,
-                               k, m_begin, m_end);
-        case 4: return trilu_t(static_cast<uint32_t*>(dst), static_cast<const uint32_t*>(src), rows, cols, upper,
-                               k, m_begin, m_end);
-        default: return trilu_t(static_cast<uint64_t*>(dst), static_cast<const uint64_t*>(src), rows, cols, upper,
-                                k, m_begin, m_end);
+        case 1:
+            return trilu_t(static_cast<uint8_t*>(dst), static_cast<const uint8_t*>(src), rows, cols, upper, k,
+                           m_begin, m_end);
+        case 2:
+            return trilu_t(static_cast<uint16_t*>(dst), static_cast<const uint16_t*>(src), rows, cols, upper,
+                           k, m_begin, m_end);
+        case 4:
+            return trilu_t(static_cast<uint32_t*>(dst), static_cast<const uint32_t*>(src), rows, cols, upper,
+                           k, m_begin, m_end);
+        default:
+            return trilu_t(static_cast<uint64_t*>(dst), static_cast<const uint64_t*>(src), rows, cols, upper,
+                           k, m_begin, m_end);
     }
 }
 

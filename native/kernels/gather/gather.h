@@ -21,8 +21,8 @@ void gather__ref(void* dst, const void* src, size_t elem_size, int64_t axis_dim,
 // dst has idx_dims (rank dims); dst[c] = src[c with c[axis] replaced by indices[c]], with src
 // strides src_strides (elements). Writes linear output elements [begin, end).
 void gather_elements__ref(void* dst, const void* src, size_t elem_size, int rank, const int64_t* idx_dims,
-                          const int64_t* src_strides, int axis, int64_t axis_dim, const void* indices, bool idx64,
-                          int64_t begin, int64_t end);
+                          const int64_t* src_strides, int axis, int64_t axis_dim, const void* indices,
+                          bool idx64, int64_t begin, int64_t end);
 
 // GatherND with data viewed as [batch, data_dims[0..depth), slice] and indices as
 // [batch, n_per_batch, depth]: output block (b, q) = slice of data at (b, indices[b, q, :]).
@@ -38,7 +38,7 @@ enum class IndexKind : int32_t { i32 = 0, i64 = 1, f32 = 2, f64 = 3 };
 // OneHot: indices viewed as [outer, inner]; dst as [outer, depth, inner] of *off_value with
 // *on_value where d == index (a negative index counts from depth; an index outside [-depth, depth)
 // gives an all-off column). Writes dst outer rows [begin, end).
-void one_hot__ref(void* dst, size_t elem_size, const void* indices, IndexKind kind, int64_t depth, int64_t inner,
-                  const void* off_value, const void* on_value, int64_t begin, int64_t end);
+void one_hot__ref(void* dst, size_t elem_size, const void* indices, IndexKind kind, int64_t depth,
+                  int64_t inner, const void* off_value, const void* on_value, int64_t begin, int64_t end);
 
 }  // namespace flexpipe

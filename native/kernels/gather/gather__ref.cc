@@ -13,7 +13,9 @@ inline int64_t index_at(const void* indices, bool idx64, int64_t i) {
     return idx64 ? static_cast<const int64_t*>(indices)[i] : static_cast<const int32_t*>(indices)[i];
 }
 
-inline int64_t wrap_index(int64_t v, int64_t n) { return v < 0 ? v + n : v; }
+inline int64_t wrap_index(int64_t v, int64_t n) {
+    return v < 0 ? v + n : v;
+}
 
 int64_t one_hot_index(const void* indices, IndexKind kind, int64_t i) {
     switch (kind) {
@@ -40,8 +42,8 @@ void gather__ref(void* dst, const void* src, size_t elem_size, int64_t axis_dim,
 }
 
 void gather_elements__ref(void* dst, const void* src, size_t elem_size, int rank, const int64_t* idx_dims,
-                          const int64_t* src_strides, int axis, int64_t axis_dim, const void* indices, bool idx64,
-                          int64_t begin, int64_t end) {
+                          const int64_t* src_strides, int axis, int64_t axis_dim, const void* indices,
+                          bool idx64, int64_t begin, int64_t end) {
     auto* d = static_cast<uint8_t*>(dst);
     const auto* s = static_cast<const uint8_t*>(src);
     for (int64_t i = begin; i < end; ++i) {
@@ -69,14 +71,15 @@ void gather_nd__ref(void* dst, const void* src, size_t elem_size, int depth, con
         const int64_t batch = q / n_per_batch;
         int64_t offset = 0;
         for (int k = 0; k < depth; ++k) {
-            offset = offset * data_dims[k] + wrap_index(index_at(indices, idx64, q * depth + k), data_dims[k]);
+            offset =
+                offset * data_dims[k] + wrap_index(index_at(indices, idx64, q * depth + k), data_dims[k]);
         }
         std::memcpy(d + q * block, s + (batch * batch_elems + offset * slice) * elem_size, block);
     }
 }
 
-void one_hot__ref(void* dst, size_t elem_size, const void* indices, IndexKind kind, int64_t depth, int64_t inner,
-                  const void* off_value, const void* on_value, int64_t begin, int64_t end) {
+void one_hot__ref(void* dst, size_t elem_size, const void* indices, IndexKind kind, int64_t depth,
+                  int64_t inner, const void* off_value, const void* on_value, int64_t begin, int64_t end) {
     auto* d = static_cast<uint8_t*>(dst);
     for (int64_t o = begin; o < end; ++o) {
         for (int64_t j = 0; j < inner; ++j) {

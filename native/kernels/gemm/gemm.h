@@ -2,7 +2,8 @@
 // General matrix multiply kernels (float32) with arbitrary element strides for A and B.
 //
 // Computes rows [m_begin, m_end) of
-//     c[i * ldc + j] = (accumulate ? c[i * ldc + j] : 0) + alpha * sum_k a[i * a_rs + k * a_cs] * b[k * b_rs + j * b_cs]
+//     c[i * ldc + j] = (accumulate ? c[i * ldc + j] : 0)
+//                      + alpha * sum_k a[i * a_rs + k * a_cs] * b[k * b_rs + j * b_cs]
 // for 0 <= j < n. Strides express transposes (A^T: swap a_rs and a_cs), so one kernel serves Gemm
 // (transA/transB) and batched MatMul. c rows are dense with leading dimension ldc; row ranges are
 // disjoint, so callers split rows over threads.

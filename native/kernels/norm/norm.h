@@ -24,11 +24,13 @@ void layernorm_row_f32__ref(const float* x, float* y, int64_t n, const float* w,
 
 // LRN across channels for one batch item: x and y are [channels, inner].
 // y = x / (bias + alpha / size * sum_{c' in [c - floor((size-1)/2), c + ceil((size-1)/2)]} x[c']^2)^beta
-void lrn_f32__ref(const float* x, float* y, int64_t channels, int64_t inner, int64_t size, float alpha, float beta,
+void lrn_f32__ref(const float* x, float* y, int64_t channels, int64_t inner, int64_t size, float alpha,
+                  float beta,
                   float bias);
 
 // MeanVarianceNormalization over one group of elements of x at base + sum_r idx_r * strides[r]
 // (idx_r < dims[r], nr <= 8 reduced axes): y = (x - mean) / (sqrt(E[x^2] - mean^2) + 1e-9).
-void mvn_f32__ref(const float* x, float* y, int64_t base, const int64_t* dims, const int64_t* strides, int nr);
+void mvn_f32__ref(const float* x, float* y, int64_t base, const int64_t* dims, const int64_t* strides,
+                  int nr);
 
 }  // namespace flexpipe

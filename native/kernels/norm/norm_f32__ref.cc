@@ -40,7 +40,8 @@ void layernorm_row_f32__ref(const float* x, float* y, int64_t n, const float* w,
     if (inv_std_out) *inv_std_out = inv;
 }
 
-void lrn_f32__ref(const float* x, float* y, int64_t channels, int64_t inner, int64_t size, float alpha, float beta,
+void lrn_f32__ref(const float* x, float* y, int64_t channels, int64_t inner, int64_t size, float alpha,
+                  float beta,
                   float bias) {
     const int64_t before = (size - 1) / 2, after = size - 1 - before;
     const double scale = static_cast<double>(alpha) / static_cast<double>(size);
@@ -58,7 +59,8 @@ void lrn_f32__ref(const float* x, float* y, int64_t channels, int64_t inner, int
     }
 }
 
-void mvn_f32__ref(const float* x, float* y, int64_t base, const int64_t* dims, const int64_t* strides, int nr) {
+void mvn_f32__ref(const float* x, float* y, int64_t base, const int64_t* dims, const int64_t* strides,
+                  int nr) {
     FLEXPIPE_DCHECK(nr >= 0 && nr <= 8);
     int64_t count = 1;
     for (int r = 0; r < nr; ++r) count *= dims[r];

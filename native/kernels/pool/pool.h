@@ -39,7 +39,8 @@ void maxpool_u8__ref(const PoolShape& s, const uint8_t* x, uint8_t* y, int64_t* 
 void maxpool_i8__ref(const PoolShape& s, const int8_t* x, int8_t* y, int64_t* indices, int storage_order,
                      int64_t plane_begin, int64_t plane_end);
 
-void avgpool_f32__ref(const PoolShape& s, const float* x, float* y, bool count_include_pad, int64_t plane_begin,
+void avgpool_f32__ref(const PoolShape& s, const float* x, float* y, bool count_include_pad,
+                      int64_t plane_begin,
                       int64_t plane_end);
 
 // y = (sum over in-range taps |x|^p)^(1/p).

@@ -49,7 +49,8 @@ static void sum_pool(const PoolShape& s, const float* x, float* y, int mode, boo
                             for (int64_t kw = 0; kw < s.kernel[2]; ++kw) {
                                 const int64_t iw = ow * s.stride[2] - s.pad[2] + kw * s.dilation[2];
                                 if (iw < 0 || iw >= s.in[2]) continue;
-                                acc += mode == 0 ? xr[iw] : std::pow(std::fabs(static_cast<double>(xr[iw])), p);
+                                acc += mode == 0 ? xr[iw] : std::pow(std::fabs(static_cast<double>(xr[iw])),
+                                                                     p);
                             }
                         }
                     }
@@ -65,7 +66,8 @@ static void sum_pool(const PoolShape& s, const float* x, float* y, int mode, boo
     }
 }
 
-void avgpool_f32__ref(const PoolShape& s, const float* x, float* y, bool count_include_pad, int64_t plane_begin,
+void avgpool_f32__ref(const PoolShape& s, const float* x, float* y, bool count_include_pad,
+                      int64_t plane_begin,
                       int64_t plane_end) {
     sum_pool(s, x, y, 0, count_include_pad, 1.0, plane_begin, plane_end);
 }

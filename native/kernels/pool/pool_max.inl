@@ -9,7 +9,8 @@ namespace flexpipe {
 namespace {
 
 template <typename T>
-void maxpool_ref(const PoolShape& s, const T* x, T* y, int64_t* indices, int storage_order, int64_t plane_begin,
+void maxpool_ref(const PoolShape& s, const T* x, T* y, int64_t* indices, int storage_order,
+                 int64_t plane_begin,
                  int64_t plane_end) {
     const int64_t in_plane = s.in[0] * s.in[1] * s.in[2], out_plane = s.out[0] * s.out[1] * s.out[2];
     for (int64_t pl = plane_begin; pl < plane_end; ++pl) {

@@ -44,10 +44,10 @@ void reduce_f32__ref(float* dst, const float* src, const ReduceShape& shape, Red
                      int64_t end);
 void reduce_f64__ref(double* dst, const double* src, const ReduceShape& shape, ReduceKind kind, int64_t begin,
                      int64_t end);
-void reduce_i32__ref(int32_t* dst, const int32_t* src, const ReduceShape& shape, ReduceKind kind, int64_t begin,
-                     int64_t end);
-void reduce_i64__ref(int64_t* dst, const int64_t* src, const ReduceShape& shape, ReduceKind kind, int64_t begin,
-                     int64_t end);
+void reduce_i32__ref(int32_t* dst, const int32_t* src, const ReduceShape& shape, ReduceKind kind,
+                     int64_t begin, int64_t end);
+void reduce_i64__ref(int64_t* dst, const int64_t* src, const ReduceShape& shape, ReduceKind kind,
+                     int64_t begin, int64_t end);
 
 // src viewed as [outer, axis_dim, inner] (axis_dim >= 1), dst as [outer, inner]: index along the
 // axis of the largest (or smallest, is_min) value, the first one or the last one on ties.
@@ -63,8 +63,8 @@ void arg_reduce_i64__ref(int64_t* dst, const int64_t* src, int64_t axis_dim, int
 
 // src and dst viewed as [outer, axis_dim, inner]: running sums along the axis, inclusive or
 // exclusive (starting from 0), forward or reverse. Writes outer rows [begin, end).
-void cumsum_f32__ref(float* dst, const float* src, int64_t axis_dim, int64_t inner, bool exclusive, bool reverse,
-                     int64_t begin, int64_t end);
+void cumsum_f32__ref(float* dst, const float* src, int64_t axis_dim, int64_t inner, bool exclusive,
+                     bool reverse, int64_t begin, int64_t end);
 void cumsum_f64__ref(double* dst, const double* src, int64_t axis_dim, int64_t inner, bool exclusive,
                      bool reverse, int64_t begin, int64_t end);
 void cumsum_i32__ref(int32_t* dst, const int32_t* src, int64_t axis_dim, int64_t inner, bool exclusive,

@@ -14,8 +14,8 @@ void arg_reduce_f32__ref(int64_t* dst, const float* src, int64_t axis_dim, int64
     reduce_ref::arg_reduce(dst, src, axis_dim, inner, is_min, select_last, begin, end);
 }
 
-void cumsum_f32__ref(float* dst, const float* src, int64_t axis_dim, int64_t inner, bool exclusive, bool reverse,
-                     int64_t begin, int64_t end) {
+void cumsum_f32__ref(float* dst, const float* src, int64_t axis_dim, int64_t inner, bool exclusive,
+                     bool reverse, int64_t begin, int64_t end) {
     reduce_ref::cumsum(dst, src, axis_dim, inner, exclusive, reverse, begin, end);
 }
 

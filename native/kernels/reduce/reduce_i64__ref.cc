@@ -4,8 +4,8 @@
 
 namespace flexpipe {
 
-void reduce_i64__ref(int64_t* dst, const int64_t* src, const ReduceShape& shape, ReduceKind kind, int64_t begin,
-                     int64_t end) {
+void reduce_i64__ref(int64_t* dst, const int64_t* src, const ReduceShape& shape, ReduceKind kind,
+                     int64_t begin, int64_t end) {
     reduce_ref::reduce(dst, src, shape, kind, begin, end);
 }
 
@@ -14,8 +14,8 @@ void arg_reduce_i64__ref(int64_t* dst, const int64_t* src, int64_t axis_dim, int
     reduce_ref::arg_reduce(dst, src, axis_dim, inner, is_min, select_last, begin, end);
 }
 
-void cumsum_i64__ref(int64_t* dst, const int64_t* src, int64_t axis_dim, int64_t inner, bool exclusive, bool reverse,
-                     int64_t begin, int64_t end) {
+void cumsum_i64__ref(int64_t* dst, const int64_t* src, int64_t axis_dim, int64_t inner, bool exclusive,
+                     bool reverse, int64_t begin, int64_t end) {
     reduce_ref::cumsum(dst, src, axis_dim, inner, exclusive, reverse, begin, end);
 }
 

@@ -82,9 +82,7 @@ T reduce_one(const T* src, const ReduceShape& s, ReduceKind kind) {
             visit(src, s, [&](T x) { sum += std::exp(double(x) - m); });
             return T(std::log(sum) + m);
         }
-        case ReduceKind::l1:
-            visit(src, s, [&](T x) { acc += x < 0 ? -Acc(x) : Acc(x); });
-            return T(acc);
+        case ReduceKind::l1: visit(src, s, [&](T x) { acc += x < 0 ? -Acc(x) : Acc(x); }); return T(acc);
         case ReduceKind::l2:
         case ReduceKind::sum_square:
             visit(src, s, [&](T x) { acc += Acc(x) * Acc(x); });
@@ -122,7 +120,8 @@ void arg_reduce(int64_t* dst, const T* src, int64_t axis_dim, int64_t inner, boo
         T v = p[0];
         for (int64_t j = 1; j < axis_dim; ++j) {
             const T x = p[j * inner];
-            const bool better = is_min ? (x < v || (select_last && x == v)) : (x > v || (select_last && x == v));
+            const bool better =
+                is_min ? (x < v || (select_last && x == v)) : (x > v || (select_last && x == v));
             if (better || (v != v && x == x)) {
                 v = x;
                 best = j;
@@ -133,8 +132,8 @@ void arg_reduce(int64_t* dst, const T* src, int64_t axis_dim, int64_t inner, boo
 }
 
 template <typename T>
-void cumsum(T* dst, const T* src, int64_t axis_dim, int64_t inner, bool exclusive, bool reverse, int64_t begin,
-            int64_t end) {
+void cumsum(T* dst, const T* src, int64_t axis_dim, int64_t inner, bool exclusive, bool reverse,
+            int64_t begin, int64_t end) {
     using Acc = typename std::conditional<std::is_floating_point<T>::value, double, int64_t>::type;
     for (int64_t o = begin; o < end; ++o) {
         for (int64_t i = 0; i < inner; ++i) {

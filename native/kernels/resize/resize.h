@@ -29,7 +29,13 @@ enum class ResizeCoord : int32_t {
     half_pixel_symmetric = 6,
 };
 // simple: Resize-10 / Upsample rule (floor when upsampling, ceil when downsampling).
-enum class ResizeNearest : int32_t { round_prefer_floor = 0, round_prefer_ceil = 1, floor = 2, ceil = 3, simple = 4 };
+enum class ResizeNearest : int32_t {
+    round_prefer_floor = 0,
+    round_prefer_ceil = 1,
+    floor = 2,
+    ceil = 3,
+    simple = 4,
+};
 
 constexpr int resize_max_rank = 8;
 constexpr int resize_max_combos = 1024;  // product of tap counts over all axes but the last

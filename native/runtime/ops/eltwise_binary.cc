@@ -50,6 +50,27 @@ Status plan(const char* op, const TensorView* const* ins, int n, const TensorVie
     return not_broadcastable(op, *ins[0], 0, out);
 }
 
+// The output dims must be exactly the numpy broadcast of the inputs' dims (not merely a shape they
+// broadcast to), so a wrong plan cannot make the op write more than it computes.
+Status check_out_dims(const char* op, const TensorView* ins, int n, const TensorView& out) {
+    int rank = 0;
+    for (int k = 0; k < n; ++k) rank = ins[k].rank > rank ? ins[k].rank : rank;
+    bool ok = out.rank == rank;
+    for (int i = 0; i < rank && ok; ++i) {
+        int64_t want = 1;
+        for (int k = 0; k < n; ++k) {
+            const int j = i - (rank - ins[k].rank);
+            if (j >= 0 && ins[k].dims[j] != 1) want = ins[k].dims[j];
+        }
+        ok = out.dims[i] == want;
+    }
+    if (ok) return Status::ok();
+    return Status::error(
+        StatusCode::shape_mismatch,
+        "failed to run %s: output dims are not the broadcast of the inputs (rank=%d, numel=%lld)", op,
+        out.rank, static_cast<long long>(out.numel));
+}
+
 // out = a (op) b with broadcasting; a or b may be out itself (then with out's dims).
 Status binary_step(const OpCall& call, const char* name, BinaryOp op, const TensorView& a,
                    const TensorView& b, const TensorView& out) {
@@ -94,6 +115,7 @@ Status op_binary(const OpCall& call) {
                              "failed to run Binary: op %lld is not defined for %s",
                              static_cast<long long>(code), dtype_name(y.dtype));
     }
+    FLEXPIPE_RETURN_IF_ERROR(check_out_dims(name, call.in, call.n_in, y));
     if (call.n_in == 1) {
         FLEXPIPE_RETURN_IF_ERROR(check_same_layout(call.in[0], y, name));
         if (y.numel > 0 && y.data != call.in[0].data) {
@@ -138,6 +160,7 @@ Status op_compare(const OpCall& call) {
                              static_cast<long long>(code));
     }
     const CompareOp op = static_cast<CompareOp>(code);
+    FLEXPIPE_RETURN_IF_ERROR(check_out_dims(name, call.in, 2, y));
     const TensorView* ins[2] = {&a, &b};
     Broadcast bp;
     FLEXPIPE_RETURN_IF_ERROR(plan(name, ins, 2, y, bp));
@@ -167,6 +190,7 @@ Status op_pow(const OpCall& call) {
         return Status::error(StatusCode::invalid_argument,
                              "failed to run Pow: operands must be numeric (got bool)");
     }
+    FLEXPIPE_RETURN_IF_ERROR(check_out_dims(name, call.in, 2, z));
     if (x.dtype == e.dtype) return binary_step(call, name, BinaryOp::pow, x, e, z);
     const TensorView* ins[2] = {&x, &e};
     Broadcast bp;
@@ -198,6 +222,7 @@ Status op_where(const OpCall& call) {
     FLEXPIPE_RETURN_IF_ERROR(expect_dtype(c, DType::boolean, name, "condition"));
     FLEXPIPE_RETURN_IF_ERROR(expect_same_dtype(x, y, name));
     FLEXPIPE_RETURN_IF_ERROR(expect_same_dtype(x, out, name));
+    FLEXPIPE_RETURN_IF_ERROR(check_out_dims(name, call.in, 3, out));
     const TensorView* ins[3] = {&c, &x, &y};
     Broadcast bp;
     FLEXPIPE_RETURN_IF_ERROR(plan(name, ins, 3, out, bp));

@@ -19,7 +19,8 @@ static Status check_conv_tensors(const OpCall& c, const char* op, const SpatialA
     const int rank = 2 + sa.nsp;
     if (x.rank != rank || w.rank != rank || y.rank != rank) {
         return Status::error(StatusCode::shape_mismatch,
-                             "failed to run %s: X, W and Y must have rank %d (got %d, %d, %d)", op, rank, x.rank,
+                             "failed to run %s: X, W and Y must have rank %d (got %d, %d, %d)", op, rank,
+                             x.rank,
                              w.rank, y.rank);
     }
     cs->groups = c.ints[0];
@@ -38,23 +39,28 @@ static Status check_conv_tensors(const OpCall& c, const char* op, const SpatialA
         cs->pad[a] = sa.pad[a];
         if (w.dims[2 + i] != sa.kernel[a]) {
             return Status::error(StatusCode::shape_mismatch,
-                                 "failed to run %s: W spatial dims disagree with kernel_shape (axis=%d, W=%lld, "
-                                 "kernel=%lld)", op, i, static_cast<long long>(w.dims[2 + i]),
+                                 "failed to run %s: W spatial dims disagree with kernel_shape "
+                                 "(axis=%d, W=%lld, kernel=%lld)",
+                                 op, i, static_cast<long long>(w.dims[2 + i]),
                                  static_cast<long long>(sa.kernel[a]));
         }
     }
     if (y.dims[0] != cs->batch || cs->in_channels % cs->groups != 0 || cs->out_channels % cs->groups != 0) {
         return Status::error(StatusCode::shape_mismatch,
-                             "failed to run %s: channels do not divide into groups (C=%lld, M=%lld, group=%lld)",
-                             op, static_cast<long long>(cs->in_channels), static_cast<long long>(cs->out_channels),
+                             "failed to run %s: channels do not divide into groups "
+                             "(C=%lld, M=%lld, group=%lld)",
+                             op, static_cast<long long>(cs->in_channels),
+                             static_cast<long long>(cs->out_channels),
                              static_cast<long long>(cs->groups));
     }
     if (c.n_in > 2 && c.in[2].present()) {
         const TensorView& b = c.in[2];
         FLEXPIPE_RETURN_IF_ERROR(expect_dtype(b, DType::f32, op, "B"));
         if (b.rank != 1 || b.dims[0] != cs->out_channels) {
-            return Status::error(StatusCode::shape_mismatch, "failed to run %s: B must be [%lld] (got %lld elements)",
-                                 op, static_cast<long long>(cs->out_channels), static_cast<long long>(b.numel));
+            return Status::error(StatusCode::shape_mismatch,
+                                 "failed to run %s: B must be [%lld] (got %lld elements)",
+                                 op, static_cast<long long>(cs->out_channels),
+                                 static_cast<long long>(b.numel));
         }
     }
     return Status::ok();
@@ -74,7 +80,8 @@ Status op_conv(const OpCall& c) {
     const TensorView& w = c.in[1];
     if (w.dims[0] != cs.out_channels || w.dims[1] * cs.groups != cs.in_channels) {
         return Status::error(StatusCode::shape_mismatch,
-                             "failed to run Conv: W must be [M, C/group, ...] (W=[%lld, %lld], M=%lld, C=%lld)",
+                             "failed to run Conv: W must be [M, C/group, ...] "
+                             "(W=[%lld, %lld], M=%lld, C=%lld)",
                              static_cast<long long>(w.dims[0]), static_cast<long long>(w.dims[1]),
                              static_cast<long long>(cs.out_channels), static_cast<long long>(cs.in_channels));
     }
@@ -83,8 +90,9 @@ Status op_conv(const OpCall& c) {
                                             sa.pad_end[a]);
         if (cs.out[a] != want) {
             return Status::error(StatusCode::shape_mismatch,
-                                 "failed to run Conv: output dim disagrees with the attributes (axis=%d, got=%lld, "
-                                 "want=%lld)", a - (3 - sa.nsp), static_cast<long long>(cs.out[a]),
+                                 "failed to run Conv: output dim disagrees with the attributes "
+                                 "(axis=%d, got=%lld, want=%lld)",
+                                 a - (3 - sa.nsp), static_cast<long long>(cs.out[a]),
                                  static_cast<long long>(want));
         }
     }
@@ -94,7 +102,8 @@ Status op_conv(const OpCall& c) {
     float* y = c.out[0].as<float>();
     const int64_t items = conv_work_items(cs);
     if (c.out[0].numel == 0) return Status::ok();
-    parallel_for(items, c.threads, [&](int64_t begin, int64_t end) { conv_f32__ref(cs, x, wd, bias, y, begin, end); });
+    parallel_for(items, c.threads, [&](int64_t begin, int64_t end) { conv_f32__ref(cs, x, wd, bias, y, begin,
+                                                                                   end); });
     return Status::ok();
 }
 
@@ -112,8 +121,9 @@ Status op_conv_transpose(const OpCall& c) {
     const TensorView& w = c.in[1];
     if (w.dims[0] != cs.in_channels || w.dims[1] * cs.groups != cs.out_channels) {
         return Status::error(StatusCode::shape_mismatch,
-                             "failed to run ConvTranspose: W must be [C, M/group, ...] (W=[%lld, %lld], C=%lld, "
-                             "M=%lld)", static_cast<long long>(w.dims[0]), static_cast<long long>(w.dims[1]),
+                             "failed to run ConvTranspose: W must be [C, M/group, ...] "
+                             "(W=[%lld, %lld], C=%lld, M=%lld)",
+                             static_cast<long long>(w.dims[0]), static_cast<long long>(w.dims[1]),
                              static_cast<long long>(cs.in_channels), static_cast<long long>(cs.out_channels));
     }
     const float* bias = c.n_in > 2 && c.in[2].present() ? c.in[2].as<float>() : nullptr;
@@ -122,7 +132,8 @@ Status op_conv_transpose(const OpCall& c) {
     float* y = c.out[0].as<float>();
     if (c.out[0].numel == 0) return Status::ok();
     parallel_for(cs.batch * cs.out_channels, c.threads,
-                 [&](int64_t begin, int64_t end) { conv_transpose_f32__ref(cs, x, wd, bias, y, begin, end); });
+                 [&](int64_t begin, int64_t end) { conv_transpose_f32__ref(cs, x, wd, bias, y, begin,
+                                                                           end); });
     return Status::ok();
 }
 

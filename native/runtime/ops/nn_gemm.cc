@@ -21,7 +21,8 @@ Status op_gemm(const OpCall& c) {
     FLEXPIPE_RETURN_IF_ERROR(expect_dtype(b, DType::f32, op, "B"));
     FLEXPIPE_RETURN_IF_ERROR(expect_dtype(y, DType::f32, op, "Y"));
     if (a.rank != 2 || b.rank != 2 || y.rank != 2) {
-        return Status::error(StatusCode::shape_mismatch, "failed to run Gemm: A, B and Y must be 2-D (ranks %d, %d, %d)",
+        return Status::error(StatusCode::shape_mismatch,
+                             "failed to run Gemm: A, B and Y must be 2-D (ranks %d, %d, %d)",
                              a.rank, b.rank, y.rank);
     }
     const bool ta = c.ints[0] != 0, tb = c.ints[1] != 0;
@@ -29,7 +30,8 @@ Status op_gemm(const OpCall& c) {
     const int64_t kb = tb ? b.dims[1] : b.dims[0], n = tb ? b.dims[0] : b.dims[1];
     if (k != kb || y.dims[0] != m || y.dims[1] != n) {
         return Status::error(StatusCode::shape_mismatch,
-                             "failed to run Gemm: shapes disagree (M=%lld, K=%lld, K_B=%lld, N=%lld, Y=[%lld, %lld])",
+                             "failed to run Gemm: shapes disagree "
+                             "(M=%lld, K=%lld, K_B=%lld, N=%lld, Y=[%lld, %lld])",
                              static_cast<long long>(m), static_cast<long long>(k), static_cast<long long>(kb),
                              static_cast<long long>(n), static_cast<long long>(y.dims[0]),
                              static_cast<long long>(y.dims[1]));
@@ -41,7 +43,8 @@ Status op_gemm(const OpCall& c) {
     if (c.n_in > 2 && c.in[2].present() && beta != 0.0f) {
         const TensorView& ct = c.in[2];
         FLEXPIPE_RETURN_IF_ERROR(expect_dtype(ct, DType::f32, op, "C"));
-        FLEXPIPE_CHECK_ARG(broadcast_strides(ct, y, cs), "failed to run Gemm: C does not broadcast to [M, N] (rank=%d)",
+        FLEXPIPE_CHECK_ARG(broadcast_strides(ct, y, cs),
+                           "failed to run Gemm: C does not broadcast to [M, N] (rank=%d)",
                            ct.rank);
         cd = ct.as<float>();
     }
@@ -97,9 +100,11 @@ Status op_matmul(const OpCall& c) {
     }
     if (!ok) {
         return Status::error(StatusCode::shape_mismatch,
-                             "failed to run MatMul: operand shapes disagree with each other or with Y (M=%lld, "
-                             "K=%lld, K_B=%lld, N=%lld, rank Y=%d)", static_cast<long long>(m),
-                             static_cast<long long>(k), static_cast<long long>(kb), static_cast<long long>(n), y.rank);
+                             "failed to run MatMul: operand shapes disagree with each other or with Y "
+                             "(M=%lld, K=%lld, K_B=%lld, N=%lld, rank Y=%d)",
+                             static_cast<long long>(m),
+                             static_cast<long long>(k), static_cast<long long>(kb),
+                             static_cast<long long>(n), y.rank);
     }
     const int64_t batches = y.span(0, batch_rank);
     if (y.numel == 0) return Status::ok();

@@ -15,7 +15,8 @@ static Status check_channel_op(const OpCall& c, const char* op, int count) {
     FLEXPIPE_RETURN_IF_ERROR(expect_dtype(x, DType::f32, op, "X"));
     FLEXPIPE_RETURN_IF_ERROR(expect_dtype(c.out[0], DType::f32, op, "Y"));
     if (x.rank < 2 || !same_dims(x, c.out[0])) {
-        return Status::error(StatusCode::shape_mismatch, "failed to run %s: X must be [N, C, ...] and Y alike (rank=%d)",
+        return Status::error(StatusCode::shape_mismatch,
+                             "failed to run %s: X must be [N, C, ...] and Y alike (rank=%d)",
                              op, x.rank);
     }
     for (int i = 1; i <= count; ++i) {
@@ -55,7 +56,8 @@ Status op_batch_norm(const OpCall& c) {
     for (int i = 1; i < c.n_out && training; ++i) {
         if (!c.out[i].present() || c.out[i].data == nullptr) continue;
         FLEXPIPE_RETURN_IF_ERROR(expect_dtype(c.out[i], DType::f32, op, "running statistics"));
-        FLEXPIPE_CHECK_ARG(c.out[i].numel == ch, "failed to run BatchNormalization: output %d must hold C values", i);
+        FLEXPIPE_CHECK_ARG(c.out[i].numel == ch,
+                           "failed to run BatchNormalization: output %d must hold C values", i);
         (i == 1 ? run_mean : run_var) = c.out[i].as<float>();
     }
     parallel_for(ch, c.threads, [&](int64_t begin, int64_t end) {
@@ -135,7 +137,8 @@ Status op_layer_norm(const OpCall& c) {
     if (c.n_in > 2 && c.in[2].present()) {
         FLEXPIPE_RETURN_IF_ERROR(expect_dtype(c.in[2], DType::f32, op, "B"));
         b_n = c.in[2].numel;
-        FLEXPIPE_CHECK_ARG(b_n == cols || b_n == 1, "failed to run LayerNormalization: B must hold %lld values",
+        FLEXPIPE_CHECK_ARG(b_n == cols || b_n == 1,
+                           "failed to run LayerNormalization: B must hold %lld values",
                            static_cast<long long>(cols));
         bd = c.in[2].as<float>();
     }
@@ -143,7 +146,8 @@ Status op_layer_norm(const OpCall& c) {
     for (int i = 1; i < c.n_out; ++i) {
         if (!c.out[i].present() || c.out[i].data == nullptr) continue;
         FLEXPIPE_RETURN_IF_ERROR(expect_dtype(c.out[i], DType::f32, op, "Mean/InvStdDev"));
-        FLEXPIPE_CHECK_ARG(c.out[i].numel == rows, "failed to run LayerNormalization: output %d must hold %lld values",
+        FLEXPIPE_CHECK_ARG(c.out[i].numel == rows,
+                           "failed to run LayerNormalization: output %d must hold %lld values",
                            i, static_cast<long long>(rows));
         stats[i - 1] = c.out[i].as<float>();
     }
@@ -167,8 +171,10 @@ Status op_lrn(const OpCall& c) {
     FLEXPIPE_RETURN_IF_ERROR(expect_ints(c, op, 1));
     FLEXPIPE_RETURN_IF_ERROR(check_channel_op(c, op, 0));
     const int64_t size = c.ints[0];
-    FLEXPIPE_CHECK_ARG(size >= 1, "failed to run LRN: size must be >= 1 (size=%lld)", static_cast<long long>(size));
-    const float alpha = static_cast<float>(c.float_at(0, 1e-4)), beta = static_cast<float>(c.float_at(1, 0.75));
+    FLEXPIPE_CHECK_ARG(size >= 1, "failed to run LRN: size must be >= 1 (size=%lld)",
+                       static_cast<long long>(size));
+    const float alpha = static_cast<float>(c.float_at(0, 1e-4)), beta = static_cast<float>(c.float_at(1,
+                                                                                                      0.75));
     const float bias = static_cast<float>(c.float_at(2, 1.0));
     const TensorView& x = c.in[0];
     const int64_t ch = x.dims[1], inner = x.span(2, x.rank);
@@ -188,12 +194,14 @@ Status op_mvn(const OpCall& c) {
     FLEXPIPE_RETURN_IF_ERROR(expect_arity(c, op, 1, 1, 1, 1));
     const TensorView& x = c.in[0];
     FLEXPIPE_RETURN_IF_ERROR(expect_dtype(x, DType::f32, op, "X"));
-    FLEXPIPE_CHECK_ARG(same_dims(x, c.out[0]), "failed to run MeanVarianceNormalization: Y dims must equal X dims");
+    FLEXPIPE_CHECK_ARG(same_dims(x, c.out[0]),
+                       "failed to run MeanVarianceNormalization: Y dims must equal X dims");
     bool reduced[max_rank] = {false};
     for (int i = 0; i < c.n_ints; ++i) {
         const int64_t a = c.ints[i];
         FLEXPIPE_CHECK_ARG(a >= 0 && a < x.rank && !reduced[a],
-                           "failed to run MeanVarianceNormalization: bad axis (axis=%lld)", static_cast<long long>(a));
+                           "failed to run MeanVarianceNormalization: bad axis (axis=%lld)",
+                           static_cast<long long>(a));
         reduced[a] = true;
     }
     int64_t strides[max_rank];

@@ -17,8 +17,9 @@ static Status pool_shape(const OpCall& c, const char* op, const SpatialAttrs& sa
     const int rank = 2 + sa.nsp;
     if (x.rank != rank || y.rank != rank || y.dims[0] != x.dims[0] || y.dims[1] != x.dims[1]) {
         return Status::error(StatusCode::shape_mismatch,
-                             "failed to run %s: X and Y must be [N, C, %d spatial dims] alike (ranks %d, %d)", op,
-                             sa.nsp, x.rank, y.rank);
+                             "failed to run %s: X and Y must be [N, C, %d spatial dims] alike "
+                             "(ranks %d, %d)",
+                             op, sa.nsp, x.rank, y.rank);
     }
     ps->planes = x.dims[0] * x.dims[1];
     for (int i = 0; i < sa.nsp; ++i) {
@@ -34,8 +35,9 @@ static Status pool_shape(const OpCall& c, const char* op, const SpatialAttrs& sa
                                                  sa.pad[a], sa.pad_end[a]);
         if (ps->out[a] != floor_len && ps->out[a] != floor_len + 1) {
             return Status::error(StatusCode::shape_mismatch,
-                                 "failed to run %s: output dim disagrees with the attributes (axis=%d, got=%lld, "
-                                 "want=%lld)", op, i, static_cast<long long>(ps->out[a]),
+                                 "failed to run %s: output dim disagrees with the attributes "
+                                 "(axis=%d, got=%lld, want=%lld)",
+                                 op, i, static_cast<long long>(ps->out[a]),
                                  static_cast<long long>(floor_len));
         }
     }
@@ -56,7 +58,8 @@ Status op_max_pool(const OpCall& c) {
     int64_t* indices = nullptr;
     if (c.n_out > 1 && c.out[1].present() && c.out[1].data != nullptr) {
         FLEXPIPE_RETURN_IF_ERROR(expect_dtype(c.out[1], DType::i64, op, "Indices"));
-        FLEXPIPE_CHECK_ARG(same_dims(c.out[0], c.out[1]), "failed to run MaxPool: Indices dims must equal Y dims");
+        FLEXPIPE_CHECK_ARG(same_dims(c.out[0], c.out[1]),
+                           "failed to run MaxPool: Indices dims must equal Y dims");
         indices = c.out[1].as<int64_t>();
     }
     const TensorView& x = c.in[0];
@@ -132,7 +135,8 @@ static Status global_pool(const OpCall& c, const char* op, int kind) {
     FLEXPIPE_RETURN_IF_ERROR(expect_dtype(x, DType::f32, op, "X"));
     FLEXPIPE_RETURN_IF_ERROR(expect_dtype(c.out[0], DType::f32, op, "Y"));
     if (x.rank < 2 || c.out[0].numel != x.dims[0] * x.dims[1]) {
-        return Status::error(StatusCode::shape_mismatch, "failed to run %s: Y must hold N * C values (got %lld)", op,
+        return Status::error(StatusCode::shape_mismatch,
+                             "failed to run %s: Y must hold N * C values (got %lld)", op,
                              static_cast<long long>(c.out[0].numel));
     }
     const int64_t size = x.span(2, x.rank);

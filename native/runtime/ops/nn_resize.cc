@@ -24,12 +24,15 @@ Status op_resize(const OpCall& c) {
     FLEXPIPE_RETURN_IF_ERROR(expect_dtype(y, DType::f32, op, "Y"));
     const int64_t rank = c.ints[0];
     FLEXPIPE_CHECK_ARG(rank >= 1 && rank == x.rank && rank == y.rank,
-                       "failed to run Resize: X, Y and the attributes disagree on rank (rank=%lld, X=%d, Y=%d)",
+                       "failed to run Resize: X, Y and the attributes disagree on rank "
+                       "(rank=%lld, X=%d, Y=%d)",
                        static_cast<long long>(rank), x.rank, y.rank);
-    FLEXPIPE_CHECK_ARG(c.n_floats >= 2 + 4 * rank, "failed to run Resize: expected %lld float attributes (got %d)",
+    FLEXPIPE_CHECK_ARG(c.n_floats >= 2 + 4 * rank,
+                       "failed to run Resize: expected %lld float attributes (got %d)",
                        static_cast<long long>(2 + 4 * rank), c.n_floats);
-    FLEXPIPE_CHECK_ARG(c.ints[1] >= 0 && c.ints[1] <= 2 && c.ints[2] >= 0 && c.ints[2] <= 6 && c.ints[3] >= 0 &&
-                           c.ints[3] <= 4,
+    const bool codes_ok = c.ints[1] >= 0 && c.ints[1] <= 2 && c.ints[2] >= 0 && c.ints[2] <= 6 &&
+                          c.ints[3] >= 0 && c.ints[3] <= 4;
+    FLEXPIPE_CHECK_ARG(codes_ok,
                        "failed to run Resize: bad mode codes (mode=%lld, coord=%lld, nearest=%lld)",
                        static_cast<long long>(c.ints[1]), static_cast<long long>(c.ints[2]),
                        static_cast<long long>(c.ints[3]));
@@ -49,8 +52,10 @@ Status op_resize(const OpCall& c) {
         ax.length_resized = c.floats[3 + 4 * a];
         ax.roi_start = c.floats[4 + 4 * a];
         ax.roi_end = c.floats[5 + 4 * a];
-        FLEXPIPE_CHECK_ARG(ax.scale > 0.0, "failed to run Resize: scales must be > 0 (axis=%d, scale=%g)", a, ax.scale);
-        FLEXPIPE_CHECK_ARG(ax.in > 0 || ax.out == 0, "failed to run Resize: cannot resize an empty axis (axis=%d)", a);
+        FLEXPIPE_CHECK_ARG(ax.scale > 0.0, "failed to run Resize: scales must be > 0 (axis=%d, scale=%g)", a,
+                           ax.scale);
+        FLEXPIPE_CHECK_ARG(ax.in > 0 || ax.out == 0,
+                           "failed to run Resize: cannot resize an empty axis (axis=%d)", a);
     }
     if (y.numel == 0) return Status::ok();
     // The kernel expands tap combinations of all axes but the last into a fixed stack table.

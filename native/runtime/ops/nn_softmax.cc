@@ -20,7 +20,8 @@ static Status run_softmax(const OpCall& c, const char* op, SoftmaxFn fn) {
     const int64_t axis = c.ints[0];
     const bool coerce = c.ints[1] != 0;
     FLEXPIPE_CHECK_ARG((axis >= 0 && axis < x.rank) || (x.rank == 0 && axis == 0),
-                       "failed to run %s: axis out of range (axis=%lld, rank=%d)", op, static_cast<long long>(axis),
+                       "failed to run %s: axis out of range (axis=%lld, rank=%d)", op,
+                       static_cast<long long>(axis),
                        x.rank);
     const int ax = static_cast<int>(axis);
     const int64_t outer = x.span(0, ax);

@@ -18,18 +18,21 @@ static Status check_block(const OpCall& c, const char* op, bool depth_to_space, 
     const TensorView& x = c.in[0];
     const TensorView& y = c.out[0];
     FLEXPIPE_RETURN_IF_ERROR(expect_same_dtype(x, y, op));
-    FLEXPIPE_CHECK_ARG(b >= 1 && dtype_size(x.dtype) > 0, "failed to run %s: bad blocksize or dtype (blocksize=%lld)",
+    FLEXPIPE_CHECK_ARG(b >= 1 && dtype_size(x.dtype) > 0,
+                       "failed to run %s: bad blocksize or dtype (blocksize=%lld)",
                        op, static_cast<long long>(b));
     bool ok = x.rank == 4 && y.rank == 4 && y.dims[0] == x.dims[0];
     if (ok && depth_to_space) {
         ok = x.dims[1] % (b * b) == 0 && y.dims[1] == x.dims[1] / (b * b) && y.dims[2] == x.dims[2] * b &&
              y.dims[3] == x.dims[3] * b;
     } else if (ok) {
-        ok = x.dims[2] % b == 0 && x.dims[3] % b == 0 && y.dims[1] == x.dims[1] * b * b && y.dims[2] == x.dims[2] / b &&
+        ok = x.dims[2] % b == 0 && x.dims[3] % b == 0 && y.dims[1] == x.dims[1] * b * b &&
+        y.dims[2] == x.dims[2] / b &&
              y.dims[3] == x.dims[3] / b;
     }
     if (!ok) {
-        return Status::error(StatusCode::shape_mismatch, "failed to run %s: X and Y dims do not match blocksize %lld", op,
+        return Status::error(StatusCode::shape_mismatch,
+                             "failed to run %s: X and Y dims do not match blocksize %lld", op,
                              static_cast<long long>(b));
     }
     return Status::ok();

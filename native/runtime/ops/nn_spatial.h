@@ -25,7 +25,8 @@ struct SpatialAttrs {
 };
 
 inline Status read_spatial(const OpCall& c, const char* op, int at, bool with_pad_end, SpatialAttrs* s) {
-    FLEXPIPE_CHECK_ARG(c.n_ints > at, "failed to run %s: missing spatial attributes (n_ints=%d)", op, c.n_ints);
+    FLEXPIPE_CHECK_ARG(c.n_ints > at, "failed to run %s: missing spatial attributes (n_ints=%d)", op,
+                       c.n_ints);
     const int64_t nsp = c.ints[at];
     FLEXPIPE_CHECK_ARG(nsp >= 1 && nsp <= 3, "failed to run %s: 1 to 3 spatial axes supported (nsp=%lld)", op,
                        static_cast<long long>(nsp));

@@ -13,9 +13,10 @@ Status op_transpose(const OpCall& c) {
     const TensorView& y = c.out[0];
     FLEXPIPE_RETURN_IF_ERROR(check_elem_size(x, "Transpose"));
     FLEXPIPE_RETURN_IF_ERROR(expect_same_dtype(x, y, "Transpose"));
-    FLEXPIPE_CHECK_ARG(x.rank == y.rank && c.n_ints == x.rank,
-                       "failed to run Transpose: perm length, input rank and output rank differ (perm=%d, in=%d, out=%d)",
-                       c.n_ints, x.rank, y.rank);
+    FLEXPIPE_CHECK_ARG(
+        x.rank == y.rank && c.n_ints == x.rank,
+        "failed to run Transpose: perm length, input rank and output rank differ (perm=%d, in=%d, out=%d)",
+        c.n_ints, x.rank, y.rank);
     int64_t in_strides[max_rank];
     dense_strides(x, in_strides);
     int64_t strides[max_rank];
@@ -26,7 +27,8 @@ Status op_transpose(const OpCall& c) {
                            "failed to run Transpose: perm is not a permutation (perm[%d]=%lld)", k,
                            static_cast<long long>(p));
         used[p] = true;
-        FLEXPIPE_CHECK_ARG(y.dims[k] == x.dims[p], "failed to run Transpose: output dim %d is %lld, expected %lld", k,
+        FLEXPIPE_CHECK_ARG(y.dims[k] == x.dims[p],
+                           "failed to run Transpose: output dim %d is %lld, expected %lld", k,
                            static_cast<long long>(y.dims[k]), static_cast<long long>(x.dims[p]));
         strides[k] = in_strides[p];
     }
@@ -45,8 +47,8 @@ Status op_slice(const OpCall& c) {
     FLEXPIPE_RETURN_IF_ERROR(check_elem_size(x, "Slice"));
     FLEXPIPE_RETURN_IF_ERROR(expect_same_dtype(x, y, "Slice"));
     FLEXPIPE_CHECK_ARG(x.rank == y.rank && c.n_ints == 2 * x.rank,
-                       "failed to run Slice: expected rank %d output and %d ints (got rank %d, %d ints)", x.rank,
-                       2 * x.rank, y.rank, c.n_ints);
+                       "failed to run Slice: expected rank %d output and %d ints (got rank %d, %d ints)",
+                       x.rank, 2 * x.rank, y.rank, c.n_ints);
     if (y.numel == 0) return Status::ok();
     int64_t in_strides[max_rank];
     dense_strides(x, in_strides);
@@ -56,15 +58,17 @@ Status op_slice(const OpCall& c) {
         const int64_t start = c.ints[k];
         const int64_t step = c.ints[x.rank + k];
         const int64_t last = start + (y.dims[k] - 1) * step;
-        FLEXPIPE_CHECK_ARG(step != 0 && start >= 0 && start < x.dims[k] && last >= 0 && last < x.dims[k],
-                           "failed to run Slice: axis %d reads outside the input (start=%lld, step=%lld, count=%lld, "
-                           "dim=%lld)",
-                           k, static_cast<long long>(start), static_cast<long long>(step),
-                           static_cast<long long>(y.dims[k]), static_cast<long long>(x.dims[k]));
+        FLEXPIPE_CHECK_ARG(
+            step != 0 && start >= 0 && start < x.dims[k] && last >= 0 && last < x.dims[k],
+            "failed to run Slice: axis %d reads outside the input (start=%lld, step=%lld, count=%lld, "
+            "dim=%lld)",
+            k, static_cast<long long>(start), static_cast<long long>(step), static_cast<long long>(y.dims[k]),
+            static_cast<long long>(x.dims[k]));
         offset += start * in_strides[k];
         strides[k] = step * in_strides[k];
     }
-    const void* src = static_cast<const uint8_t*>(x.data) + offset * static_cast<int64_t>(dtype_size(x.dtype));
+    const void* src =
+        static_cast<const uint8_t*>(x.data) + offset * static_cast<int64_t>(dtype_size(x.dtype));
     tensor_ops::run_strided_copy(c, y, src, tensor_ops::coalesce(y.rank, y.dims, strides));
     return Status::ok();
 }
@@ -77,9 +81,10 @@ Status op_expand(const OpCall& c) {
     FLEXPIPE_RETURN_IF_ERROR(check_elem_size(x, "Expand"));
     FLEXPIPE_RETURN_IF_ERROR(expect_same_dtype(x, y, "Expand"));
     int64_t strides[max_rank];
-    FLEXPIPE_CHECK_ARG(broadcast_strides(x, y, strides),
-                       "failed to run Expand: input does not broadcast to the output (in rank=%d, out rank=%d)", x.rank,
-                       y.rank);
+    FLEXPIPE_CHECK_ARG(
+        broadcast_strides(x, y, strides),
+        "failed to run Expand: input does not broadcast to the output (in rank=%d, out rank=%d)", x.rank,
+        y.rank);
     if (y.numel == 0) return Status::ok();
     if (y.rank == 0) {
         std::memcpy(y.data, x.data, dtype_size(x.dtype));
@@ -98,8 +103,8 @@ Status op_tile(const OpCall& c) {
     FLEXPIPE_RETURN_IF_ERROR(check_elem_size(x, "Tile"));
     FLEXPIPE_RETURN_IF_ERROR(expect_same_dtype(x, y, "Tile"));
     FLEXPIPE_CHECK_ARG(x.rank == y.rank && c.n_ints == x.rank,
-                       "failed to run Tile: expected rank %d output and %d repeats (got rank %d, %d repeats)", x.rank,
-                       x.rank, y.rank, c.n_ints);
+                       "failed to run Tile: expected rank %d output and %d repeats (got rank %d, %d repeats)",
+                       x.rank, x.rank, y.rank, c.n_ints);
     int64_t in_strides[max_rank];
     dense_strides(x, in_strides);
     int64_t dims[copy_max_rank];
@@ -128,23 +133,24 @@ namespace {
 // Checks that `part` matches `whole` on every axis but `axis` and returns its size on `axis`.
 Status check_part(const TensorView& part, const TensorView& whole, int axis, const char* op, int index) {
     FLEXPIPE_RETURN_IF_ERROR(expect_same_dtype(part, whole, op));
-    FLEXPIPE_CHECK_ARG(part.rank == whole.rank, "failed to run %s: tensor %d has rank %d, expected %d", op, index,
-                       part.rank, whole.rank);
+    FLEXPIPE_CHECK_ARG(part.rank == whole.rank, "failed to run %s: tensor %d has rank %d, expected %d", op,
+                       index, part.rank, whole.rank);
     for (int k = 0; k < whole.rank; ++k) {
         FLEXPIPE_CHECK_ARG(k == axis || part.dims[k] == whole.dims[k],
                            "failed to run %s: tensor %d has dim %d = %lld, expected %lld", op, index, k,
                            static_cast<long long>(part.dims[k]), static_cast<long long>(whole.dims[k]));
     }
     if (part.numel > 0 && part.data == nullptr) {
-        return Status::error(StatusCode::invalid_argument, "failed to run %s: tensor %d has no data", op, index);
+        return Status::error(StatusCode::invalid_argument, "failed to run %s: tensor %d has no data", op,
+                             index);
     }
     return Status::ok();
 }
 
 // Concat and Split share one driver: the whole tensor is [outer, sum of parts on axis, inner]
 // and part i is [outer, part_i, inner]; `gather` copies parts into the whole, else the reverse.
-Status concat_or_split(const OpCall& c, const TensorView* parts, int n_parts, const TensorView& whole, bool gather,
-                       const char* op) {
+Status concat_or_split(const OpCall& c, const TensorView* parts, int n_parts, const TensorView& whole,
+                       bool gather, const char* op) {
     FLEXPIPE_RETURN_IF_ERROR(expect_ints(c, op, 1));
     FLEXPIPE_RETURN_IF_ERROR(tensor_ops::check_axis(c.ints[0], whole.rank, op));
     const int axis = static_cast<int>(c.ints[0]);
@@ -153,7 +159,8 @@ Status concat_or_split(const OpCall& c, const TensorView* parts, int n_parts, co
         FLEXPIPE_RETURN_IF_ERROR(check_part(parts[i], whole, axis, op, i));
         total += parts[i].dims[axis];
     }
-    FLEXPIPE_CHECK_ARG(total == whole.dims[axis], "failed to run %s: parts sum to %lld on axis %d, expected %lld", op,
+    FLEXPIPE_CHECK_ARG(total == whole.dims[axis],
+                       "failed to run %s: parts sum to %lld on axis %d, expected %lld", op,
                        static_cast<long long>(total), axis, static_cast<long long>(whole.dims[axis]));
     if (whole.numel == 0) return Status::ok();
     const int64_t es = static_cast<int64_t>(dtype_size(whole.dtype));
@@ -168,8 +175,10 @@ Status concat_or_split(const OpCall& c, const TensorView* parts, int n_parts, co
             auto* w = base + begin * whole_row + at;
             auto* p = static_cast<uint8_t*>(parts[i].data) + begin * row;
             if (row > 0) {
-                if (gather) copy_rows__ref(w, whole_row, p, row, end - begin, static_cast<size_t>(row));
-                else copy_rows__ref(p, row, w, whole_row, end - begin, static_cast<size_t>(row));
+                if (gather)
+                    copy_rows__ref(w, whole_row, p, row, end - begin, static_cast<size_t>(row));
+                else
+                    copy_rows__ref(p, row, w, whole_row, end - begin, static_cast<size_t>(row));
             }
             at += row;
         }

@@ -18,8 +18,8 @@ uint16_t half_bits(float f) {
     const uint32_t abs = x & 0x7fffffffu;
     if (abs >= 0x7f800000u) return static_cast<uint16_t>(sign | 0x7c00u | (abs > 0x7f800000u ? 0x200u : 0u));
     if (abs >= 0x477ff000u) return static_cast<uint16_t>(sign | 0x7c00u);  // overflows to infinity
-    if (abs < 0x38800000u) {                                                // subnormal or zero
-        const float a = std::fabs(f) * 16777216.0f;                         // 2^24: units of the smallest subnormal
+    if (abs < 0x38800000u) {                                               // subnormal or zero
+        const float a = std::fabs(f) * 16777216.0f;  // 2^24: units of the smallest subnormal
         return static_cast<uint16_t>(sign | static_cast<uint32_t>(std::nearbyint(a)));
     }
     const uint32_t mant = abs & 0x7fffffu;
@@ -69,9 +69,10 @@ Status op_pad(const OpCall& c) {
     const TensorView& y = c.out[0];
     FLEXPIPE_RETURN_IF_ERROR(check_elem_size(x, "Pad"));
     FLEXPIPE_RETURN_IF_ERROR(expect_same_dtype(x, y, "Pad"));
-    FLEXPIPE_CHECK_ARG(x.rank >= 1 && y.rank == x.rank && c.n_ints == 1 + 2 * x.rank,
-                       "failed to run Pad: expected rank >= 1, equal ranks and %d ints (got rank %d and %d, %d ints)",
-                       1 + 2 * x.rank, x.rank, y.rank, c.n_ints);
+    FLEXPIPE_CHECK_ARG(
+        x.rank >= 1 && y.rank == x.rank && c.n_ints == 1 + 2 * x.rank,
+        "failed to run Pad: expected rank >= 1, equal ranks and %d ints (got rank %d and %d, %d ints)",
+        1 + 2 * x.rank, x.rank, y.rank, c.n_ints);
     const int64_t mode = c.ints[0];
     FLEXPIPE_CHECK_ARG(mode >= 0 && mode <= 3, "failed to run Pad: unknown mode (mode=%lld)",
                        static_cast<long long>(mode));
@@ -100,7 +101,8 @@ Status op_pad(const OpCall& c) {
     const int64_t rows = y.numel / y.dims[y.rank - 1];
     const size_t es = dtype_size(x.dtype);
     parallel_for(rows, tensor_ops::threads_for(c, y.numel), [&](int64_t begin, int64_t end) {
-        pad__ref(y.data, x.data, es, x.rank, x.dims, y.dims, pads, static_cast<PadMode>(mode), &value, begin, end);
+        pad__ref(y.data, x.data, es, x.rank, x.dims, y.dims, pads, static_cast<PadMode>(mode), &value, begin,
+                 end);
     });
     return Status::ok();
 }
@@ -111,13 +113,14 @@ Status op_trilu(const OpCall& c) {
     FLEXPIPE_RETURN_IF_ERROR(expect_arity(c, "Trilu", 1, 2, 1, 1));
     FLEXPIPE_RETURN_IF_ERROR(expect_ints(c, "Trilu", 2));
     int64_t k = c.ints[1];
-    if (c.n_in > 1 && c.in[1].present()) FLEXPIPE_RETURN_IF_ERROR(tensor_ops::read_scalar_int(c.in[1], "Trilu", &k));
+    if (c.n_in > 1 && c.in[1].present())
+        FLEXPIPE_RETURN_IF_ERROR(tensor_ops::read_scalar_int(c.in[1], "Trilu", &k));
     const TensorView& x = c.in[0];
     const TensorView& y = c.out[0];
     FLEXPIPE_RETURN_IF_ERROR(check_elem_size(x, "Trilu"));
     FLEXPIPE_RETURN_IF_ERROR(expect_same_dtype(x, y, "Trilu"));
-    FLEXPIPE_CHECK_ARG(x.rank >= 2 && same_dims(x, y), "failed to run Trilu: expected rank >= 2 and equal dims (rank=%d)",
-                       x.rank);
+    FLEXPIPE_CHECK_ARG(x.rank >= 2 && same_dims(x, y),
+                       "failed to run Trilu: expected rank >= 2 and equal dims (rank=%d)", x.rank);
     if (y.numel == 0) return Status::ok();
     const int64_t rows = x.dims[x.rank - 2];
     const int64_t cols = x.dims[x.rank - 1];
@@ -173,8 +176,8 @@ Status op_eye_like(const OpCall& c) {
     FLEXPIPE_CHECK_ARG(y.rank == 2, "failed to run EyeLike: output must have rank 2 (rank=%d)", y.rank);
     uint64_t zero = 0;
     uint64_t one = 0;
-    FLEXPIPE_CHECK_ARG(tensor_ops::scalar_bits(y.dtype, 1.0, 1, &one), "failed to run EyeLike: unsupported dtype %s",
-                       dtype_name(y.dtype));
+    FLEXPIPE_CHECK_ARG(tensor_ops::scalar_bits(y.dtype, 1.0, 1, &one),
+                       "failed to run EyeLike: unsupported dtype %s", dtype_name(y.dtype));
     const size_t es = dtype_size(y.dtype);
     fill__ref(y.data, &zero, es, 0, y.numel);
     const int64_t k = c.int_at(0, 0);

@@ -11,8 +11,9 @@ namespace {
 
 Status check_indices_dtype(const TensorView& idx, const char* op) {
     if (idx.dtype != DType::i32 && idx.dtype != DType::i64) {
-        return Status::error(StatusCode::invalid_argument, "failed to run %s: indices must be int32 or int64 (got %s)",
-                             op, dtype_name(idx.dtype));
+        return Status::error(StatusCode::invalid_argument,
+                             "failed to run %s: indices must be int32 or int64 (got %s)", op,
+                             dtype_name(idx.dtype));
     }
     if (idx.numel > 0 && idx.data == nullptr) {
         return Status::error(StatusCode::invalid_argument, "failed to run %s: indices have no data", op);
@@ -30,8 +31,9 @@ Status check_indices_range(const TensorView& idx, int64_t n, int64_t period, int
         const int64_t v = index_value(idx, i);
         if (v < -n || v >= n) {
             return Status::error(StatusCode::invalid_argument,
-                                 "failed to run %s: index out of range (index=%lld, position=%lld, dim=%lld)", op,
-                                 static_cast<long long>(v), static_cast<long long>(i), static_cast<long long>(n));
+                                 "failed to run %s: index out of range (index=%lld, position=%lld, dim=%lld)",
+                                 op, static_cast<long long>(v), static_cast<long long>(i),
+                                 static_cast<long long>(n));
         }
     }
     return Status::ok();
@@ -39,8 +41,9 @@ Status check_indices_range(const TensorView& idx, int64_t n, int64_t period, int
 
 Status check_out_dim(const TensorView& y, int k, int64_t want, const char* op) {
     if (k >= y.rank || y.dims[k] != want) {
-        return Status::error(StatusCode::shape_mismatch, "failed to run %s: output dim %d should be %lld (rank=%d)", op,
-                             k, static_cast<long long>(want), y.rank);
+        return Status::error(StatusCode::shape_mismatch,
+                             "failed to run %s: output dim %d should be %lld (rank=%d)", op, k,
+                             static_cast<long long>(want), y.rank);
     }
     return Status::ok();
 }
@@ -60,10 +63,11 @@ Status op_gather(const OpCall& c) {
     FLEXPIPE_RETURN_IF_ERROR(check_indices_dtype(idx, "Gather"));
     FLEXPIPE_RETURN_IF_ERROR(tensor_ops::check_axis(c.ints[0], x.rank, "Gather"));
     const int axis = static_cast<int>(c.ints[0]);
-    FLEXPIPE_CHECK_ARG(y.rank == x.rank + idx.rank - 1, "failed to run Gather: output rank is %d, expected %d", y.rank,
-                       x.rank + idx.rank - 1);
+    FLEXPIPE_CHECK_ARG(y.rank == x.rank + idx.rank - 1,
+                       "failed to run Gather: output rank is %d, expected %d", y.rank, x.rank + idx.rank - 1);
     for (int k = 0; k < axis; ++k) FLEXPIPE_RETURN_IF_ERROR(check_out_dim(y, k, x.dims[k], "Gather"));
-    for (int k = 0; k < idx.rank; ++k) FLEXPIPE_RETURN_IF_ERROR(check_out_dim(y, axis + k, idx.dims[k], "Gather"));
+    for (int k = 0; k < idx.rank; ++k)
+        FLEXPIPE_RETURN_IF_ERROR(check_out_dim(y, axis + k, idx.dims[k], "Gather"));
     for (int k = axis + 1; k < x.rank; ++k)
         FLEXPIPE_RETURN_IF_ERROR(check_out_dim(y, k + idx.rank - 1, x.dims[k], "Gather"));
     const int64_t n = x.dims[axis];
@@ -91,13 +95,15 @@ Status op_gather_elements(const OpCall& c) {
     FLEXPIPE_RETURN_IF_ERROR(check_indices_dtype(idx, "GatherElements"));
     FLEXPIPE_RETURN_IF_ERROR(tensor_ops::check_axis(c.ints[0], x.rank, "GatherElements"));
     const int axis = static_cast<int>(c.ints[0]);
-    FLEXPIPE_CHECK_ARG(idx.rank == x.rank && same_dims(idx, y),
-                       "failed to run GatherElements: indices must have data's rank and the output's dims (rank=%d)",
-                       idx.rank);
+    FLEXPIPE_CHECK_ARG(
+        idx.rank == x.rank && same_dims(idx, y),
+        "failed to run GatherElements: indices must have data's rank and the output's dims (rank=%d)",
+        idx.rank);
     for (int k = 0; k < x.rank; ++k) {
-        FLEXPIPE_CHECK_ARG(k == axis || idx.dims[k] <= x.dims[k],
-                           "failed to run GatherElements: indices dim %d exceeds data (indices=%lld, data=%lld)", k,
-                           static_cast<long long>(idx.dims[k]), static_cast<long long>(x.dims[k]));
+        FLEXPIPE_CHECK_ARG(
+            k == axis || idx.dims[k] <= x.dims[k],
+            "failed to run GatherElements: indices dim %d exceeds data (indices=%lld, data=%lld)", k,
+            static_cast<long long>(idx.dims[k]), static_cast<long long>(x.dims[k]));
     }
     FLEXPIPE_RETURN_IF_ERROR(check_indices_range(idx, x.dims[axis], 1, 0, "GatherElements"));
     if (y.numel == 0) return Status::ok();
@@ -105,8 +111,8 @@ Status op_gather_elements(const OpCall& c) {
     dense_strides(x, strides);
     const bool idx64 = idx.dtype == DType::i64;
     parallel_for(y.numel, tensor_ops::threads_for(c, y.numel), [&](int64_t begin, int64_t end) {
-        gather_elements__ref(y.data, x.data, dtype_size(x.dtype), x.rank, idx.dims, strides, axis, x.dims[axis],
-                             idx.data, idx64, begin, end);
+        gather_elements__ref(y.data, x.data, dtype_size(x.dtype), x.rank, idx.dims, strides, axis,
+                             x.dims[axis], idx.data, idx64, begin, end);
     });
     return Status::ok();
 }
@@ -123,21 +129,24 @@ Status op_gather_nd(const OpCall& c) {
     FLEXPIPE_RETURN_IF_ERROR(expect_same_dtype(x, y, "GatherND"));
     FLEXPIPE_RETURN_IF_ERROR(check_indices_dtype(idx, "GatherND"));
     const int64_t b = c.int_at(0, 0);
-    FLEXPIPE_CHECK_ARG(idx.rank >= 1 && b >= 0 && b < idx.rank, "failed to run GatherND: bad batch_dims (batch_dims=%lld)",
-                       static_cast<long long>(b));
+    FLEXPIPE_CHECK_ARG(idx.rank >= 1 && b >= 0 && b < idx.rank,
+                       "failed to run GatherND: bad batch_dims (batch_dims=%lld)", static_cast<long long>(b));
     const int64_t m = idx.dims[idx.rank - 1];
-    FLEXPIPE_CHECK_ARG(m >= 1 && b + m <= x.rank, "failed to run GatherND: index depth too large (depth=%lld, rank=%d)",
+    FLEXPIPE_CHECK_ARG(m >= 1 && b + m <= x.rank,
+                       "failed to run GatherND: index depth too large (depth=%lld, rank=%d)",
                        static_cast<long long>(m), x.rank);
     const int nb = static_cast<int>(b);
     const int depth = static_cast<int>(m);
     for (int k = 0; k < nb; ++k) {
-        FLEXPIPE_CHECK_ARG(idx.dims[k] == x.dims[k], "failed to run GatherND: batch dim %d differs (%lld vs %lld)", k,
+        FLEXPIPE_CHECK_ARG(idx.dims[k] == x.dims[k],
+                           "failed to run GatherND: batch dim %d differs (%lld vs %lld)", k,
                            static_cast<long long>(idx.dims[k]), static_cast<long long>(x.dims[k]));
     }
     FLEXPIPE_CHECK_ARG(y.rank == idx.rank - 1 + x.rank - nb - depth,
                        "failed to run GatherND: output rank is %d, expected %d", y.rank,
                        idx.rank - 1 + x.rank - nb - depth);
-    for (int k = 0; k < idx.rank - 1; ++k) FLEXPIPE_RETURN_IF_ERROR(check_out_dim(y, k, idx.dims[k], "GatherND"));
+    for (int k = 0; k < idx.rank - 1; ++k)
+        FLEXPIPE_RETURN_IF_ERROR(check_out_dim(y, k, idx.dims[k], "GatherND"));
     for (int k = nb + depth; k < x.rank; ++k)
         FLEXPIPE_RETURN_IF_ERROR(check_out_dim(y, idx.rank - 1 + k - nb - depth, x.dims[k], "GatherND"));
     for (int k = 0; k < depth; ++k)
@@ -147,8 +156,8 @@ Status op_gather_nd(const OpCall& c) {
     const int64_t blocks = idx.numel / m;
     const int64_t slice = x.span(nb + depth, x.rank);
     parallel_for(blocks, tensor_ops::threads_for(c, y.numel), [&](int64_t begin, int64_t end) {
-        gather_nd__ref(y.data, x.data, dtype_size(x.dtype), depth, x.dims + nb, slice, blocks / batch, idx.data,
-                       idx.dtype == DType::i64, begin, end);
+        gather_nd__ref(y.data, x.data, dtype_size(x.dtype), depth, x.dims + nb, slice, blocks / batch,
+                       idx.data, idx.dtype == DType::i64, begin, end);
     });
     return Status::ok();
 }
@@ -163,7 +172,8 @@ Status op_one_hot(const OpCall& c) {
     const TensorView& y = c.out[0];
     FLEXPIPE_RETURN_IF_ERROR(check_elem_size(y, "OneHot"));
     FLEXPIPE_RETURN_IF_ERROR(expect_same_dtype(values, y, "OneHot"));
-    FLEXPIPE_CHECK_ARG(values.numel == 2 && values.data != nullptr, "failed to run OneHot: values must hold 2 elements");
+    FLEXPIPE_CHECK_ARG(values.numel == 2 && values.data != nullptr,
+                       "failed to run OneHot: values must hold 2 elements");
     IndexKind kind;
     switch (idx.dtype) {
         case DType::i32: kind = IndexKind::i32; break;
@@ -171,8 +181,8 @@ Status op_one_hot(const OpCall& c) {
         case DType::f32: kind = IndexKind::f32; break;
         case DType::f64: kind = IndexKind::f64; break;
         default:
-            return Status::error(StatusCode::invalid_argument, "failed to run OneHot: unsupported indices dtype %s",
-                                 dtype_name(idx.dtype));
+            return Status::error(StatusCode::invalid_argument,
+                                 "failed to run OneHot: unsupported indices dtype %s", dtype_name(idx.dtype));
     }
     FLEXPIPE_CHECK_ARG(idx.numel == 0 || idx.data != nullptr, "failed to run OneHot: indices have no data");
     FLEXPIPE_RETURN_IF_ERROR(tensor_ops::check_axis(c.ints[0], idx.rank + 1, "OneHot"));

@@ -8,8 +8,8 @@
 #include "common/status.h"
 #include "kernels/copy/copy.h"
 #include "runtime/op_call.h"
-#include "runtime/parallel.h"
 #include "runtime/ops/op_helpers.h"
+#include "runtime/parallel.h"
 
 namespace flexpipe {
 
@@ -37,12 +37,15 @@ namespace tensor_ops {
 // Below this many elements an op runs on one thread: the OpenMP fork costs more than the copy.
 constexpr int64_t serial_below = 1 << 15;
 
-inline int threads_for(const OpCall& c, int64_t work) { return work < serial_below ? 1 : c.threads; }
+inline int threads_for(const OpCall& c, int64_t work) {
+    return work < serial_below ? 1 : c.threads;
+}
 
 inline Status check_elem_size(const TensorView& t, const char* op) {
     if (dtype_size(t.dtype) == 0 || (t.data == nullptr && t.numel > 0)) {
-        return Status::error(StatusCode::invalid_argument, "failed to run %s: tensor has no data or dtype (dtype=%s)",
-                             op, dtype_name(t.dtype));
+        return Status::error(StatusCode::invalid_argument,
+                             "failed to run %s: tensor has no data or dtype (dtype=%s)", op,
+                             dtype_name(t.dtype));
     }
     return Status::ok();
 }
@@ -50,8 +53,9 @@ inline Status check_elem_size(const TensorView& t, const char* op) {
 // Normalizes an axis given by the encoder (already non-negative) and checks it against rank.
 inline Status check_axis(int64_t axis, int rank, const char* op) {
     if (axis < 0 || axis >= rank) {
-        return Status::error(StatusCode::invalid_argument, "failed to run %s: axis out of range (axis=%lld, rank=%d)",
-                             op, static_cast<long long>(axis), rank);
+        return Status::error(StatusCode::invalid_argument,
+                             "failed to run %s: axis out of range (axis=%lld, rank=%d)", op,
+                             static_cast<long long>(axis), rank);
     }
     return Status::ok();
 }
@@ -96,9 +100,10 @@ inline void run_strided_copy(const OpCall& c, const TensorView& out, const void*
 // Reads the single element of an int32/int64 tensor (a run-time scalar argument such as Trilu's k).
 inline Status read_scalar_int(const TensorView& t, const char* op, int64_t* out) {
     if ((t.dtype != DType::i64 && t.dtype != DType::i32) || t.numel != 1 || t.data == nullptr) {
-        return Status::error(StatusCode::invalid_argument,
-                             "failed to run %s: scalar argument must be one int32/int64 element (dtype=%s, numel=%lld)",
-                             op, dtype_name(t.dtype), static_cast<long long>(t.numel));
+        return Status::error(
+            StatusCode::invalid_argument,
+            "failed to run %s: scalar argument must be one int32/int64 element (dtype=%s, numel=%lld)", op,
+            dtype_name(t.dtype), static_cast<long long>(t.numel));
     }
     *out = t.dtype == DType::i64 ? *t.as<int64_t>() : *t.as<int32_t>();
     return Status::ok();

@@ -8,7 +8,8 @@ namespace flexpipe {
 namespace {
 
 Status unsupported_dtype(const char* op, DType t) {
-    return Status::error(StatusCode::unsupported, "failed to run %s: unsupported dtype %s", op, dtype_name(t));
+    return Status::error(StatusCode::unsupported, "failed to run %s: unsupported dtype %s", op,
+                         dtype_name(t));
 }
 
 // Splits x's axes into kept and reduced ones (flags[k] != 0: reduced), dropping size-1 axes and
@@ -48,7 +49,8 @@ Status op_reduce(const OpCall& c) {
     const TensorView& x = c.in[0];
     const TensorView& y = c.out[0];
     FLEXPIPE_RETURN_IF_ERROR(expect_same_dtype(x, y, "Reduce"));
-    FLEXPIPE_CHECK_ARG(c.n_ints == 1 + x.rank, "failed to run Reduce: expected %d ints (got %d)", 1 + x.rank, c.n_ints);
+    FLEXPIPE_CHECK_ARG(c.n_ints == 1 + x.rank, "failed to run Reduce: expected %d ints (got %d)", 1 + x.rank,
+                       c.n_ints);
     const int64_t kind = c.ints[0];
     FLEXPIPE_CHECK_ARG(kind >= 0 && kind <= 9, "failed to run Reduce: unknown kind (kind=%lld)",
                        static_cast<long long>(kind));
@@ -63,9 +65,10 @@ Status op_reduce(const OpCall& c) {
         if (j >= y.rank || y.dims[j] != x.dims[k]) drop_ok = false;
         ++j;
     }
-    FLEXPIPE_CHECK_ARG(keep_ok || (drop_ok && j == y.rank),
-                       "failed to run Reduce: output dims do not match the reduced input (in rank=%d, out rank=%d)",
-                       x.rank, y.rank);
+    FLEXPIPE_CHECK_ARG(
+        keep_ok || (drop_ok && j == y.rank),
+        "failed to run Reduce: output dims do not match the reduced input (in rank=%d, out rank=%d)", x.rank,
+        y.rank);
     if (y.numel == 0) return Status::ok();
     FLEXPIPE_CHECK_ARG(x.numel == 0 || x.data != nullptr, "failed to run Reduce: input has no data");
     const ReduceShape s = make_reduce_shape(x, flags);
@@ -111,7 +114,8 @@ Status op_arg_reduce(const OpCall& c) {
     const int64_t n = x.dims[axis];
     const int64_t inner = x.span(axis + 1, x.rank);
     const int64_t outer = x.span(0, axis);
-    FLEXPIPE_CHECK_ARG(n >= 1 || outer * inner == 0, "failed to run ArgReduce: reduced axis is empty (axis=%d)", axis);
+    FLEXPIPE_CHECK_ARG(n >= 1 || outer * inner == 0,
+                       "failed to run ArgReduce: reduced axis is empty (axis=%d)", axis);
     FLEXPIPE_CHECK_ARG(y.numel == outer * inner && (y.rank == x.rank || y.rank == x.rank - 1),
                        "failed to run ArgReduce: output has %lld elements, expected %lld",
                        static_cast<long long>(y.numel), static_cast<long long>(outer * inner));
@@ -155,7 +159,8 @@ Status op_cumsum(const OpCall& c) {
     const TensorView& x = c.in[0];
     const TensorView& y = c.out[0];
     FLEXPIPE_RETURN_IF_ERROR(expect_same_dtype(x, y, "CumSum"));
-    FLEXPIPE_CHECK_ARG(same_dims(x, y), "failed to run CumSum: output dims differ from input (rank=%d)", x.rank);
+    FLEXPIPE_CHECK_ARG(same_dims(x, y), "failed to run CumSum: output dims differ from input (rank=%d)",
+                       x.rank);
     int64_t axis64 = c.ints[0];
     if (c.n_in > 1 && c.in[1].present()) {
         FLEXPIPE_RETURN_IF_ERROR(tensor_ops::read_scalar_int(c.in[1], "CumSum", &axis64));
