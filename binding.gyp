@@ -45,7 +45,7 @@
       "ldflags": ["-fopenmp"],
       "libraries": ["-fopenmp"],
       "conditions": [
-        ["flexpipe_uring==1", { "libraries": ["-luring"] }]
+        ["flexpipe_uring==1", { "libraries": ["-Wl,-Bstatic", "-luring", "-Wl,-Bdynamic"] }]
       ]
     }
   ]

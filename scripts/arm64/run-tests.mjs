@@ -166,7 +166,7 @@ if (values.models) {
   const t0 = performance.now()
   const modelsDir = join(root, 'test', 'fixtures', 'models')
   const refDir = join(modelsDir, 'reference')
-  // A manifest <base>.json applies to <base>.onnx and its variants <base>_*.onnx
+  // A manifest <base>.json applies to the model it names and to <base>.onnx and its variants <base>_*.onnx
   // (resnet_small_external, bert_tiny_opset17; see test/fixtures/README.md); the longest base wins.
   const manifests = existsSync(refDir)
     ? readdirSync(refDir).filter((f) => f.endsWith('.json')).map((f) => ({ base: basename(f, '.json'), ...JSON.parse(readFileSync(join(refDir, f), 'utf8')) }))
@@ -175,9 +175,9 @@ if (values.models) {
   if (models.length === 0) notOk('fixture models present', `no .onnx files in ${modelsDir}`)
   for (const model of models) {
     const base = basename(model, '.onnx')
-    const m = manifests
-      .filter((x) => base === x.base || base.startsWith(`${x.base}_`))
-      .sort((a, b) => b.base.length - a.base.length)[0]
+    const m =
+      manifests.find((x) => x.model === model) ??
+      manifests.filter((x) => base === x.base || base.startsWith(`${x.base}_`)).sort((a, b) => b.base.length - a.base.length)[0]
     const name = `model ${model} matches the PyTorch reference`
     if (!m) {
       notOk(name, `no reference manifest in ${refDir}`)

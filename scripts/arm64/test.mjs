@@ -5,7 +5,7 @@
 // prebuilds/linux-arm64/ (FLEXPIPE_ADDON). Output is TAP, ending with `# arm64: N passed, N failed`.
 //   node scripts/arm64/test.mjs [--no-models] [--no-build] [run-tests.mjs options: --op X, --filter RE, ...]
 // --no-models runs only the operator tests; --no-build skips `tsc` (dist/ must then be current).
-// The arm64 addon is built (scripts/arm64/build.mjs) only if prebuilds/linux-arm64/ has none.
+// The arm64 addon is built (scripts/prebuild.mjs) only if prebuilds/linux-arm64/ has none.
 import { spawn, spawnSync } from 'node:child_process'
 import { existsSync, readdirSync } from 'node:fs'
 import { cpus } from 'node:os'
@@ -56,9 +56,9 @@ if (!noBuild) {
 const prebuilds = join(root, 'prebuilds', 'linux-arm64')
 const findAddon = () => (existsSync(prebuilds) ? readdirSync(prebuilds).filter((f) => f.endsWith('.node')).sort() : [])
 if (findAddon().length === 0) {
-  console.error('# no arm64 prebuild yet: running scripts/arm64/build.mjs')
-  const b = spawnSync(process.execPath, [join(root, 'scripts', 'arm64', 'build.mjs')], { cwd: root, stdio: ['ignore', 2, 2] })
-  if (b.status !== 0) fail('arm64 addon builds', 'scripts/arm64/build.mjs failed (see above)')
+  console.error('# no arm64 prebuild yet: running scripts/prebuild.mjs')
+  const b = spawnSync(process.execPath, [join(root, 'scripts', 'prebuild.mjs'), '--arch', 'arm64'], { cwd: root, stdio: ['ignore', 2, 2] })
+  if (b.status !== 0) fail('arm64 addon builds', 'scripts/prebuild.mjs failed (see above)')
 }
 const [addon] = findAddon()
 if (!addon) fail('arm64 addon present', `no .node in ${prebuilds}`)

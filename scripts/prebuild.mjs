@@ -1,10 +1,10 @@
 #!/usr/bin/env node
 // SPDX-License-Identifier: Apache-2.0
 // Builds the release prebuild of the addon with prebuildify (STYLE.md §9), the way we ship it:
-//   node scripts/arm64/build.mjs                 linux-arm64, cross-compiled with Debian's
+//   node scripts/prebuild.mjs                 linux-arm64, cross-compiled with Debian's
 //                                                g++-aarch64-linux-gnu -> prebuilds/linux-arm64/
-//   node scripts/arm64/build.mjs --arch x64      linux-x64 with the host compiler -> prebuilds/linux-x64/
-// (`npm run build:arm64`, `npm run prebuild:arm64`, `npm run prebuild`).
+//   node scripts/prebuild.mjs --arch x64      linux-x64 with the host compiler -> prebuilds/linux-x64/
+// (`npm run build:arm64` = `npm run prebuildify:arm64`, and `npm run prebuildify:x64`).
 //
 // prebuildify always runs `node-gyp rebuild` in its working directory, which would wipe the dev build in
 // build/Release. So it runs in a staging directory (build-arm64/, .cache/prebuild-x64/) holding symlinks to
@@ -22,30 +22,11 @@ import { dirname, join, relative } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { parseArgs } from 'node:util'
 
-const root = join(dirname(fileURLToPath(import.meta.url)), '..', '..')
+const root = join(dirname(fileURLToPath(import.meta.url)), '..')
 
 // npm runs `pre<name>` before `<name>`: so `prebuild` is also the pre-hook of `npm run build` (the dev
 // build) and `prebuild:arm64` of `npm run build:arm64`. Only build when asked for directly; npm's process
 // title ("npm run <script>") says which script was requested.
-function npmRequestedScript() {
-  try {
-    let pid = process.ppid
-    for (let i = 0; i < 6 && pid > 1; i++) {
-      const argv = readFileSync(`/proc/${pid}/cmdline`, 'utf8').split(/[\0\s]+/).filter(Boolean)
-      const k = argv.findIndex((a, j) => ['run', 'run-script', 'rum', 'urn'].includes(a) && argv.slice(0, j).some((b) => /(^|\/)npm(-cli\.js)?$/.test(b)))
-      if (k >= 0) return argv.slice(k + 1).find((a) => !a.startsWith('-'))
-      const stat = readFileSync(`/proc/${pid}/stat`, 'utf8')
-      pid = Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1])
-    }
-  } catch {}
-  return undefined
-}
-const event = process.env.npm_lifecycle_event
-if ((event === 'prebuild' || event === 'prebuild:arm64') && npmRequestedScript() === event.slice(3)) {
-  console.error(`# ${event}: skipped as npm's pre-hook of \`npm run ${event.slice(3)}\` (run \`npm run ${event}\` to build the prebuild)`)
-  process.exit(0)
-}
-
 const { values } = parseArgs({
   options: {
     arch: { type: 'string', default: 'arm64' },
@@ -54,7 +35,7 @@ const { values } = parseArgs({
   },
 })
 if (values.help) {
-  console.log('usage: node scripts/arm64/build.mjs [--arch arm64|x64] [--jobs N]')
+  console.log('usage: node scripts/prebuild.mjs [--arch arm64|x64] [--jobs N]')
   process.exit(0)
 }
 
