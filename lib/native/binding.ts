@@ -48,6 +48,18 @@ export interface NativeInfo {
   ioUring: string
 }
 
+export interface PrepackResult {
+  dtype: number
+  dims: number[]
+  data: ArrayBuffer
+}
+
+/** Test-only entry points (native/addon/testing*.cc): kernel variants by ISA name. */
+export interface NativeTesting {
+  isas(): string[]
+  [entry: string]: (...args: never[]) => unknown
+}
+
 export interface NativeBinding {
   Session: new (threads: number, io: 'auto' | 'uring' | 'pread') => NativeSession
   info(): NativeInfo
@@ -60,6 +72,8 @@ export interface NativeBinding {
     floats: readonly number[],
     threads?: number,
   ): void
+  prepack(name: string, weight: NativeTensor, ints: readonly number[]): PrepackResult
+  _testing: NativeTesting
 }
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..', '..', '..')

@@ -1,24 +1,26 @@
 // SPDX-License-Identifier: Apache-2.0
 // The persistent region of the arena: where weights and plan constants are placed, once each.
+import type { DType } from '../model/dtype.js'
 import { planAlignment } from '../plan/memory-plan.js'
+import type { PlacedConstant } from './program-builder.js'
 
 const alignUp = (n: number, a: number): number => Math.ceil(n / a) * a
 
 export class ConstantStore {
-  private readonly offsets = new Map<string, number>()
+  private readonly placed = new Map<string, PlacedConstant>()
   private end = 0
 
-  /** Offset of a placed constant. */
-  offsetOf(key: string): number | undefined {
-    return this.offsets.get(key)
+  get(key: string): PlacedConstant | undefined {
+    return this.placed.get(key)
   }
 
-  /** Reserves room for a new constant; returns its offset. */
-  reserve(key: string, bytes: number): number {
+  /** Reserves room for a new constant; returns its placement. */
+  reserve(key: string, dtype: DType, dims: readonly number[], bytes: number): PlacedConstant {
     const offset = alignUp(this.end, planAlignment)
-    this.offsets.set(key, offset)
+    const p = { offset, dtype, dims }
+    this.placed.set(key, p)
     this.end = offset + bytes
-    return offset
+    return p
   }
 
   /** Bytes the persistent region spans. */

@@ -13,6 +13,8 @@ import { opDef } from '../model/ops/registry.js'
 import { binding, type NativeSession } from '../native/binding.js'
 import type { Tensor, TensorInfo } from '../tensor.js'
 import { ConstantStore } from './constant-store.js'
+import { constantHost, prepackKey, runPrepack } from './constants.js'
+import type { Prepack } from '../model/ops/op-def.js'
 import { checkFeeds } from './feeds.js'
 import { fromNative } from './native-errors.js'
 import { buildProgram, type ExecutionPlan } from './program-builder.js'
@@ -67,12 +69,16 @@ function checkSupported(graph: Graph): void {
 const foldNative: FoldFn = (node, call, inputs, outputs) => {
   const n = call.outputs ?? outputs.length
   const outs = outputs.slice(0, n).map((o) => ({ dtype: o.dtype, dims: o.dims as number[], data: allocArray(o.dtype, numel(o.dims as number[])) }))
-  const ins = call.inputs.map((i) => {
-    const t = i < 0 ? undefined : inputs[i]
+  const ins = call.inputs.map((i, j) => {
+    let t = i < 0 ? undefined : inputs[i]
+    const p = call.prepack?.find((q) => q.input === j)
+    if (t !== undefined && p !== undefined) t = runPrepack(t, p, node.name)
     return t === undefined ? null : { dtype: dtypeCode(t.dtype), dims: t.dims, data: t.data }
   })
+  const nativeOuts = outs.map((o) => ({ dtype: dtypeCode(o.dtype), dims: o.dims, data: o.data as ArrayBufferView }))
+  if (call.workspace) nativeOuts.push({ dtype: dtypeCode('uint8'), dims: [call.workspace], data: new Uint8Array(call.workspace) })
   try {
-    binding().runOp(call.op, ins, outs.map((o) => ({ dtype: dtypeCode(o.dtype), dims: o.dims, data: o.data })), call.ints, call.floats)
+    binding().runOp(call.op, ins, nativeOuts, call.ints, call.floats)
   } catch (err) {
     throw fromNative(err, [node.name])
   }
@@ -121,7 +127,6 @@ export class Engine {
     const outputs = graph.outputs.map((o) => ({ name: o.name, dtype: symbolic?.values.get(o.name)?.dtype ?? o.dtype, dims: symbolic?.values.get(o.name)?.dims ?? o.dims }))
     const engine = new Engine(graph, opts, outputs)
     for (const [k, v] of foldCache) engine.foldCache.set(k, v)
-    if (symbolic !== undefined) await engine.placeConstants(symbolic, '')
     return engine
   }
 
@@ -230,7 +235,7 @@ export class Engine {
     const inferred = this.inferConcrete(tensors)
     key = this.planKey(tensors)
     await this.placeConstants(inferred, key)
-    const plan = buildProgram(this.graph, inferred, (name, v) => this.constants.offsetOf(this.constantKey(inferred, name, v, key))!)
+    const plan = buildProgram(this.graph, inferred, (name, v, p) => this.constants.get(this.constantKey(inferred, name, v, key, p))!)
     await this.growArena(Math.max(this.activationBytes, plan.activationBytes), this.constants.bytes)
     this.activationBytes = Math.max(this.activationBytes, plan.activationBytes)
     let program: number
@@ -249,45 +254,53 @@ export class Engine {
     return entry
   }
 
-  private constantKey(inferred: InferredGraph, name: string, v: ValueInfo, signature: string): string {
-    if (inferred.staticValues.has(name)) return name
-    return `${name}@${signature}:${v.dims.join('x')}`
+  private constantKey(inferred: InferredGraph, name: string, v: ValueInfo, signature: string, p?: Prepack): string {
+    const base = inferred.staticValues.has(name) ? name : `${name}@${signature}:${v.dims.join('x')}`
+    return p === undefined ? base : base + prepackKey(p)
   }
 
-  /** Places every constant the steps read (and constant graph outputs) in the persistent region. */
+  /** Places every constant the kernels read (transformed where they ask for it) in the persistent region. */
   private async placeConstants(inferred: InferredGraph, signature: string): Promise<void> {
-    const pending: Array<{ offset: number; value: ValueInfo }> = []
-    const consider = (name: string): void => {
+    const pending: Array<{ offset: number; value: ValueInfo; host?: TensorData }> = []
+    const oldEnd = this.constants.bytes
+    const consider = (name: string, node: string, p?: Prepack): void => {
       const v = inferred.values.get(name)
       if (v === undefined || (v.tensor === undefined && hostTensor(v) === undefined)) return
-      if (signature === '' && !inferred.staticValues.has(name)) return // symbolic pass: weights only
-      const key = this.constantKey(inferred, name, v, signature)
-      if (this.constants.offsetOf(key) !== undefined) return
-      const bytes = numel(v.dims as number[]) * dtypeBytes(v.dtype as DType)
-      pending.push({ offset: this.constants.reserve(key, bytes), value: v })
-    }
-    for (const step of inferred.steps) {
-      if (step.kernel === undefined && step.aliasOf === undefined) {
-        step.node.inputs.forEach((n) => n !== '' && consider(n))
-      } else if (step.kernel !== undefined) {
-        for (const i of step.kernel.inputs) if (i >= 0 && (step.node.inputs[i] ?? '') !== '') consider(step.node.inputs[i]!)
+      const key = this.constantKey(inferred, name, v, signature, p)
+      if (this.constants.get(key) !== undefined) return
+      if (p === undefined) {
+        const bytes = numel(v.dims as number[]) * dtypeBytes(v.dtype)
+        pending.push({ offset: this.constants.reserve(key, v.dtype, v.dims as number[], bytes).offset, value: v })
+      } else {
+        const host = runPrepack(constantHost(v), p, node)
+        pending.push({ offset: this.constants.reserve(key, host.dtype, host.dims, host.data.byteLength).offset, value: v, host })
       }
     }
+    for (const step of inferred.steps) {
+      step.kernel?.inputs.forEach((i, j) => {
+        const name = i < 0 ? '' : (step.node.inputs[i] ?? '')
+        if (name !== '') consider(name, step.node.name, step.kernel!.prepack?.find((p) => p.input === j))
+      })
+    }
+    for (const o of this.graph.outputs) {
+      const v = inferred.values.get(o.name)
+      if (v !== undefined && hostTensor(v) === undefined) consider(o.name, o.name) // external initializer as output
+    }
     if (pending.length === 0) return
-    const oldEnd = pending[0]!.offset
     await this.growArena(this.activationBytes, oldEnd, true)
     const session = this.live('open')
-    for (const { offset, value } of pending) {
+    for (const { offset, value, host } of pending) {
       const t = value.tensor !== undefined && isExternal(value.tensor) ? value.tensor : undefined
-      if (t !== undefined) {
+      if (host !== undefined) {
+        session.write(offset, host.data)
+      } else if (t !== undefined) {
         try {
           await session.readFile(t.path, new Float64Array([t.offset, t.length, offset]))
         } catch (err) {
           throw fromNative(err)
         }
       } else {
-        const host = hostTensor(value) as TensorData
-        session.write(offset, host.data)
+        session.write(offset, (hostTensor(value) as TensorData).data)
       }
     }
   }

@@ -7,6 +7,7 @@ import { dtypeBytes, dtypeCode, type DType } from '../model/dtype.js'
 import type { Graph, TensorData, ValueInfo } from '../model/ir.js'
 import { numel } from '../model/ir.js'
 import type { InferredGraph, Step } from '../model/infer-graph.js'
+import type { Prepack } from '../model/ops/op-def.js'
 import { hostTensor } from '../model/values.js'
 import { nativeOpCode } from '../native/binding.js'
 import { planMemory, type BufferRequest } from '../plan/memory-plan.js'
@@ -27,8 +28,14 @@ export interface ExecutionPlan {
   readonly opNodes: readonly string[]
 }
 
-/** Where constants live: returns the persistent offset of a constant value (placed beforehand). */
-export type ConstantOffset = (name: string, value: ValueInfo) => number
+export interface PlacedConstant {
+  readonly offset: number
+  readonly dtype: DType
+  readonly dims: readonly number[]
+}
+
+/** Where constants live: the placement of a constant value, as is or pre-transformed (placed beforehand). */
+export type ConstantSlot = (name: string, value: ValueInfo, prepack?: Prepack) => PlacedConstant
 
 interface Slot {
   region: 0 | 1
@@ -69,7 +76,7 @@ function isConstant(v: ValueInfo): boolean {
 }
 
 /** Builds the program for one concrete input signature. */
-export function buildProgram(graph: Graph, inferred: InferredGraph, constantOffset: ConstantOffset): ExecutionPlan {
+export function buildProgram(graph: Graph, inferred: InferredGraph, constantSlot: ConstantSlot): ExecutionPlan {
   const st = new ProgramState()
   const valueOf = (name: string): ValueInfo => inferred.values.get(name)!
   const slotFor = (name: string, step: number): number => {
@@ -81,7 +88,8 @@ export function buildProgram(graph: Graph, inferred: InferredGraph, constantOffs
       return known
     }
     if (isConstant(v)) {
-      const id = st.addSlot({ region: 0, offset: constantOffset(name, v), dtype: v.dtype, dims: v.dims as number[], buffer: -1 })
+      const c = constantSlot(name, v)
+      const id = st.addSlot({ region: 0, offset: c.offset, dtype: c.dtype, dims: c.dims.slice(), buffer: -1 })
       st.slotOf.set(name, id)
       return id
     }
@@ -130,7 +138,14 @@ export function buildProgram(graph: Graph, inferred: InferredGraph, constantOffs
     const call = step.kernel!
     const code = nativeOpCode(call.op)
     if (code === undefined) throw new ShapeError(`node '${step.node.name}': native op '${call.op}' is not in this build`)
-    const ins = call.inputs.map((i) => (i < 0 || (step.node.inputs[i] ?? '') === '' ? -1 : slotFor(step.node.inputs[i]!, k)))
+    const ins = call.inputs.map((i, j) => {
+      const name = i < 0 ? '' : (step.node.inputs[i] ?? '')
+      if (name === '') return -1
+      const prepack = call.prepack?.find((p) => p.input === j)
+      if (prepack === undefined) return slotFor(name, k)
+      const c = constantSlot(name, valueOf(name), prepack)
+      return st.addSlot({ region: 0, offset: c.offset, dtype: c.dtype, dims: c.dims.slice(), buffer: -1 })
+    })
     const nOut = call.outputs ?? step.outputs.length
     const outs: number[] = []
     for (let i = 0; i < nOut; i++) {
@@ -138,6 +153,9 @@ export function buildProgram(graph: Graph, inferred: InferredGraph, constantOffs
       const v = step.outputs[i]!
       if (name !== '') outs.push(slotFor(name, k))
       else outs.push(st.addSlot({ region: 1, offset: 0, dtype: v.dtype, dims: v.dims as number[], buffer: st.newBuffer(bytesOf(v), k) }))
+    }
+    if (call.workspace !== undefined && call.workspace > 0) {
+      outs.push(st.addSlot({ region: 1, offset: 0, dtype: 'uint8', dims: [call.workspace], buffer: st.newBuffer(call.workspace, k) }))
     }
     words.push(code, ins.length, outs.length, call.ints.length, call.floats.length, ...ins, ...outs, ...call.ints, ...call.floats)
     opNodes.push(step.node.name)

@@ -3,8 +3,10 @@
 #include <napi.h>
 
 #include "addon/info.h"
+#include "addon/prepack.h"
 #include "addon/run_op.h"
 #include "addon/session_wrap.h"
+#include "addon/testing.h"
 
 namespace flexpipe {
 
@@ -13,6 +15,8 @@ Napi::Object init(Napi::Env env, Napi::Object exports) {
     exports.Set("info", Napi::Function::New(env, info));
     exports.Set("opNames", Napi::Function::New(env, op_names));
     exports.Set("runOp", Napi::Function::New(env, run_op));
+    exports.Set("prepack", Napi::Function::New(env, prepack));
+    exports.Set("_testing", make_testing(env));
     return exports;
 }
 

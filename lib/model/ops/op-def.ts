@@ -18,6 +18,15 @@ export interface OpContext {
   readonly inputs: ReadonlyArray<ValueInfo | undefined>
 }
 
+/** A plan-time transform of a constant kernel input (native/runtime/prepack.h). */
+export interface Prepack {
+  /** Position in KernelCall.inputs of the constant input to transform. */
+  readonly input: number
+  /** Native transform name, e.g. 'gemm_pack_b'. */
+  readonly transform: string
+  readonly ints: readonly number[]
+}
+
 export interface KernelCall {
   /** Native op name, e.g. 'Conv', 'BinaryAdd'. */
   readonly op: string
@@ -27,6 +36,18 @@ export interface KernelCall {
   readonly floats: readonly number[]
   /** How many of the node's outputs the kernel writes (default: all). */
   readonly outputs?: number
+  /**
+   * Scratch bytes the kernel needs (im2col columns, packed activation panels). The plan gives it a
+   * uint8 tensor of this size, live only during the step, passed as one extra output after the
+   * node's outputs.
+   */
+  readonly workspace?: number
+  /**
+   * Constant inputs the kernel reads pre-transformed (packed GEMM panels, Winograd filters). Only
+   * request a prepack for an input whose ValueInfo has `tensor` (a constant); the transform runs
+   * once per plan cache and its result lives in the arena's persistent region.
+   */
+  readonly prepack?: readonly Prepack[]
 }
 
 export interface OpResult {

@@ -1,0 +1,12 @@
+// SPDX-License-Identifier: Apache-2.0
+// _testing entry points of the conv kernel family.
+#include "addon/testing.h"
+
+namespace flexpipe {
+
+void add_conv_testing(Napi::Env env, Napi::Object testing) {
+    (void)env;
+    (void)testing;
+}
+
+}  // namespace flexpipe
