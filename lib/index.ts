@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 // flexpipe's public API.
-export { open, Engine, type OpenOptions, type EngineStats } from './runtime/engine.js'
+export { open, Engine, type OpenOptions, type EngineStats, type OpTiming } from './runtime/engine.js'
 export { tensor, type Tensor, type TensorInfo, type DType, type TypedArray } from './tensor.js'
 export {
   FlexpipeError,

@@ -31,7 +31,8 @@ export interface NativeSession {
     activationBase: number,
     inputs: Array<[number, ArrayBufferView]>,
     outputs: Array<[number, ArrayBufferView]>,
-  ): Promise<void>
+    profile?: boolean,
+  ): Promise<Float64Array | undefined>
   readFile(path: string, ranges: Float64Array): Promise<void>
   stats(): NativeStats
   setThreads(threads: number): void

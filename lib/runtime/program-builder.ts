@@ -26,6 +26,8 @@ export interface ExecutionPlan {
   readonly outputs: ReadonlyArray<{ readonly name: string; readonly dtype: DType; readonly dims: number[]; readonly source: OutputSource }>
   /** Node name of each op, for error messages. */
   readonly opNodes: readonly string[]
+  /** ONNX op type and native op name of each op, for profiles. */
+  readonly opKinds: ReadonlyArray<{ readonly opType: string; readonly native: string }>
 }
 
 export interface PlacedConstant {
@@ -109,6 +111,7 @@ export function buildProgram(graph: Graph, inferred: InferredGraph, constantSlot
   const inputs = copiedIn.map((d) => ({ name: d.name, tensor: slotFor(d.name, -1) }))
   const words: number[] = []
   const opNodes: string[] = []
+  const opKinds: Array<{ opType: string; native: string }> = []
   inferred.steps.forEach((step, k) => encodeStep(step, k))
   const end = inferred.steps.length
   const outputs = graph.outputs.map((o) => {
@@ -123,7 +126,7 @@ export function buildProgram(graph: Graph, inferred: InferredGraph, constantSlot
   })
   const mem = planMemory(st.buffers as BufferRequest[])
   for (const s of st.slots) if (s.buffer >= 0) s.offset = mem.offsets[s.buffer]!
-  return { program: encode(st.slots, words, opNodes.length), activationBytes: mem.size, inputs, outputs, opNodes }
+  return { program: encode(st.slots, words, opNodes.length), activationBytes: mem.size, inputs, outputs, opNodes, opKinds }
 
   function encodeStep(step: Step, k: number): void {
     if (step.aliasOf !== undefined) {
@@ -159,6 +162,7 @@ export function buildProgram(graph: Graph, inferred: InferredGraph, constantSlot
     }
     words.push(code, ins.length, outs.length, call.ints.length, call.floats.length, ...ins, ...outs, ...call.ints, ...call.floats)
     opNodes.push(step.node.name)
+    opKinds.push({ opType: step.node.opType, native: call.op })
   }
 }
 

@@ -99,7 +99,8 @@ Napi::Value SessionWrap::remove_program(const Napi::CallbackInfo& info) {
     return info.Env().Undefined();
 }
 
-// run(programId, activationBase, inputs: [tensorId, TypedArray][], outputs: [tensorId, TypedArray][]) -> Promise
+// run(programId, activationBase, inputs: [tensorId, TypedArray][], outputs: [tensorId, TypedArray][],
+//     profile?: boolean) -> Promise<undefined | Float64Array of per-op milliseconds>
 Napi::Value SessionWrap::run(const Napi::CallbackInfo& info) {
     check_usable(info.Env(), "run", true);
     try {
@@ -107,6 +108,7 @@ Napi::Value SessionWrap::run(const Napi::CallbackInfo& info) {
         const auto base = static_cast<uint64_t>(integer_arg(info[1], 0, max_offset, "activationBase"));
         auto worker = std::make_unique<RunWorker>(info.Env(), &busy_, session_.get(), id, base);
         worker->collect(info.This(), info[2], info[3]);  // pins the arrays; validates ids and sizes
+        if (info[4].IsBoolean() && info[4].As<Napi::Boolean>().Value()) worker->enable_profile();
         Napi::Promise promise = worker->promise();
         worker.release()->Queue();  // the worker deletes itself when it settles
         return promise;

@@ -2,6 +2,7 @@
 // Decoding, binding and running programs.
 #include "runtime/program.h"
 
+#include <chrono>
 #include <cmath>
 
 #include "common/dtype.h"
@@ -149,9 +150,10 @@ Status Program::bind(const Arena& arena, uint64_t activation_base) {
     return Status::ok();
 }
 
-Status Program::run(int threads) const {
+Status Program::run(int threads, double* op_ms) const {
     const auto& table = op_table();
     for (const OpRecord& r : ops_) {
+        const auto start = op_ms ? std::chrono::steady_clock::now() : std::chrono::steady_clock::time_point{};
         OpCall call;
         call.in = op_views_.data() + r.views_begin;
         call.n_in = r.n_in;
@@ -166,6 +168,10 @@ Status Program::run(int threads) const {
         if (!s.is_ok()) {
             return Status::error(s.code(), "op %zu (%s): %s", static_cast<size_t>(&r - ops_.data()),
                                  table[static_cast<size_t>(r.code)].name, s.message().c_str());
+        }
+        if (op_ms) {
+            const std::chrono::duration<double, std::milli> took = std::chrono::steady_clock::now() - start;
+            op_ms[&r - ops_.data()] = took.count();
         }
     }
     return Status::ok();

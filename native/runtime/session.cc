@@ -76,8 +76,13 @@ Status Session::check_io(int32_t id, const HostBuffer* buffers, size_t n) const 
     return Status::ok();
 }
 
+size_t Session::op_count(int32_t id) const {
+    if (id < 0 || static_cast<size_t>(id) >= programs_.size() || !programs_[static_cast<size_t>(id)]) return 0;
+    return programs_[static_cast<size_t>(id)]->op_count();
+}
+
 Status Session::run(int32_t id, uint64_t activation_base, const HostBuffer* inputs, size_t n_in,
-                    const HostBuffer* outputs, size_t n_out) {
+                    const HostBuffer* outputs, size_t n_out, double* op_ms) {
     FLEXPIPE_RETURN_IF_ERROR(check_io(id, inputs, n_in));
     FLEXPIPE_RETURN_IF_ERROR(check_io(id, outputs, n_out));
     Program& p = *programs_[static_cast<size_t>(id)];
@@ -85,7 +90,7 @@ Status Session::run(int32_t id, uint64_t activation_base, const HostBuffer* inpu
     for (size_t i = 0; i < n_in; ++i) {
         if (inputs[i].bytes) std::memcpy(p.slot(static_cast<size_t>(inputs[i].tensor)).view.data, inputs[i].data, inputs[i].bytes);
     }
-    FLEXPIPE_RETURN_IF_ERROR(p.run(threads_));
+    FLEXPIPE_RETURN_IF_ERROR(p.run(threads_, op_ms));
     for (size_t i = 0; i < n_out; ++i) {
         if (outputs[i].bytes) std::memcpy(outputs[i].data, p.slot(static_cast<size_t>(outputs[i].tensor)).view.data, outputs[i].bytes);
     }

@@ -42,8 +42,10 @@ class Session {
     Status add_program(const double* words, size_t n, int32_t* id);
     Status remove_program(int32_t id);
     // Copies inputs in, runs, copies outputs out. Buffers were checked by check_io().
+    // op_ms, when given, receives each op's wall time (op_count(id) entries).
     Status run(int32_t id, uint64_t activation_base, const HostBuffer* inputs, size_t n_in,
-               const HostBuffer* outputs, size_t n_out);
+               const HostBuffer* outputs, size_t n_out, double* op_ms = nullptr);
+    size_t op_count(int32_t id) const;
     // Validates program id and host buffers (tensor ids, byte sizes) before a run is queued.
     Status check_io(int32_t id, const HostBuffer* buffers, size_t n) const;
 

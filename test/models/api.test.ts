@@ -85,3 +85,15 @@ t.test('the CLI runs a model and the demo', async (t) => {
   })()
   t.match(bad, /ERR_FLEXPIPE_IO/)
 })
+
+t.test('inferProfiled reports every native op with its time and the same outputs as infer', async (t) => {
+  const engine = await open(resnet, { threads: 1 })
+  t.teardown(() => engine.close())
+  const input = randomFloat([1, 3, 64, 64], 21)
+  const plain = await engine.infer({ input })
+  const { outputs, ops } = await engine.inferProfiled({ input })
+  t.same(Array.from(outputs.logits!.data as Float32Array), Array.from(plain.logits!.data as Float32Array))
+  t.ok(ops.length >= 20, `${ops.length} ops timed`)
+  t.ok(ops.every((o) => o.ms >= 0 && o.node.length > 0), 'every op has a node name and a time')
+  t.ok(ops.some((o) => o.opType === 'Conv'), 'convolutions are among them')
+})

@@ -18,11 +18,23 @@ class RunWorker final : public StatusWorker {
 
     // Reads [tensorId, TypedArray] pairs, keeps references to the arrays, and validates sizes.
     void collect(const Napi::Value& owner, const Napi::Value& inputs, const Napi::Value& outputs);
+    // Records per-op times (sized before the worker is queued, so the run itself allocates nothing).
+    void enable_profile() {
+        profile_ = true;
+        op_ms_.assign(session_->op_count(program_), 0.0);
+    }
 
   protected:
     Status work() override {
         return session_->run(program_, activation_base_, inputs_.data(), inputs_.size(), outputs_.data(),
-                             outputs_.size());
+                             outputs_.size(), profile_ ? op_ms_.data() : nullptr);
+    }
+    // With profiling, resolves with a Float64Array of per-op milliseconds.
+    Napi::Value result(Napi::Env env) override {
+        if (!profile_) return env.Undefined();
+        Napi::Float64Array times = Napi::Float64Array::New(env, op_ms_.size());
+        for (size_t i = 0; i < op_ms_.size(); ++i) times[i] = op_ms_[i];
+        return times;
     }
 
   private:
@@ -34,6 +46,8 @@ class RunWorker final : public StatusWorker {
     std::vector<HostBuffer> inputs_;
     std::vector<HostBuffer> outputs_;
     std::vector<Napi::ObjectReference> pins_;
+    bool profile_ = false;
+    std::vector<double> op_ms_;
 };
 
 }  // namespace flexpipe

@@ -20,11 +20,13 @@ class StatusWorker : public Napi::AsyncWorker {
 
   protected:
     virtual Status work() = 0;
+    // The value the promise resolves with (undefined unless a worker overrides it).
+    virtual Napi::Value result(Napi::Env env) { return env.Undefined(); }
     void Execute() override { status_ = work(); }
     void OnOK() override {
         if (busy_) busy_->store(false);
         Napi::HandleScope scope(Env());
-        if (status_.is_ok()) deferred_.Resolve(Env().Undefined());
+        if (status_.is_ok()) deferred_.Resolve(result(Env()));
         else deferred_.Reject(status_to_error(Env(), status_).Value());
     }
     void OnError(const Napi::Error& e) override {
