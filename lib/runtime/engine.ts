@@ -3,7 +3,7 @@
 // placement, memory plan, program), then runs programs in its native session, one at a time.
 import { availableParallelism } from 'node:os'
 import { ArgumentError, DisposedError, UnsupportedOperatorError, ValueNeededError } from '../errors.js'
-import { allocArray, dtypeBytes, type DType } from '../model/dtype.js'
+import { allocArray, dtypeBytes } from '../model/dtype.js'
 import { graphInputAncestors, inferGraph, type FoldFn, type InferredGraph } from '../model/infer-graph.js'
 import type { Graph, TensorData, ValueInfo } from '../model/ir.js'
 import { isExternal, numel } from '../model/ir.js'

@@ -4,16 +4,9 @@
 // max |ours - ort| <= 1e-4 * max|ort| + 1e-5. Fixtures: scripts/fixtures/export_models.py.
 import { join } from 'node:path'
 import t from 'tap'
-import { open, tensor, type Tensor } from '../../lib/index.js'
-import { compareTensors, maxAbs } from '../helpers/compare.js'
+import { tensor, type Tensor } from '../../lib/index.js'
 import { fixtures, randomFloat, randomInt64 } from '../helpers/data.js'
-import { runOrt } from '../helpers/ort.js'
-
-interface Case {
-  readonly name: string
-  readonly model: string
-  readonly feeds: () => Promise<Record<string, Tensor>>
-}
+import { checkConformance, type ConformanceCase } from '../helpers/conformance.js'
 
 /** DistilBERT feeds: row b is padded (mask 0) from position seq - 3b on. */
 function bertFeeds(batch: number, seq: number, seed: number): () => Promise<Record<string, Tensor>> {
@@ -31,7 +24,7 @@ function gpt2Feeds(batch: number, seq: number, seed: number): () => Promise<Reco
 }
 
 const models = join(fixtures, 'models')
-const cases: Case[] = [
+const cases: ConformanceCase[] = [
   { name: 'vgg_small batch 1', model: join(models, 'vgg_small.onnx'), feeds: async () => ({ input: randomFloat([1, 3, 112, 112], 21) }) },
   { name: 'vgg_small batch 2', model: join(models, 'vgg_small.onnx'), feeds: async () => ({ input: randomFloat([2, 3, 112, 112], 22) }) },
   { name: 'squeezenet_small batch 1 (ceil_mode MaxPool)', model: join(models, 'squeezenet_small.onnx'), feeds: async () => ({ input: randomFloat([1, 3, 100, 100], 23) }) },
@@ -47,22 +40,5 @@ const cases: Case[] = [
 ]
 
 for (const c of cases) {
-  t.test(`${c.name} matches onnxruntime`, async (t) => {
-    const feeds = await c.feeds()
-    const want = await runOrt(c.model, feeds, 2)
-    const engine = await open(c.model, { threads: 2 })
-    try {
-      const got = await engine.infer(feeds)
-      t.same(Object.keys(got).sort(), Object.keys(want).sort(), 'same output names')
-      for (const [name, w] of Object.entries(want)) {
-        const g = got[name]!
-        t.equal(g.dtype, w.dtype, `${name} dtype`)
-        const atol = 1e-4 * maxAbs(w) + 1e-5
-        const r = compareTensors(g, w, atol, 0)
-        t.ok(r.ok, `${name} [${w.dims.join(', ')}]: max |diff| ${r.maxAbsDiff.toExponential(2)} <= ${atol.toExponential(2)}${r.reason ? ` (${r.reason})` : ''}`)
-      }
-    } finally {
-      await engine.close()
-    }
-  })
+  t.test(`${c.name} matches onnxruntime`, (t) => checkConformance(t, c))
 }

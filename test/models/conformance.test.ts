@@ -3,17 +3,10 @@
 // max |ours - ort| <= 1e-4 * max|ort| + 1e-5.
 import { join } from 'node:path'
 import t from 'tap'
-import { open, tensor, type Tensor } from '../../lib/index.js'
+import { tensor, type Tensor } from '../../lib/index.js'
 import { imageTensor, readPpm } from '../../lib/cli/image.js'
-import { compareTensors, maxAbs } from '../helpers/compare.js'
 import { fixtures, ocrAssets, randomFloat, randomInt64 } from '../helpers/data.js'
-import { runOrt } from '../helpers/ort.js'
-
-interface Case {
-  readonly name: string
-  readonly model: string
-  readonly feeds: () => Promise<Record<string, Tensor>>
-}
+import { checkConformance, type ConformanceCase } from '../helpers/conformance.js'
 
 const image = (file: string) => async () => ({ x: imageTensor(await readPpm(join(fixtures, 'images', file))) })
 
@@ -27,7 +20,7 @@ function bertFeeds(batch: number, seq: number, seed: number): () => Promise<Reco
 }
 
 const models = join(fixtures, 'models')
-const cases: Case[] = [
+const cases: ConformanceCase[] = [
   { name: 'resnet_small batch 2', model: join(models, 'resnet_small.onnx'), feeds: async () => ({ input: randomFloat([2, 3, 64, 64], 1) }) },
   { name: 'resnet_small with external data', model: join(models, 'resnet_small_external.onnx'), feeds: async () => ({ input: randomFloat([1, 3, 64, 64], 2) }) },
   { name: 'mobilenetv2_small batch 1', model: join(models, 'mobilenetv2_small.onnx'), feeds: async () => ({ input: randomFloat([1, 3, 96, 96], 3) }) },
@@ -43,22 +36,5 @@ const cases: Case[] = [
 ]
 
 for (const c of cases) {
-  t.test(`${c.name} matches onnxruntime`, async (t) => {
-    const feeds = await c.feeds()
-    const want = await runOrt(c.model, feeds, 2)
-    const engine = await open(c.model, { threads: 2 })
-    try {
-      const got = await engine.infer(feeds)
-      t.same(Object.keys(got).sort(), Object.keys(want).sort(), 'same output names')
-      for (const [name, w] of Object.entries(want)) {
-        const g = got[name]!
-        t.equal(g.dtype, w.dtype, `${name} dtype`)
-        const atol = 1e-4 * maxAbs(w) + 1e-5
-        const r = compareTensors(g, w, atol, 0)
-        t.ok(r.ok, `${name} [${w.dims.join(', ')}]: max |diff| ${r.maxAbsDiff.toExponential(2)} <= ${atol.toExponential(2)}${r.reason ? ` (${r.reason})` : ''}`)
-      }
-    } finally {
-      await engine.close()
-    }
-  })
+  t.test(`${c.name} matches onnxruntime`, (t) => checkConformance(t, c))
 }

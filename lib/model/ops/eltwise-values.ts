@@ -3,7 +3,6 @@
 // small constants), the output's contents are computed here with numpy broadcasting, so shape
 // subgraphs (Shape -> Gather -> Add -> Concat -> Reshape ...) fold even with symbolic dims.
 import type { DType } from '../dtype.js'
-import { isFloat } from '../dtype.js'
 import type { Dim, ValueInfo } from '../ir.js'
 import { isConcrete } from '../dims.js'
 import { knownCount } from './op-util.js'

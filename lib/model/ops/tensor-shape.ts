@@ -5,7 +5,7 @@ import { attrInt, attrInts } from '../attrs.js'
 import { dimProduct, isConcrete } from '../dims.js'
 import type { Dim } from '../ir.js'
 import { info, type OpContext, type OpDef, type OpResult } from './op-def.js'
-import { input, knownDims, shapeError, unsupported, valueNeeded } from './op-util.js'
+import { input, knownDims, shapeError, valueNeeded } from './op-util.js'
 import { axesArg, axesOf, dimsQuotient } from './tensor-util.js'
 
 /** Output 0 aliases input 0 with new dims; values (same flat order) pass through. */

@@ -5,7 +5,7 @@ import { attrInts } from '../attrs.js'
 import { dimAdd, dimCeilDiv, dimSub, isConcrete } from '../dims.js'
 import type { Dim } from '../ir.js'
 import type { OpContext } from './op-def.js'
-import { input, knownDims, requireNumbers, shapeError, unsupported, valueNeeded } from './op-util.js'
+import { input, knownDims, requireNumbers, shapeError, valueNeeded } from './op-util.js'
 import { axisOf } from './tensor-util.js'
 
 export interface SliceSpec {
