@@ -24,6 +24,16 @@ export class ModelFormatError extends FlexpipeError {
   }
 }
 
+/** A package (.fpk) is not one, is truncated or corrupt, or is of another format version. */
+export class PackageError extends FlexpipeError {
+  /** The blob the problem is in, when it is in one. */
+  readonly blob?: string
+  constructor(message: string, options?: { blob?: string; cause?: unknown }) {
+    super('ERR_FLEXPIPE_PACKAGE', message, options)
+    if (options?.blob !== undefined) this.blob = options.blob
+  }
+}
+
 /** The model uses an operator (or an attribute value) flexpipe does not implement. */
 export class UnsupportedOperatorError extends FlexpipeError {
   readonly node: string

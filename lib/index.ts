@@ -13,6 +13,7 @@ export {
   IOError,
   NativeError,
   AddonLoadError,
+  PackageError,
 } from './errors.js'
 export { supportedOpTypes } from './model/ops/registry.js'
 export { nativeInfo } from './native/info.js'
