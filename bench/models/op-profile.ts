@@ -1,0 +1,90 @@
+// SPDX-License-Identifier: Apache-2.0
+// Per-operator timing helpers shared by profile.ts and models.bench.ts: flexpipe's
+// Engine.inferProfiled() when the engine has it, and aggregation by operator type.
+import type { Engine, Tensor } from '../../lib/index.js'
+import { median, round } from './cases.js'
+
+export interface OpTime {
+  readonly node: string
+  readonly opType: string
+  readonly native: string
+  readonly ms: number
+}
+
+export type Profiled = (feeds: Record<string, Tensor>) => Promise<{ outputs: Record<string, Tensor>; ops: OpTime[] }>
+
+export interface OpTypeRow {
+  readonly opType: string
+  readonly ms: number
+  readonly share: number
+  readonly count: number
+  /** flexpipe: native kernel names used by this op type, with their ms. */
+  readonly kernels?: Record<string, number>
+}
+
+export interface NodeRow {
+  readonly node: string
+  readonly opType: string
+  readonly ms: number
+}
+
+export interface ProfileResult {
+  readonly model: string
+  readonly threads: number
+  readonly runs: number
+  readonly flexpipe?: Breakdown
+  readonly ort?: Breakdown
+  readonly errors: string[]
+}
+
+/** The profiling entry point, or undefined when this build of the engine has none. */
+export function profiledInfer(engine: Engine): Profiled | undefined {
+  const fn = (engine as unknown as { inferProfiled?: Profiled }).inferProfiled
+  return typeof fn === 'function' ? fn.bind(engine) : undefined
+}
+
+export interface Breakdown {
+  readonly wall_ms: number
+  readonly ops_ms: number
+  readonly byOpType: OpTypeRow[]
+  /** The slowest nodes (median ms), to tell e.g. depthwise from pointwise convolutions. */
+  readonly topNodes: NodeRow[]
+}
+
+export const TOP_NODES = 15
+
+/** Per node: the median over runs; then per op type: sum, count of nodes, share of the total. */
+export function aggregate(runs: ReadonlyArray<ReadonlyArray<{ node: string; opType: string; native?: string; ms: number }>>): Omit<Breakdown, 'wall_ms'> {
+  const perNode = new Map<string, { opType: string; native?: string; ms: number[] }>()
+  for (const run of runs) {
+    for (const op of run) {
+      const e = perNode.get(op.node) ?? { opType: op.opType, native: op.native, ms: [] }
+      e.ms.push(op.ms)
+      perNode.set(op.node, e)
+    }
+  }
+  const byType = new Map<string, { ms: number; count: number; kernels: Map<string, number> }>()
+  let total = 0
+  const nodes: NodeRow[] = []
+  for (const [node, e] of perNode) {
+    const ms = median(e.ms)
+    nodes.push({ node, opType: e.opType, ms: round(ms) })
+    total += ms
+    const row = byType.get(e.opType) ?? { ms: 0, count: 0, kernels: new Map<string, number>() }
+    row.ms += ms
+    row.count++
+    if (e.native !== undefined) row.kernels.set(e.native, (row.kernels.get(e.native) ?? 0) + ms)
+    byType.set(e.opType, row)
+  }
+  const byOpType = [...byType.entries()]
+    .map(([opType, r]) => ({
+      opType,
+      ms: round(r.ms),
+      share: round(r.ms / total, 4),
+      count: r.count,
+      ...(r.kernels.size > 0 ? { kernels: Object.fromEntries([...r.kernels.entries()].sort((a, b) => b[1] - a[1]).map(([k, v]) => [k, round(v)])) } : {}),
+    }))
+    .sort((a, b) => b.ms - a.ms)
+  const topNodes = nodes.sort((a, b) => b.ms - a.ms).slice(0, TOP_NODES)
+  return { ops_ms: round(total), byOpType, topNodes }
+}
