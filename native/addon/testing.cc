@@ -21,6 +21,7 @@ Napi::Object make_testing(Napi::Env env) {
     add_gemm_testing(env, testing);
     add_conv_testing(env, testing);
     add_xf_testing(env, testing);
+    add_pool_testing(env, testing);
     return testing;
 }
 

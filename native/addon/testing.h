@@ -15,5 +15,6 @@ Napi::Object make_testing(Napi::Env env);
 void add_gemm_testing(Napi::Env env, Napi::Object testing);
 void add_conv_testing(Napi::Env env, Napi::Object testing);
 void add_xf_testing(Napi::Env env, Napi::Object testing);
+void add_pool_testing(Napi::Env env, Napi::Object testing);
 
 }  // namespace flexpipe

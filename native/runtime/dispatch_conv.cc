@@ -5,8 +5,29 @@
 namespace flexpipe {
 
 void fill_conv_kernels(ConvKernels* t, Isa isa) {
-    (void)t;
-    (void)isa;
+    *t = ConvKernels{};
+    t->f63 = {winograd_f32_f63_input__ref, winograd_f32_f63_output__ref};
+    t->f23 = {winograd_f32_f23_input__ref, winograd_f32_f23_output__ref};
+    switch (isa) {
+        case Isa::ref:
+            break;
+        case Isa::avx2:
+#if defined(__x86_64__) || defined(_M_X64)
+            t->f63 = {winograd_f32_f63_input__avx2, winograd_f32_f63_output__avx2};
+            t->f23 = {winograd_f32_f23_input__avx2, winograd_f32_f23_output__avx2};
+            t->winograd_gemm = winograd_f32_6x16__avx2;
+            t->depthwise_3x3 = depthwise_f32_3x3__avx2;
+#endif
+            break;
+        case Isa::neon:
+#if defined(__aarch64__)
+            t->f63 = {winograd_f32_f63_input__neon, winograd_f32_f63_output__neon};
+            t->f23 = {winograd_f32_f23_input__neon, winograd_f32_f23_output__neon};
+            t->winograd_gemm = winograd_f32_6x16__neon;
+            t->depthwise_3x3 = depthwise_f32_3x3__neon;
+#endif
+            break;
+    }
 }
 
 }  // namespace flexpipe

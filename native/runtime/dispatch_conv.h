@@ -1,12 +1,28 @@
 // SPDX-License-Identifier: Apache-2.0
 // The conv part of the kernel table: which variant of each conv kernel runs on this CPU.
+//
+// Winograd transforms and the tile GEMM, depthwise 3x3 and the direct convolution. im2col has only a
+// reference variant (it copies); its GEMM and the 1x1 GEMM go through the GEMM family's table.
 #pragma once
 
+#include "kernels/conv/conv.h"
+#include "kernels/depthwise/depthwise.h"
+#include "kernels/winograd/winograd.h"
 #include "runtime/cpu_features.h"
 
 namespace flexpipe {
 
+struct WinogradTransforms {
+    WinogradInputFn input = nullptr;
+    WinogradOutputFn output = nullptr;
+};
+
 struct ConvKernels {
+    ConvFn direct = conv_f32__ref;
+    WinogradTransforms f63;
+    WinogradTransforms f23;
+    WinogradGemmFn winograd_gemm = winograd_f32_6x16__ref;
+    DepthwiseFn depthwise_3x3 = depthwise_f32_3x3__ref;
 };
 
 // Fills t with the variants for isa (ref where a family has no variant for it).

@@ -1,12 +1,24 @@
 // SPDX-License-Identifier: Apache-2.0
-// The gemm part of the kernel table: which variant of each gemm kernel runs on this CPU.
+// The gemm part of the kernel table: the packed-panel micro-kernel of this CPU, its tile and the
+// cache blocking the driver (runtime/gemm_driver.h) uses with it.
 #pragma once
 
+#include <cstdint>
+
+#include "kernels/gemm/gemm.h"
 #include "runtime/cpu_features.h"
 
 namespace flexpipe {
 
+// Blocking (BLIS loop order, see gemm_driver.cc): a kc x nr micro-panel of packed B is reused by the
+// micro-kernel across the mc rows of the packed A block (mc x kc, kept in L2), from L1 or streamed
+// from L2; nc bounds the columns swept per packed A block. Values per ISA are in dispatch_gemm.cc
+// with their reasons.
 struct GemmKernels {
+    GemmUkernelFn f32 = nullptr;        // packed micro-kernel, tile mr x nr
+    GemmPackAFn f32_pack_a = nullptr;   // A panel packer for mr
+    int32_t mr = 0, nr = 0;
+    int32_t mc = 0, kc = 0, nc = 0;     // mc multiple of mr, nc multiple of nr
 };
 
 // Fills t with the variants for isa (ref where a family has no variant for it).

@@ -2,9 +2,14 @@
 // SPDX-License-Identifier: Apache-2.0
 // `npm run test:arm64`: runs scripts/arm64/run-tests.mjs (addon info, ONNX backend operator tests, fixture
 // models) with an arm64 Node under qemu-aarch64 against the cross-compiled prebuild in
-// prebuilds/linux-arm64/ (FLEXPIPE_ADDON). Output is TAP, ending with `# arm64: N passed, N failed`.
-//   node scripts/arm64/test.mjs [--no-models] [--no-build] [run-tests.mjs options: --op X, --filter RE, ...]
-// --no-models runs only the operator tests; --no-build skips `tsc` (dist/ must then be current).
+// prebuilds/linux-arm64/ (FLEXPIPE_ADDON), then every kernel parity test dist/test/kernels/*.test.js
+// (NEON vs ref), each run directly by the arm64 Node: a tap file prints TAP itself when run with plain
+// node, and qemu-user cannot host the tap runner. Each kernel file becomes one test point (its TAP
+// indented below it) and its leaf ok / not ok lines count in the summary. Output is TAP, ending with
+// `# arm64: N passed, N failed`.
+//   node scripts/arm64/test.mjs [--no-models] [--no-kernels] [--no-build] [run-tests.mjs options: --op X, --filter RE, ...]
+// --no-models runs only the operator tests; --no-kernels skips test/kernels; --no-build skips `tsc`
+// (dist/ must then be current).
 // The arm64 addon is built (scripts/prebuild.mjs) only if prebuilds/linux-arm64/ has none.
 import { spawn, spawnSync } from 'node:child_process'
 import { existsSync, readdirSync } from 'node:fs'
@@ -26,6 +31,7 @@ const take = (flag) => {
 }
 const noModels = take('--no-models')
 const noBuild = take('--no-build')
+const noKernels = take('--no-kernels')
 const runArgs = [...(noModels || args.includes('--models') ? [] : ['--models']), ...args]
 
 // Failures before the arm64 run starts are reported in the same TAP form, so CI counts them.
@@ -99,17 +105,65 @@ rl.on('line', (line) => {
     m[1] ? failed++ : passed++
     last = m[3]
   }
-  if (/^# arm64: \d+ passed, \d+ failed$/.test(line)) summary = line // printed last, after the timing
-  else console.log(line)
+  // The plan and the summary are printed at the very end, after the kernel files' test points.
+  if (!/^# arm64: \d+ passed, \d+ failed$/.test(line) && !/^1\.\.\d+$/.test(line)) console.log(line)
+  else if (line.startsWith('# arm64:')) summary = line
 })
 const [code, signal] = await new Promise((resolve) => child.on('close', (c, s) => resolve([c, s])))
-const seconds = ((performance.now() - t0) / 1000).toFixed(1)
 if (!summary || (code !== 0 && code !== 1) || signal) {
   failed++
-  console.log(`not ok ${points + 1} - the arm64 run finishes # exited with ${signal ?? `code ${code}`} after test point ${points}${last ? ` (${last})` : ''}`)
-  console.log(`1..${points + 1}`)
-  summary = `# arm64: ${passed} passed, ${failed} failed`
+  points++
+  console.log(`not ok ${points} - the arm64 run finishes # exited with ${signal ?? `code ${code}`} after test point ${points - 1}${last ? ` (${last})` : ''}`)
 }
+
+// Kernel parity tests: one test point per file; leaf assertions (a point not preceded by deeper points)
+// are what the summary counts.
+async function runKernelFile(file) {
+  const rel = `dist/test/kernels/${file}`
+  console.log(`# Subtest: ${rel}`)
+  const kid = spawn(qemu, ['-L', sysroot, node, join(root, rel)], { cwd: root, env: { ...env, TAP_TIMEOUT: '0' }, stdio: ['ignore', 'pipe', 'pipe'] })
+  let ok = 0
+  let bad = 0
+  let firstFailure = ''
+  let prevDepth = -1
+  const lines = createInterface({ input: kid.stdout })
+  lines.on('line', (line) => {
+    console.log(`    ${line}`)
+    const p = /^(\s*)(not )?ok \d+ - (.*?)( # .*)?$/.exec(line)
+    if (!p) return
+    const depth = p[1].length
+    if (depth >= prevDepth) {
+      if (p[2]) {
+        bad++
+        firstFailure ||= p[3]
+      } else ok++
+    }
+    prevDepth = depth
+  })
+  const errors = []
+  createInterface({ input: kid.stderr }).on('line', (line) => errors.push(line))
+  const [c, sig] = await new Promise((resolve) => kid.on('close', (x, y) => resolve([x, y])))
+  await new Promise((resolve) => setImmediate(resolve))
+  for (const e of errors.slice(-20)) console.log(`    # stderr: ${e}`)
+  const crashed = sig !== null || (c !== 0 && bad === 0)
+  passed += ok
+  failed += bad + (crashed ? 1 : 0)
+  points++
+  const what = `${rel}: ${ok} passed, ${bad} failed`
+  if (bad > 0 || crashed) console.log(`not ok ${points} - ${what} # ${crashed ? `exited with ${sig ?? `code ${c}`}` : `first failure: ${firstFailure.replace(/#/g, '\\#')}`}`)
+  else console.log(`ok ${points} - ${what}`)
+  return bad === 0 && !crashed
+}
+let kernelsOk = true
+if (!noKernels) {
+  const dir = join(root, 'dist', 'test', 'kernels')
+  const files = existsSync(dir) ? readdirSync(dir).filter((f) => f.endsWith('.test.js')).sort() : []
+  console.log(`# kernels: ${files.length} test files in dist/test/kernels`)
+  for (const f of files) kernelsOk = (await runKernelFile(f)) && kernelsOk
+}
+
+const seconds = ((performance.now() - t0) / 1000).toFixed(1)
+console.log(`1..${points}`)
 console.log(`# arm64 run took ${seconds} s under qemu-aarch64 (${cpus().length} host cores)`)
-if (summary) console.log(summary)
-process.exit(failed > 0 || code !== 0 ? 1 : 0)
+console.log(`# arm64: ${passed} passed, ${failed} failed`)
+process.exit(failed > 0 || code !== 0 || !kernelsOk ? 1 : 0)

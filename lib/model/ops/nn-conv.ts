@@ -1,9 +1,13 @@
 // SPDX-License-Identifier: Apache-2.0
-// Conv and ConvTranspose (float32, 1-D to 3-D spatial): output dims, pads resolution, native encoding.
+// Conv and ConvTranspose (float32, 1-D to 3-D spatial): output dims, pads resolution, native encoding,
+// and the choice of convolution algorithm per shape (depthwise, 1x1 GEMM, Winograd, im2col, direct).
+import { convAlgoCode, convApplies, convCost, slicePixels, type ConvKernel, type ConvShape } from '../../plan/conv-cost.js'
 import { attrInt, attrInts } from '../attrs.js'
 import { concrete, dimAdd, dimMul, dimSub, isConcrete } from '../dims.js'
+import { fusedClamp } from '../fuse-activations.js'
 import type { Dim, ValueInfo } from '../ir.js'
-import { info, type OpContext, type OpDef } from './op-def.js'
+import { maxKernelThreads } from './nn-matmul.js'
+import { info, type KernelCall, type OpContext, type OpDef } from './op-def.js'
 import { input, optionalInput, shapeError, unsupported } from './op-util.js'
 import { type Window, windowAttrs, windowInts, windowOutDims, windowPads } from './nn-spatial.js'
 
@@ -32,6 +36,70 @@ function checkChannels(ctx: OpContext, have: Dim, want: Dim, what: string): void
   }
 }
 
+/** The native 3-D form of a concrete convolution (leading unit axes for 1-D and 2-D). */
+export function convShape(
+  x: readonly number[], m: number, group: number, win: Window, outSpatial: readonly number[], padBegin: readonly number[],
+): ConvShape {
+  const nsp = x.length - 2
+  const lift = (v: readonly number[], unit: number): [number, number, number] => {
+    const r: [number, number, number] = [unit, unit, unit]
+    for (let i = 0; i < nsp; i++) r[3 - nsp + i] = v[i] ?? unit
+    return r
+  }
+  return {
+    batch: x[0]!, inChannels: x[1]!, outChannels: m, group,
+    in: lift(x.slice(2), 1), out: lift(outSpatial, 1), kernel: lift(win.kernel, 1),
+    stride: lift(win.strides, 1), dilation: lift(win.dilations, 1), pad: lift(padBegin, 0),
+  }
+}
+
+/**
+ * The default algorithm for a shape (FlexNN's latency order Winograd -> im2col + GEMM -> direct; the
+ * memory planner may pick another one with the costs of lib/plan/conv-cost.ts). Winograd needs the
+ * weight at plan time (its filter is transformed once) and >= 8 input and output channels to amortize
+ * its transforms; F(6,3) needs >= 16 6x6 tiles per image to amortize its 7x larger filter (measured on
+ * avx2: at 14x14 F(2,3) is 1.7x faster with 128+ channels, from 20x20 up F(6,3) wins), else F(2,3).
+ * Grouped convolutions with 1..3 output channels per group are direct (such a GEMM wastes its tile).
+ */
+export function chooseConvKernel(s: ConvShape, constantWeight: boolean): ConvKernel {
+  if (convApplies('depthwise', s)) return 'depthwise'
+  if (convApplies('gemm1x1', s)) return s.outChannels / s.group >= 4 ? 'gemm1x1' : 'direct'
+  if (constantWeight && convApplies('winograd63', s) && s.inChannels >= 8 && s.outChannels >= 8) {
+    const tiles63 = Math.ceil(s.out[1] / 6) * Math.ceil(s.out[2] / 6)
+    return tiles63 >= 16 ? 'winograd63' : 'winograd23'
+  }
+  return s.outChannels / s.group >= 4 ? 'im2col' : 'direct'
+}
+
+/** Default input slices: column (or packed input) buffers of at most 2 MiB, slices of >= 64 pixels. */
+export function defaultConvSlices(kernel: ConvKernel, s: ConvShape): number {
+  if (kernel !== 'im2col' && kernel !== 'gemm1x1') return 1
+  const k = (s.inChannels / s.group) * s.kernel[0] * s.kernel[1] * s.kernel[2]
+  const pixels = slicePixels(s, 1)
+  return Math.max(1, Math.ceil(pixels / Math.max(64, Math.floor((2 << 20) / (4 * k)))))
+}
+
+/**
+ * The native Conv call: chosen algorithm, its slices, workspace (for maxKernelThreads), prepack, and the
+ * clamp of an activation fused into the node (lib/model/fuse-activations.ts) as the kernels' epilogue.
+ */
+function convCall(ctx: OpContext, s: ConvShape, ints: readonly number[]): KernelCall {
+  const constant = ctx.inputs[1]?.tensor !== undefined
+  const kernel = chooseConvKernel(s, constant)
+  const slices = defaultConvSlices(kernel, s)
+  const workspace = convCost(kernel, s, slices, { threads: maxKernelThreads }).workspaceBytes
+  const winograd = kernel === 'winograd63' || kernel === 'winograd23'
+  const clamp = fusedClamp(ctx.node)
+  return {
+    op: 'Conv',
+    inputs: [0, 1, optionalInput(ctx, 2) === undefined ? -1 : 2],
+    ints: [...ints, convAlgoCode[kernel], slices, clamp === undefined ? 0 : 2],
+    floats: clamp === undefined ? [] : [clamp.min, clamp.max],
+    ...(workspace > 0 ? { workspace } : {}),
+    ...(winograd ? { prepack: [{ input: 1, transform: kernel === 'winograd63' ? 'winograd_f63_filter' : 'winograd_f23_filter', ints: [] }] } : {}),
+  }
+}
+
 const conv: OpDef = {
   opType: 'Conv',
   infer(ctx) {
@@ -47,14 +115,11 @@ const conv: OpDef = {
     return {
       outputs: [info('float32', out)],
       kernel: () => {
-        const spatial = concrete(x.dims.slice(2), `node '${ctx.node.name}'`)
-        const { begin, end } = windowPads(win, spatial)
-        return {
-          op: 'Conv',
-          inputs: [0, 1, optionalInput(ctx, 2) === undefined ? -1 : 2],
-          ints: [group, ...windowInts(win, begin, end)],
-          floats: [],
-        }
+        const where = `node '${ctx.node.name}'`
+        const xd = concrete(x.dims, where)
+        const { begin, end } = windowPads(win, xd.slice(2))
+        const s = convShape(xd, concrete([m], where)[0]!, group, win, concrete(out.slice(2), where), begin)
+        return convCall(ctx, s, [group, ...windowInts(win, begin, end)])
       },
     }
   },

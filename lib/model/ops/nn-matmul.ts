@@ -1,14 +1,37 @@
 // SPDX-License-Identifier: Apache-2.0
-// Gemm and MatMul (float32): output dims with numpy matmul rules and bias broadcasting.
+// Gemm and MatMul (float32): output dims with numpy matmul rules and bias broadcasting; constant B
+// operands are packed once at plan time (prepack gemm_pack_b) for the packed-panel GEMM driver.
 import { attrFloat, attrInt } from '../attrs.js'
-import { broadcastDims, isConcrete } from '../dims.js'
-import type { Dim } from '../ir.js'
-import { info, type OpDef } from './op-def.js'
+import { broadcastDims, concrete, isConcrete } from '../dims.js'
+import type { Dim, ValueInfo } from '../ir.js'
+import { info, type KernelCall, type OpDef } from './op-def.js'
 import { input, optionalInput, shapeError, unsupported } from './op-util.js'
 
 function sameDim(a: Dim, b: Dim): boolean {
   return a === b || !isConcrete(a) || !isConcrete(b)
 }
+
+/** Workspaces are sized for this many threads; the native op uses fewer if the session has fewer. */
+export const maxKernelThreads = 8
+
+/**
+ * Bytes of GEMM workspace for an m x n x k product on `threads` threads: an upper bound, over every
+ * ISA's blocking, of gemm_workspace_bytes in native/runtime/gemm_driver.cc (mr <= 8, nr <= 16,
+ * mc <= 144, kc <= 768, a tile <= 128 floats). rawB: B is packed into the workspace on each run.
+ */
+export function gemmWorkspaceBytes(m: number, n: number, k: number, threads: number, rawB: boolean): number {
+  const align = (bytes: number): number => Math.ceil(bytes / 64) * 64
+  const aBlock = Math.max(1, Math.min(m + 7, 144) * Math.min(k, 768))
+  const perThread = align(aBlock * 4) + align(128 * 4)
+  return 64 + (rawB ? align((n + 15) * k * 4) : 0) + threads * perThread
+}
+
+/** A constant float32 2-D operand: worth packing once at plan time. */
+function packable(v: ValueInfo | undefined): boolean {
+  return v !== undefined && v.tensor !== undefined && v.dtype === 'float32' && v.dims.length === 2
+}
+
+const count = (dims: readonly number[]): number => dims.reduce((p, d) => p * d, 1)
 
 const gemm: OpDef = {
   opType: 'Gemm',
@@ -39,14 +62,21 @@ const gemm: OpDef = {
     }
     const alpha = attrFloat(ctx.node, 'alpha', 1)
     const beta = attrFloat(ctx.node, 'beta', 1)
+    const packB = packable(ctx.inputs[1])
     return {
       outputs: [info('float32', out)],
-      kernel: () => ({
-        op: 'Gemm',
-        inputs: [0, 1, c === undefined ? -1 : 2],
-        ints: [transA ? 1 : 0, transB ? 1 : 0],
-        floats: [alpha, beta],
-      }),
+      kernel: (): KernelCall => {
+        const [mm, nn] = concrete(out, 'Gemm output')
+        const kk = concrete([k], 'Gemm K')[0]!
+        return {
+          op: 'Gemm',
+          inputs: [0, 1, c === undefined ? -1 : 2],
+          ints: [transA ? 1 : 0, transB ? 1 : 0, packB ? 1 : 0],
+          floats: [alpha, beta],
+          workspace: gemmWorkspaceBytes(mm!, nn!, kk, maxKernelThreads, !packB),
+          ...(packB ? { prepack: [{ input: 1, transform: 'gemm_pack_b', ints: [transB ? 1 : 0] }] } : {}),
+        }
+      },
     }
   },
 }
@@ -69,9 +99,38 @@ const matMul: OpDef = {
     if (b.dims.length > 1) out.push(bd[bd.length - 1]!)
     return {
       outputs: [info('float32', out)],
-      kernel: () => ({ op: 'MatMul', inputs: [0, 1], ints: [], floats: [] }),
+      kernel: () => matMulCall(concrete(a.dims, 'MatMul A'), concrete(b.dims, 'MatMul B'), concrete(out, 'MatMul Y'), packable(b)),
     }
   },
+}
+
+/**
+ * The native MatMul call. Packed B (constant 2-D): one GEMM of batch * M rows. Raw B: one GEMM when B
+ * is 2-D and A is not broadcast, else per-batch GEMMs, with room for min(8, batches) one-thread
+ * workspaces when that stays small (attention's many small products run a batch per thread).
+ */
+function matMulCall(a: number[], b: number[], y: number[], packB: boolean): KernelCall {
+  const k = a[a.length - 1]!
+  const n = b.length === 1 ? 1 : b[b.length - 1]!
+  const m = a.length === 1 ? 1 : a[a.length - 2]!
+  const batches = count(y) / Math.max(1, m * n)
+  const call = { op: 'MatMul', inputs: [0, 1], floats: [] }
+  if (packB) {
+    const rows = count(a) / Math.max(1, k)
+    return {
+      ...call,
+      ints: [1],
+      workspace: gemmWorkspaceBytes(rows, n, k, maxKernelThreads, false),
+      prepack: [{ input: 1, transform: 'gemm_pack_b', ints: [0] }],
+    }
+  }
+  if (count(b) === k * n && count(a) === batches * m * k) {
+    return { ...call, ints: [0], workspace: gemmWorkspaceBytes(batches * m, n, k, maxKernelThreads, true) }
+  }
+  const shared = gemmWorkspaceBytes(m, n, k, maxKernelThreads, true)
+  const perBatch = Math.min(maxKernelThreads, batches) * gemmWorkspaceBytes(m, n, k, 1, true)
+  const workspace = batches > 1 && perBatch <= Math.max(shared, 4 << 20) ? Math.max(perBatch, shared) : shared
+  return { ...call, ints: [0], workspace }
 }
 
 export const matmulOps: OpDef[] = [gemm, matMul]

@@ -18,6 +18,22 @@ const coordModes = [
 ]
 const nearestModes = ['round_prefer_floor', 'round_prefer_ceil', 'floor', 'ceil', 'simple']
 
+/** Threads the workspace is sized for (the plan does not know the session's thread count). */
+const maxKernelThreads = 8
+
+/**
+ * Workspace of the specialised nearest/linear paths for output dims `out` (resize_fast_workspace_bytes in
+ * native/runtime/resize_run.cc): 64 alignment bytes, per-axis tap tables for the last two axes (nearest: one
+ * int32 per output index, linear: two int32 indices and two float weights), and for linear two rows of
+ * out_w floats per thread. 0 for cubic, which has no specialised path.
+ */
+export function resizeWorkspaceBytes(mode: number, out: readonly number[]): number {
+  if (mode === 2 || out.length === 0) return 0
+  const w = out[out.length - 1]!
+  const h = out.length >= 2 ? out[out.length - 2]! : 1
+  return 64 + (mode === 0 ? 4 * (w + h) : 16 * (w + h) + 8 * w * maxKernelThreads)
+}
+
 /** Contents of a present input as numbers: known values or a host constant; undefined if absent. */
 function constNumbers(ctx: OpContext, i: number, what: string): number[] | undefined {
   const v = ctx.inputs[i]
@@ -78,11 +94,13 @@ function resizeResult(ctx: OpContext, x: ValueInfo, spec: ResizeSpec): OpResult 
         const lengthResized = spec.scales !== undefined ? inLen * scale : outLen
         floats.push(scale, lengthResized, spec.roi[i] ?? 0, spec.roi[rank + i] ?? 1)
       }
+      const workspace = resizeWorkspaceBytes(spec.mode, out as number[])
       return {
         op: 'Resize',
         inputs: [0],
         ints: [rank, spec.mode, spec.coord, spec.nearest, spec.excludeOutside ? 1 : 0],
         floats,
+        ...(workspace > 0 ? { workspace } : {}),
       }
     },
   }

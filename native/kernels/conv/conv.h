@@ -41,6 +41,14 @@ struct ConvShape {
 
 constexpr int64_t conv_oc_block = 4;
 
+// Activation fused after the bias: y = min(max(y, lo), hi) when clamp is set (Relu: lo = 0, hi = +inf;
+// Clip: its bounds). Without clamp values (NaN included) pass through untouched.
+struct ConvActivation {
+    bool clamp = false;
+    float lo = 0.0f;
+    float hi = 0.0f;
+};
+
 // Number of conv work items: batch * groups * ceil(cout_per_group / conv_oc_block) * out[0] * out[1],
 // ordered (n, group, channel block, od, oh).
 inline int64_t conv_work_items(const ConvShape& s) {

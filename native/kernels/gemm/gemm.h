@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
-// General matrix multiply kernels (float32) with arbitrary element strides for A and B.
+// General matrix multiply kernels (float32): the strided reference GEMM (first part) and the
+// packed-panel micro-kernels and packers of the fast path (second part).
 //
-// Computes rows [m_begin, m_end) of
+// Strided reference GEMM (arbitrary element strides for A and B). Computes rows [m_begin, m_end) of
 //     c[i * ldc + j] = (accumulate ? c[i * ldc + j] : 0)
 //                      + alpha * sum_k a[i * a_rs + k * a_cs] * b[k * b_rs + j * b_cs]
 // for 0 <= j < n. Strides express transposes (A^T: swap a_rs and a_cs), so one kernel serves Gemm
@@ -32,5 +33,52 @@ struct GemmArgs {
 
 using GemmFn = void (*)(const GemmArgs& g, int64_t m_begin, int64_t m_end);
 void gemm_f32__ref(const GemmArgs& g, int64_t m_begin, int64_t m_end);
+
+// ---------------------------------------------------------------------------------------------
+// Packed-panel GEMM micro-kernels (the fast path; driven by runtime/gemm_driver.h).
+//
+// Layouts (MR x NR is the micro-tile of the ISA: 4x8 ref, 6x16 avx2, 8x12 neon):
+//   packed A panel  [kc][MR]      a[p * MR + i] = alpha * A[i0 + i, p0 + p]; rows i >= mr are zero
+//   packed B panel  [kc][NR]      b[p * NR + j] = B[p0 + p, j0 + j]; columns past N are zero
+//   (a whole packed B is [ceil(N / NR)][K][NR]: panel q holds columns q*NR .. q*NR+NR-1, so the
+//    k-block [p0, p0 + kc) of panel q starts at q*K*NR + p0*NR and is contiguous)
+// A micro-kernel computes, for i < mr <= MR and j < nr <= NR,
+//   acc[i][j] = sum_{p < kc} a[p * MR + i] * b[p * NR + j]
+//   c[i * ldc + j] = clamp((load_c ? c[i * ldc + j] : 0) + acc[i][j] + (bias ? bias[j] : 0))
+// where clamp(x) = min(max(x, min), max) only when `clamp` is set, NaN propagating. Rows i >= mr and
+// columns j >= nr of c are neither read nor written. a and b are read whole (MR and NR wide). No
+// pointer needs alignment (the driver's workspace and the arena give 64 bytes, which is faster).
+// kc may be 0 (then only the epilogue runs).
+// Tolerance: every variant matches __ref within K * 2^-20 * sum_p |a_ip * b_pj| (+ |bias_j|) per
+// element: the same products summed in another order in float32 (FMA or not).
+struct GemmTileParams {
+    const float* bias = nullptr;  // bias[j] for the tile's columns, or null
+    float min = 0.0f, max = 0.0f;  // clamp bounds, used only when clamp is true
+    bool load_c = false;
+    bool clamp = false;
+};
+
+using GemmUkernelFn = void (*)(int64_t mr, int64_t nr, int64_t kc, const float* a, const float* b, float* c,
+                               int64_t ldc, const GemmTileParams& p);
+void gemm_f32_4x8__ref(int64_t mr, int64_t nr, int64_t kc, const float* a, const float* b, float* c,
+                       int64_t ldc, const GemmTileParams& p);
+void gemm_f32_6x16__avx2(int64_t mr, int64_t nr, int64_t kc, const float* a, const float* b, float* c,
+                         int64_t ldc, const GemmTileParams& p);
+void gemm_f32_8x12__neon(int64_t mr, int64_t nr, int64_t kc, const float* a, const float* b, float* c,
+                         int64_t ldc, const GemmTileParams& p);
+
+// Packs rows [0, rows) x k-range [0, kc) of A (A[i, p] = a[i * a_rs + p * a_cs]) into ceil(rows / mr)
+// panels [kc][mr], each scaled by alpha, rows past `rows` zero; panel r starts at dst + r * mr * kc.
+using GemmPackAFn = void (*)(int64_t mr, int64_t rows, int64_t kc, const float* a, int64_t a_rs,
+                             int64_t a_cs, float alpha, float* dst);
+void gemm_pack_a_f32__ref(int64_t mr, int64_t rows, int64_t kc, const float* a, int64_t a_rs, int64_t a_cs,
+                          float alpha, float* dst);
+void gemm_pack_a_f32__avx2(int64_t mr, int64_t rows, int64_t kc, const float* a, int64_t a_rs, int64_t a_cs,
+                           float alpha, float* dst);
+
+// Packs columns [0, cols) x rows [0, k) of B (B[p, j] = b[p * b_rs + j * b_cs]) into ceil(cols / nr)
+// panels [k][nr], columns past `cols` zero; panel q starts at dst + q * k * nr.
+void gemm_pack_b_f32__ref(int64_t nr, int64_t k, int64_t cols, const float* b, int64_t b_rs, int64_t b_cs,
+                          float* dst);
 
 }  // namespace flexpipe

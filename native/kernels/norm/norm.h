@@ -22,6 +22,17 @@ void moments_f32__ref(const float* x, int64_t n, double* mean, double* var);
 void layernorm_row_f32__ref(const float* x, float* y, int64_t n, const float* w, int64_t w_n, const float* b,
                             int64_t b_n, float epsilon, float* mean_out, float* inv_std_out);
 
+// SIMD variants of layernorm_row_f32__ref (same contract). Accumulation: the mean is summed in
+// double lanes (a large common offset costs nothing) and rounded to float as the ref rounds it; the
+// variance is a second, centered pass in four float vector accumulators (relative error
+// <= (n/32 + 2) * 2^-24); inv_std = 1/sqrt(var + eps) in double, rounded to float. Every variant, ref
+// included, is tested to |y - exact| <= 2^-24 * (|w| inv (|x - mean| (n/64 + 8) + 2 |mean|) + 2 |b|);
+// the 2|mean| term is the rounding of the mean to float, common to all variants.
+void layernorm_row_f32__avx2(const float* x, float* y, int64_t n, const float* w, int64_t w_n, const float* b,
+                             int64_t b_n, float epsilon, float* mean_out, float* inv_std_out);
+void layernorm_row_f32__neon(const float* x, float* y, int64_t n, const float* w, int64_t w_n, const float* b,
+                             int64_t b_n, float epsilon, float* mean_out, float* inv_std_out);
+
 // LRN across channels for one batch item: x and y are [channels, inner].
 // y = x / (bias + alpha / size * sum_{c' in [c - floor((size-1)/2), c + ceil((size-1)/2)]} x[c']^2)^beta
 void lrn_f32__ref(const float* x, float* y, int64_t channels, int64_t inner, int64_t size, float alpha,

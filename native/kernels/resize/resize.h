@@ -68,4 +68,37 @@ int resize_axis_taps(const ResizeParams& p, int a, int64_t o, int64_t* idx, doub
 // Output rows [row_begin, row_end) (a row is one index over all axes but the last).
 void resize_f32__ref(const ResizeParams& p, const float* x, float* y, int64_t row_begin, int64_t row_end);
 
+// Row micro-kernels of the specialised nearest and linear paths (runtime/resize_run.cc drives them with
+// per-axis index/weight tables; PoolKernels chooses them).
+//   replicate:  y[j * s + r] = x[j],  j in [0, n), r in [0, s)         (nearest, integer upscale s >= 1)
+//   gather:     y[o] = x[idx[o]],  o in [0, n)                         (nearest, any scale)
+//   lerp:       y[o] = x[i0[o]] * w0[o] + x[i1[o]] * w1[o]              (linear, horizontal)
+//   blend:      y[o] = a[o] * wa + b[o] * wb                            (linear, vertical)
+// Replicate and gather copy exactly. lerp and blend round in float (fused or not): within 2^-22 * max|x|
+// of the double-precision __ref; a tap with weight 0 still multiplies, so an infinite input there gives
+// NaN (as in ONNX Runtime) where resize_f32__ref skips the tap.
+using ResizeRepFn = void (*)(const float* x, float* y, int64_t n, int64_t s);
+using ResizeGatherFn = void (*)(const float* x, const int32_t* idx, float* y, int64_t n);
+using ResizeLerpFn = void (*)(const float* x, const int32_t* i0, const int32_t* i1, const float* w0,
+                              const float* w1, float* y, int64_t n);
+using ResizeBlendFn = void (*)(const float* a, const float* b, float wa, float wb, float* y, int64_t n);
+
+void resize_rep_f32__ref(const float* x, float* y, int64_t n, int64_t s);
+void resize_gather_f32__ref(const float* x, const int32_t* idx, float* y, int64_t n);
+void resize_lerp_f32__ref(const float* x, const int32_t* i0, const int32_t* i1, const float* w0, const float* w1,
+                          float* y, int64_t n);
+void resize_blend_f32__ref(const float* a, const float* b, float wa, float wb, float* y, int64_t n);
+
+void resize_rep_f32__avx2(const float* x, float* y, int64_t n, int64_t s);
+void resize_gather_f32__avx2(const float* x, const int32_t* idx, float* y, int64_t n);
+void resize_lerp_f32__avx2(const float* x, const int32_t* i0, const int32_t* i1, const float* w0, const float* w1,
+                           float* y, int64_t n);
+void resize_blend_f32__avx2(const float* a, const float* b, float wa, float wb, float* y, int64_t n);
+
+void resize_rep_f32__neon(const float* x, float* y, int64_t n, int64_t s);
+void resize_gather_f32__neon(const float* x, const int32_t* idx, float* y, int64_t n);
+void resize_lerp_f32__neon(const float* x, const int32_t* i0, const int32_t* i1, const float* w0, const float* w1,
+                           float* y, int64_t n);
+void resize_blend_f32__neon(const float* a, const float* b, float wa, float wb, float* y, int64_t n);
+
 }  // namespace flexpipe

@@ -1,9 +1,57 @@
 // SPDX-License-Identifier: Apache-2.0
 // Plan-time weight transforms of the conv family (see runtime/prepack.h).
+#include "kernels/winograd/winograd.h"
+#include "runtime/conv_cost.h"
 #include "runtime/prepack.h"
 
 namespace flexpipe {
 
-void register_conv_prepacks(std::vector<PrepackEntry>& table) { (void)table; }
+namespace {
+
+// winograd_f63_filter / winograd_f23_filter: W [M, C, 3, 3] float32 -> U float32 [a², ceil(M / 16), C, 16]
+// (a = 8 or 4; layout in kernels/winograd/winograd.h). No ints. The transform is ISA-independent.
+Status check_filter(const char* name, const TensorView& w, int32_t n_ints) {
+    FLEXPIPE_CHECK_ARG(w.dtype == DType::f32 && w.rank == 4 && w.dims[2] == 3 && w.dims[3] == 3,
+                       "failed to prepack %s: weight must be a float32 [M, C, 3, 3] tensor (rank=%d)", name, w.rank);
+    FLEXPIPE_CHECK_ARG(n_ints == 0, "failed to prepack %s: expected no ints (got %d)", name, n_ints);
+    return Status::ok();
+}
+
+template <ConvAlgo A>
+Status filter_shape(const TensorView& w, const int64_t* ints, int32_t n_ints, TensorView* out) {
+    (void)ints;
+    const char* name = A == ConvAlgo::winograd63 ? "winograd_f63_filter" : "winograd_f23_filter";
+    FLEXPIPE_RETURN_IF_ERROR(check_filter(name, w, n_ints));
+    out->dtype = DType::f32;
+    out->rank = 4;
+    out->dims[0] = A == ConvAlgo::winograd63 ? 64 : 16;
+    out->dims[1] = (w.dims[0] + winograd_nr - 1) / winograd_nr;
+    out->dims[2] = w.dims[1];
+    out->dims[3] = winograd_nr;
+    out->numel = winograd_filter_floats(A, w.dims[0], w.dims[1]);
+    return Status::ok();
+}
+
+template <ConvAlgo A>
+Status filter_run(const TensorView& w, const int64_t* ints, int32_t n_ints, const TensorView& out) {
+    (void)ints;
+    const char* name = A == ConvAlgo::winograd63 ? "winograd_f63_filter" : "winograd_f23_filter";
+    FLEXPIPE_RETURN_IF_ERROR(check_filter(name, w, n_ints));
+    FLEXPIPE_CHECK_ARG(out.dtype == DType::f32 && out.numel == winograd_filter_floats(A, w.dims[0], w.dims[1]),
+                       "failed to prepack %s: output has %lld elements", name, static_cast<long long>(out.numel));
+    if (A == ConvAlgo::winograd63) {
+        winograd_f32_f63_filter__ref(w.as<float>(), w.dims[0], w.dims[1], out.as<float>());
+    } else {
+        winograd_f32_f23_filter__ref(w.as<float>(), w.dims[0], w.dims[1], out.as<float>());
+    }
+    return Status::ok();
+}
+
+}  // namespace
+
+void register_conv_prepacks(std::vector<PrepackEntry>& table) {
+    table.push_back({"winograd_f63_filter", filter_shape<ConvAlgo::winograd63>, filter_run<ConvAlgo::winograd63>});
+    table.push_back({"winograd_f23_filter", filter_shape<ConvAlgo::winograd23>, filter_run<ConvAlgo::winograd23>});
+}
 
 }  // namespace flexpipe

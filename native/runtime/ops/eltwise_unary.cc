@@ -3,6 +3,7 @@
 #include <cmath>
 #include <cstring>
 
+#include "runtime/dispatch.h"
 #include "runtime/ops/eltwise_broadcast.h"
 #include "runtime/ops/eltwise_ops.h"
 
@@ -21,8 +22,8 @@ void unary_rows(DType t, UnaryOp op, const UnaryParams& p, const void* x, void* 
     const int64_t n = end - begin;
     switch (t) {
         case DType::f32:
-            return unary_f32__ref(op, p, static_cast<const float*>(x) + begin, static_cast<float*>(y) + begin,
-                                  n);
+            return kernels().xf.unary_f32(op, p, static_cast<const float*>(x) + begin,
+                                          static_cast<float*>(y) + begin, n);
         case DType::f64:
             return unary_f64__ref(op, p, static_cast<const double*>(x) + begin,
                                   static_cast<double*>(y) + begin, n);
@@ -171,6 +172,15 @@ Status op_clip(const OpCall& call) {
     FLEXPIPE_RETURN_IF_ERROR(clip_bound(call, 0, x.dtype, lo));
     FLEXPIPE_RETURN_IF_ERROR(clip_bound(call, 1, x.dtype, hi));
     const int64_t size = static_cast<int64_t>(dtype_size(x.dtype));
+    if (x.dtype == DType::f32) {
+        float l, h;
+        std::memcpy(&l, lo, sizeof(l));
+        std::memcpy(&h, hi, sizeof(h));
+        const ClipF32Fn fn = kernels().xf.clip_f32;
+        dense_run(x.numel, call.threads,
+                  [&](int64_t b, int64_t e) { fn(x.as<float>() + b, y.as<float>() + b, e - b, l, h); });
+        return Status::ok();
+    }
     dense_run(x.numel, call.threads, [&](int64_t b, int64_t e) {
         clip__ref(x.dtype, static_cast<const char*>(x.data) + b * size, static_cast<char*>(y.data) + b * size,
                   e - b, lo, hi);

@@ -1,6 +1,11 @@
 // SPDX-License-Identifier: Apache-2.0
-// Conv and ConvTranspose ops (float32, 1-D to 3-D spatial): checks, then row- or plane-parallel kernels.
+// Conv and ConvTranspose ops (float32, 1-D to 3-D spatial): checks, then the chosen conv algorithm
+// (direct, im2col + GEMM, 1x1 GEMM, Winograd F(6,3) / F(2,3), depthwise 3x3) or the transposed kernel.
+#include <cmath>
+
 #include "kernels/conv/conv.h"
+#include "runtime/conv_cost.h"
+#include "runtime/conv_run.h"
 #include "runtime/ops/nn_ops.h"
 #include "runtime/ops/nn_spatial.h"
 #include "runtime/parallel.h"
@@ -9,7 +14,9 @@ namespace flexpipe {
 
 // Checks shared by Conv and ConvTranspose: dtypes, ranks, bias. Fills the channel counts and the
 // 3-D spatial input/output dims of `cs` from the tensors.
-static Status check_conv_tensors(const OpCall& c, const char* op, const SpatialAttrs& sa, ConvShape* cs) {
+// raw_w: W is [.., .., kernel...] (false for a transformed Winograd filter, checked by the caller).
+static Status check_conv_tensors(const OpCall& c, const char* op, const SpatialAttrs& sa, ConvShape* cs,
+                                 bool raw_w = true) {
     const TensorView& x = c.in[0];
     const TensorView& w = c.in[1];
     const TensorView& y = c.out[0];
@@ -17,7 +24,7 @@ static Status check_conv_tensors(const OpCall& c, const char* op, const SpatialA
     FLEXPIPE_RETURN_IF_ERROR(expect_dtype(w, DType::f32, op, "W"));
     FLEXPIPE_RETURN_IF_ERROR(expect_dtype(y, DType::f32, op, "Y"));
     const int rank = 2 + sa.nsp;
-    if (x.rank != rank || w.rank != rank || y.rank != rank) {
+    if (x.rank != rank || (raw_w && w.rank != rank) || y.rank != rank) {
         return Status::error(StatusCode::shape_mismatch,
                              "failed to run %s: X, W and Y must have rank %d (got %d, %d, %d)", op, rank,
                              x.rank,
@@ -37,7 +44,7 @@ static Status check_conv_tensors(const OpCall& c, const char* op, const SpatialA
         cs->stride[a] = sa.stride[a];
         cs->dilation[a] = sa.dilation[a];
         cs->pad[a] = sa.pad[a];
-        if (w.dims[2 + i] != sa.kernel[a]) {
+        if (raw_w && w.dims[2 + i] != sa.kernel[a]) {
             return Status::error(StatusCode::shape_mismatch,
                                  "failed to run %s: W spatial dims disagree with kernel_shape "
                                  "(axis=%d, W=%lld, kernel=%lld)",
@@ -66,18 +73,46 @@ static Status check_conv_tensors(const OpCall& c, const char* op, const SpatialA
     return Status::ok();
 }
 
-// Conv: inputs X [N, C, spatial...], W [M, C/group, kernel...], B [M] (optional); output Y [N, M, out...].
-// ints: [group, nsp, kernel[nsp], strides[nsp], dilations[nsp], pads_begin[nsp], pads_end[nsp]]
-// (auto_pad already resolved into explicit pads). Y's spatial dims must equal
+// Conv: inputs X [N, C, spatial...], W [M, C/group, kernel...], B [M] (optional); output Y [N, M, out...],
+// plus the workspace (uint8) as a second output when the algorithm needs one.
+// ints: [group, nsp, kernel[nsp], strides[nsp], dilations[nsp], pads_begin[nsp], pads_end[nsp],
+//        algo = 0, slices = 1, act = 0] (auto_pad already resolved into explicit pads; the last three are
+// optional). algo is a ConvAlgo (runtime/conv_cost.h: 0 direct, 1 im2col, 2 gemm1x1, 3 winograd63,
+// 4 winograd23, 5 depthwise); for Winograd, W arrives transformed by the prepack winograd_f63_filter /
+// winograd_f23_filter. slices: input slices (im2col, gemm1x1, Winograd tile blocks). act: 0 none,
+// 1 Relu, 2 Clip with floats [min, max]. Y's spatial dims must equal
 // floor((in + pad_begin + pad_end - ((kernel - 1) * dilation + 1)) / stride) + 1.
-Status op_conv(const OpCall& c) {
-    const char* op = "Conv";
-    FLEXPIPE_RETURN_IF_ERROR(expect_arity(c, op, 2, 3, 1, 1));
-    SpatialAttrs sa;
-    FLEXPIPE_RETURN_IF_ERROR(read_spatial(c, op, 1, true, &sa));
-    ConvShape cs;
-    FLEXPIPE_RETURN_IF_ERROR(check_conv_tensors(c, op, sa, &cs));
-    const TensorView& w = c.in[1];
+struct ConvPlan {
+    ConvAlgo algo = ConvAlgo::direct;
+    int64_t slices = 1;
+    ConvActivation act;
+};
+
+static Status read_conv_plan(const OpCall& c, int at, ConvPlan* p) {
+    const int64_t algo = c.int_at(at, 0), act = c.int_at(at + 2, 0);
+    p->slices = c.int_at(at + 1, 1);
+    FLEXPIPE_CHECK_ARG(algo >= 0 && algo < conv_algo_count && p->slices >= 1 && act >= 0 && act <= 2,
+                       "failed to run Conv: bad algorithm attributes (algo=%lld, slices=%lld, act=%lld)",
+                       static_cast<long long>(algo), static_cast<long long>(p->slices), static_cast<long long>(act));
+    p->algo = static_cast<ConvAlgo>(algo);
+    p->act.clamp = act != 0;
+    p->act.lo = act == 2 ? static_cast<float>(c.float_at(0, -INFINITY)) : 0.0f;
+    p->act.hi = act == 2 ? static_cast<float>(c.float_at(1, INFINITY)) : INFINITY;
+    return Status::ok();
+}
+
+// W checks: [M, C/group, kernel...] raw, or the transformed Winograd filter [a², ceil(M/16), C, 16].
+static Status check_conv_weight(const TensorView& w, const ConvShape& cs, ConvAlgo algo) {
+    if (algo == ConvAlgo::winograd63 || algo == ConvAlgo::winograd23) {
+        const int64_t a2 = algo == ConvAlgo::winograd63 ? 64 : 16;
+        FLEXPIPE_CHECK_ARG(w.rank == 4 && w.dims[0] == a2 && w.dims[1] == (cs.out_channels + 15) / 16 &&
+                               w.dims[2] == cs.in_channels && w.dims[3] == 16,
+                           "failed to run Conv: %s needs the transformed filter [%lld, %lld, %lld, 16] (W rank=%d)",
+                           conv_algo_name(algo), static_cast<long long>(a2),
+                           static_cast<long long>((cs.out_channels + 15) / 16),
+                           static_cast<long long>(cs.in_channels), w.rank);
+        return Status::ok();
+    }
     if (w.dims[0] != cs.out_channels || w.dims[1] * cs.groups != cs.in_channels) {
         return Status::error(StatusCode::shape_mismatch,
                              "failed to run Conv: W must be [M, C/group, ...] "
@@ -85,6 +120,36 @@ Status op_conv(const OpCall& c) {
                              static_cast<long long>(w.dims[0]), static_cast<long long>(w.dims[1]),
                              static_cast<long long>(cs.out_channels), static_cast<long long>(cs.in_channels));
     }
+    return Status::ok();
+}
+
+static Status run_conv(const OpCall& c, const ConvShape& cs, const ConvPlan& plan, ConvArgs& a) {
+    const KernelTable& k = kernels();
+    int64_t ws_bytes = 0;
+    if (c.n_out > 1) {
+        FLEXPIPE_RETURN_IF_ERROR(expect_dtype(c.out[1], DType::u8, "Conv", "workspace"));
+        a.workspace = c.out[1].data;
+        ws_bytes = c.out[1].numel;
+    }
+    a.threads = conv_threads_for_workspace(plan.algo, cs, plan.slices, ws_bytes, c.threads, k.gemm);
+    FLEXPIPE_CHECK_ARG(a.threads > 0, "failed to run Conv: %s needs a workspace of %lld bytes (got %lld)",
+                       conv_algo_name(plan.algo),
+                       static_cast<long long>(conv_cost(plan.algo, cs, plan.slices, 1, k.gemm).workspace_bytes),
+                       static_cast<long long>(ws_bytes));
+    return conv_run(k, plan.algo, cs, a, static_cast<size_t>(ws_bytes));
+}
+
+Status op_conv(const OpCall& c) {
+    const char* op = "Conv";
+    FLEXPIPE_RETURN_IF_ERROR(expect_arity(c, op, 2, 3, 1, 2));
+    SpatialAttrs sa;
+    FLEXPIPE_RETURN_IF_ERROR(read_spatial(c, op, 1, true, &sa));
+    ConvPlan plan;
+    FLEXPIPE_RETURN_IF_ERROR(read_conv_plan(c, sa.next, &plan));
+    const bool raw_w = plan.algo != ConvAlgo::winograd63 && plan.algo != ConvAlgo::winograd23;
+    ConvShape cs;
+    FLEXPIPE_RETURN_IF_ERROR(check_conv_tensors(c, op, sa, &cs, raw_w));
+    FLEXPIPE_RETURN_IF_ERROR(check_conv_weight(c.in[1], cs, plan.algo));
     for (int a = 3 - sa.nsp; a < 3; ++a) {
         const int64_t want = window_out_len(cs.in[a], cs.kernel[a], cs.stride[a], cs.dilation[a], sa.pad[a],
                                             sa.pad_end[a]);
@@ -96,15 +161,17 @@ Status op_conv(const OpCall& c) {
                                  static_cast<long long>(want));
         }
     }
-    const float* bias = c.n_in > 2 && c.in[2].present() ? c.in[2].as<float>() : nullptr;
-    const float* x = c.in[0].as<float>();
-    const float* wd = w.as<float>();
-    float* y = c.out[0].as<float>();
-    const int64_t items = conv_work_items(cs);
+    FLEXPIPE_CHECK_ARG(conv_algo_applies(plan.algo, cs), "failed to run Conv: %s does not apply to this shape",
+                       conv_algo_name(plan.algo));
     if (c.out[0].numel == 0) return Status::ok();
-    parallel_for(items, c.threads, [&](int64_t begin, int64_t end) { conv_f32__ref(cs, x, wd, bias, y, begin,
-                                                                                   end); });
-    return Status::ok();
+    ConvArgs a;
+    a.x = c.in[0].as<float>();
+    a.w = c.in[1].as<float>();
+    a.bias = c.n_in > 2 && c.in[2].present() ? c.in[2].as<float>() : nullptr;
+    a.y = c.out[0].as<float>();
+    a.act = plan.act;
+    a.slices = plan.slices;
+    return run_conv(c, cs, plan, a);
 }
 
 // ConvTranspose: inputs X [N, C, spatial...], W [C, M/group, kernel...], B [M] (optional); output

@@ -1,18 +1,59 @@
 // SPDX-License-Identifier: Apache-2.0
-// Gemm and MatMul ops (float32): shape checks, bias broadcast, row-parallel calls of the GEMM kernel.
+// Gemm and MatMul ops (float32): shape checks, bias broadcast, and the calls into the packed-panel
+// GEMM driver (runtime/gemm_driver.h). Without a workspace (direct runOp calls) they fall back to
+// the strided reference kernel gemm_f32__ref.
+#include <algorithm>
+
 #include "kernels/gemm/gemm.h"
+#include "runtime/dispatch.h"
+#include "runtime/gemm_driver.h"
 #include "runtime/ops/nn_ops.h"
 #include "runtime/ops/op_helpers.h"
 #include "runtime/parallel.h"
 
 namespace flexpipe {
 
+namespace {
+
+// The kernel workspace, when the plan gave one (KernelCall.workspace: one extra uint8 output).
+struct Workspace {
+    void* data = nullptr;
+    size_t bytes = 0;
+};
+
+Workspace workspace_of(const OpCall& c, int n_outputs) {
+    Workspace w;
+    if (c.n_out > n_outputs && c.out[c.n_out - 1].dtype == DType::u8) {
+        w.data = c.out[c.n_out - 1].data;
+        w.bytes = static_cast<size_t>(c.out[c.n_out - 1].numel);
+    }
+    return w;
+}
+
+// A packed B from gemm_pack_b: float32 [ceil(N / NR), K, NR] with NR of this process's kernels.
+Status packed_b(const TensorView& b, int64_t k, int64_t n, const char* op, GemmPackedB* out) {
+    const GemmKernels& g = kernels().gemm;
+    if (b.rank != 3 || b.dims[2] != g.nr || b.dims[1] != k || b.dims[0] != (n + g.nr - 1) / g.nr) {
+        return Status::error(StatusCode::shape_mismatch,
+                             "failed to run %s: packed B [%lld, %lld, %lld] does not match K=%lld, N=%lld, NR=%d",
+                             op, static_cast<long long>(b.dims[0]), static_cast<long long>(b.dims[1]),
+                             static_cast<long long>(b.dims[2]), static_cast<long long>(k),
+                             static_cast<long long>(n), g.nr);
+    }
+    *out = GemmPackedB{b.as<float>(), k, 0, n, g.nr};
+    return Status::ok();
+}
+
+}  // namespace
+
 // Gemm: inputs A [M, K] (or [K, M] with transA), B [K, N] (or [N, K] with transB), C (optional,
 // unidirectionally broadcastable to [M, N]); output Y [M, N]. Y = alpha * A' * B' + beta * C.
-// ints: [transA, transB]; floats: [alpha, beta].
+// ints: [transA, transB, packedB = 0]; floats: [alpha, beta]. With packedB = 1, B is the output of
+// the gemm_pack_b prepack ([ceil(N / NR), K, NR], transB already applied). Optional last output:
+// the uint8 workspace (gemm_workspace_bytes; required with packedB).
 Status op_gemm(const OpCall& c) {
     const char* op = "Gemm";
-    FLEXPIPE_RETURN_IF_ERROR(expect_arity(c, op, 2, 3, 1, 1));
+    FLEXPIPE_RETURN_IF_ERROR(expect_arity(c, op, 2, 3, 1, 2));
     FLEXPIPE_RETURN_IF_ERROR(expect_ints(c, op, 2));
     const TensorView& a = c.in[0];
     const TensorView& b = c.in[1];
@@ -20,14 +61,15 @@ Status op_gemm(const OpCall& c) {
     FLEXPIPE_RETURN_IF_ERROR(expect_dtype(a, DType::f32, op, "A"));
     FLEXPIPE_RETURN_IF_ERROR(expect_dtype(b, DType::f32, op, "B"));
     FLEXPIPE_RETURN_IF_ERROR(expect_dtype(y, DType::f32, op, "Y"));
-    if (a.rank != 2 || b.rank != 2 || y.rank != 2) {
+    const bool packed = c.int_at(2, 0) != 0;
+    if (a.rank != 2 || (!packed && b.rank != 2) || y.rank != 2) {
         return Status::error(StatusCode::shape_mismatch,
                              "failed to run Gemm: A, B and Y must be 2-D (ranks %d, %d, %d)",
                              a.rank, b.rank, y.rank);
     }
     const bool ta = c.ints[0] != 0, tb = c.ints[1] != 0;
     const int64_t m = ta ? a.dims[1] : a.dims[0], k = ta ? a.dims[0] : a.dims[1];
-    const int64_t kb = tb ? b.dims[1] : b.dims[0], n = tb ? b.dims[0] : b.dims[1];
+    const int64_t kb = packed ? k : (tb ? b.dims[1] : b.dims[0]), n = packed ? y.dims[1] : (tb ? b.dims[0] : b.dims[1]);
     if (k != kb || y.dims[0] != m || y.dims[1] != n) {
         return Status::error(StatusCode::shape_mismatch,
                              "failed to run Gemm: shapes disagree "
@@ -36,6 +78,8 @@ Status op_gemm(const OpCall& c) {
                              static_cast<long long>(n), static_cast<long long>(y.dims[0]),
                              static_cast<long long>(y.dims[1]));
     }
+    GemmPackedB pb;
+    if (packed) FLEXPIPE_RETURN_IF_ERROR(packed_b(b, k, n, op, &pb));
     const float alpha = static_cast<float>(c.float_at(0, 1.0));
     const float beta = static_cast<float>(c.float_at(1, 1.0));
     const float* cd = nullptr;
@@ -48,53 +92,74 @@ Status op_gemm(const OpCall& c) {
                            ct.rank);
         cd = ct.as<float>();
     }
-    GemmArgs g;
-    g.n = n, g.k = k, g.alpha = alpha;
-    g.a = a.as<float>(), g.a_rs = ta ? 1 : a.dims[1], g.a_cs = ta ? a.dims[1] : 1;
-    g.b = b.as<float>(), g.b_rs = tb ? 1 : b.dims[1], g.b_cs = tb ? b.dims[1] : 1;
-    g.c = y.as<float>(), g.ldc = n;
-    g.accumulate = cd != nullptr;
     if (y.numel == 0) return Status::ok();
-    parallel_for(m, c.threads, [&](int64_t begin, int64_t end) {
-        if (cd) {
+    const Workspace ws = workspace_of(c, 1);
+    FLEXPIPE_CHECK_ARG(ws.data || !packed, "failed to run Gemm: a packed B needs a workspace");
+    // A per-column C with beta 1 is the GEMM bias; any other C is written into Y (times beta) first.
+    const bool bias = cd && beta == 1.0f && cs[0] == 0 && (cs[1] == 1 || n == 1);
+    if (cd && !bias) {
+        parallel_for(m, c.threads, [&](int64_t begin, int64_t end) {
             for (int64_t i = begin; i < end; ++i)
-                for (int64_t j = 0; j < n; ++j) g.c[i * n + j] = beta * cd[i * cs[0] + j * cs[1]];
-        }
-        gemm_f32__ref(g, begin, end);
-    });
-    return Status::ok();
+                for (int64_t j = 0; j < n; ++j) y.as<float>()[i * n + j] = beta * cd[i * cs[0] + j * cs[1]];
+        });
+    }
+    if (!ws.data) {
+        GemmArgs g;
+        g.n = n, g.k = k, g.alpha = alpha;
+        g.a = a.as<float>(), g.a_rs = ta ? 1 : a.dims[1], g.a_cs = ta ? a.dims[1] : 1;
+        g.b = b.as<float>(), g.b_rs = tb ? 1 : b.dims[1], g.b_cs = tb ? b.dims[1] : 1;
+        g.c = y.as<float>(), g.ldc = n;
+        g.accumulate = cd != nullptr && !bias;
+        parallel_for(m, c.threads, [&](int64_t begin, int64_t end) {
+            gemm_f32__ref(g, begin, end);
+            if (bias)
+                for (int64_t i = begin; i < end; ++i)
+                    for (int64_t j = 0; j < n; ++j) g.c[i * n + j] += cd[j * cs[1]];
+        });
+        return Status::ok();
+    }
+    GemmProblem p;
+    p.k = k;
+    p.a = a.as<float>(), p.a_rs = ta ? 1 : a.dims[1], p.a_cs = ta ? a.dims[1] : 1;
+    if (packed) {
+        p.b_packed = pb;
+    } else {
+        p.b = b.as<float>(), p.b_rs = tb ? 1 : b.dims[1], p.b_cs = tb ? b.dims[1] : 1;
+    }
+    p.c = y.as<float>(), p.c_rs = n, p.c_cs = 1;
+    p.m1 = m, p.n1 = n;
+    p.alpha = alpha;
+    p.beta = cd && !bias ? 1.0f : 0.0f;
+    p.bias = bias ? cd : nullptr;
+    return gemm_run(kernels().gemm, p, ws.data, ws.bytes, c.threads);
 }
 
-// MatMul: inputs A [..., M, K] or [K], B [..., K, N] or [K] (numpy matmul: 1-D A gains a leading 1
-// that is removed from Y, 1-D B gains a trailing 1 that is removed); batch dims broadcast.
-// Output Y [broadcast batch..., M (if A is not 1-D), N (if B is not 1-D)]. No attributes.
-Status op_matmul(const OpCall& c) {
-    const char* op = "MatMul";
-    FLEXPIPE_RETURN_IF_ERROR(expect_arity(c, op, 2, 2, 1, 1));
-    const TensorView& a = c.in[0];
-    const TensorView& b = c.in[1];
-    const TensorView& y = c.out[0];
-    FLEXPIPE_RETURN_IF_ERROR(expect_dtype(a, DType::f32, op, "A"));
-    FLEXPIPE_RETURN_IF_ERROR(expect_dtype(b, DType::f32, op, "B"));
-    FLEXPIPE_RETURN_IF_ERROR(expect_dtype(y, DType::f32, op, "Y"));
-    FLEXPIPE_CHECK_ARG(a.rank >= 1 && b.rank >= 1, "failed to run MatMul: operands must have rank >= 1");
-    const bool a2 = a.rank >= 2, b2 = b.rank >= 2;
+namespace {
+
+// MatMul operands after numpy broadcasting: Y's batch dims and, per batch dim, A's and B's strides.
+struct MatMulShape {
+    int64_t m = 0, k = 0, n = 0, batches = 1;
+    int batch_rank = 0;
+    int64_t as[max_rank] = {0}, bs[max_rank] = {0};
+};
+
+Status matmul_shape(const TensorView& a, const TensorView& b, const TensorView& y, bool packed, MatMulShape* s) {
+    const bool a2 = a.rank >= 2, b2 = packed || b.rank >= 2;
     const int64_t m = a2 ? a.dims[a.rank - 2] : 1, k = a.dims[a.rank - 1];
-    const int64_t kb = b2 ? b.dims[b.rank - 2] : b.dims[0], n = b2 ? b.dims[b.rank - 1] : 1;
-    const int a_batch = a2 ? a.rank - 2 : 0, b_batch = b2 ? b.rank - 2 : 0;
+    const int64_t kb = packed ? k : (b2 ? b.dims[b.rank - 2] : b.dims[0]);
+    const int64_t n = packed ? y.dims[y.rank - 1] : (b2 ? b.dims[b.rank - 1] : 1);
+    const int a_batch = a2 ? a.rank - 2 : 0, b_batch = b2 && !packed ? b.rank - 2 : 0;
     const int batch_rank = y.rank - (a2 ? 1 : 0) - (b2 ? 1 : 0);
     bool ok = k == kb && batch_rank >= 0 && batch_rank >= a_batch && batch_rank >= b_batch;
     if (ok && a2) ok = y.dims[batch_rank] == m;
     if (ok && b2) ok = y.dims[y.rank - 1] == n;
-    // Batch strides (in elements) of A and B seen through broadcasting to Y's batch dims.
-    int64_t as[max_rank] = {0}, bs[max_rank] = {0};
     int64_t sa = m * k, sb = k * n;
     for (int i = batch_rank - 1; ok && i >= 0; --i) {
         const int ia = i - (batch_rank - a_batch), ib = i - (batch_rank - b_batch);
         const int64_t da = ia >= 0 ? a.dims[ia] : 1, db = ib >= 0 ? b.dims[ib] : 1, dy = y.dims[i];
         ok = (da == dy || da == 1) && (db == dy || db == 1);
-        as[i] = da == 1 ? 0 : sa;
-        bs[i] = db == 1 ? 0 : sb;
+        s->as[i] = da == 1 ? 0 : sa;
+        s->bs[i] = db == 1 ? 0 : sb;
         sa *= da;
         sb *= db;
     }
@@ -102,36 +167,126 @@ Status op_matmul(const OpCall& c) {
         return Status::error(StatusCode::shape_mismatch,
                              "failed to run MatMul: operand shapes disagree with each other or with Y "
                              "(M=%lld, K=%lld, K_B=%lld, N=%lld, rank Y=%d)",
-                             static_cast<long long>(m),
-                             static_cast<long long>(k), static_cast<long long>(kb),
+                             static_cast<long long>(m), static_cast<long long>(k), static_cast<long long>(kb),
                              static_cast<long long>(n), y.rank);
     }
-    const int64_t batches = y.span(0, batch_rank);
-    if (y.numel == 0) return Status::ok();
-    const float* ad = a.as<float>();
-    const float* bd = b.as<float>();
-    float* yd = y.as<float>();
-    parallel_for(batches * m, c.threads, [&](int64_t begin, int64_t end) {
+    s->m = m, s->k = k, s->n = n, s->batch_rank = batch_rank;
+    s->batches = y.span(0, batch_rank);
+    return Status::ok();
+}
+
+// Element offsets of batch bi in A and B.
+void batch_offsets(const MatMulShape& s, const TensorView& y, int64_t bi, int64_t* ao, int64_t* bo) {
+    *ao = 0, *bo = 0;
+    for (int d = s.batch_rank - 1; d >= 0; --d) {
+        const int64_t idx = bi % y.dims[d];
+        bi /= y.dims[d];
+        *ao += idx * s.as[d];
+        *bo += idx * s.bs[d];
+    }
+}
+
+// The strided reference kernel over batches x rows (no workspace).
+void matmul_reference(const MatMulShape& s, const TensorView& a, const TensorView& b, const TensorView& y,
+                      int threads) {
+    const int64_t m = s.m, k = s.k, n = s.n;
+    parallel_for(s.batches * m, threads, [&](int64_t begin, int64_t end) {
         for (int64_t r = begin; r < end;) {
             const int64_t bi = r / m, i0 = r % m;
             const int64_t i1 = (end - r < m - i0) ? i0 + (end - r) : m;
-            int64_t ao = 0, bo = 0, rem = bi;
-            for (int d = batch_rank - 1; d >= 0; --d) {
-                const int64_t idx = rem % y.dims[d];
-                rem /= y.dims[d];
-                ao += idx * as[d];
-                bo += idx * bs[d];
-            }
+            int64_t ao, bo;
+            batch_offsets(s, y, bi, &ao, &bo);
             GemmArgs g;
             g.n = n, g.k = k;
-            g.a = ad + ao, g.a_rs = k, g.a_cs = 1;
-            g.b = bd + bo, g.b_rs = n, g.b_cs = 1;
-            g.c = yd + bi * m * n, g.ldc = n;
+            g.a = a.as<float>() + ao, g.a_rs = k, g.a_cs = 1;
+            g.b = b.as<float>() + bo, g.b_rs = n, g.b_cs = 1;
+            g.c = y.as<float>() + bi * m * n, g.ldc = n;
             gemm_f32__ref(g, i0, i1);
             r += i1 - i0;
         }
     });
+}
+
+// Per-batch GEMMs with raw B. With room for several one-thread workspaces, threads take whole
+// batches (attention: many small products); otherwise batches run in turn, each on all threads.
+Status matmul_batched(const MatMulShape& s, const TensorView& a, const TensorView& b, const TensorView& y,
+                      const Workspace& ws, int threads) {
+    const GemmKernels& g = kernels().gemm;
+    auto problem = [&](int64_t bi) {
+        int64_t ao, bo;
+        batch_offsets(s, y, bi, &ao, &bo);
+        GemmProblem p;
+        p.k = s.k;
+        p.a = a.as<float>() + ao, p.a_rs = s.k, p.a_cs = 1;
+        p.b = b.as<float>() + bo, p.b_rs = s.n, p.b_cs = 1;
+        p.c = y.as<float>() + bi * s.m * s.n, p.c_rs = s.n, p.c_cs = 1;
+        p.m1 = s.m, p.n1 = s.n;
+        return p;
+    };
+    const size_t one = gemm_workspace_bytes(g, problem(0), 1);
+    const int64_t per_batch = std::min<int64_t>({threads, s.batches, static_cast<int64_t>(ws.bytes / one)});
+    if (per_batch >= 2) {
+        Status st[64];
+        const int tb = static_cast<int>(std::min<int64_t>(per_batch, 64));
+        parallel_for(tb, tb, [&](int64_t id0, int64_t id1) {
+            for (int64_t id = id0; id < id1; ++id) {
+                char* slot = static_cast<char*>(ws.data) + static_cast<size_t>(id) * one;
+                for (int64_t bi = s.batches * id / tb; bi < s.batches * (id + 1) / tb && st[id].is_ok(); ++bi)
+                    st[id] = gemm_run(g, problem(bi), slot, one, 1);
+            }
+        });
+        for (int i = 0; i < tb; ++i) FLEXPIPE_RETURN_IF_ERROR(st[i]);
+        return Status::ok();
+    }
+    for (int64_t bi = 0; bi < s.batches; ++bi) FLEXPIPE_RETURN_IF_ERROR(gemm_run(g, problem(bi), ws.data, ws.bytes, threads));
     return Status::ok();
+}
+
+}  // namespace
+
+// MatMul: inputs A [..., M, K] or [K], B [..., K, N] or [K] (numpy matmul: 1-D A gains a leading 1
+// that is removed from Y, 1-D B gains a trailing 1 that is removed); batch dims broadcast.
+// Output Y [broadcast batch..., M (if A is not 1-D), N (if B is not 1-D)].
+// ints: [packedB = 0]. With packedB = 1, B is a constant 2-D [K, N] packed by gemm_pack_b
+// ([ceil(N / NR), K, NR]) and A's batches and rows form one GEMM of batch * M rows. Optional last
+// output: the uint8 workspace (required with packedB).
+Status op_matmul(const OpCall& c) {
+    const char* op = "MatMul";
+    FLEXPIPE_RETURN_IF_ERROR(expect_arity(c, op, 2, 2, 1, 2));
+    const TensorView& a = c.in[0];
+    const TensorView& b = c.in[1];
+    const TensorView& y = c.out[0];
+    FLEXPIPE_RETURN_IF_ERROR(expect_dtype(a, DType::f32, op, "A"));
+    FLEXPIPE_RETURN_IF_ERROR(expect_dtype(b, DType::f32, op, "B"));
+    FLEXPIPE_RETURN_IF_ERROR(expect_dtype(y, DType::f32, op, "Y"));
+    FLEXPIPE_CHECK_ARG(a.rank >= 1 && b.rank >= 1, "failed to run MatMul: operands must have rank >= 1");
+    const bool packed = c.int_at(0, 0) != 0;
+    FLEXPIPE_CHECK_ARG(!packed || y.rank >= 1, "failed to run MatMul: a packed B needs Y of rank >= 1");
+    MatMulShape s;
+    FLEXPIPE_RETURN_IF_ERROR(matmul_shape(a, b, y, packed, &s));
+    if (y.numel == 0) return Status::ok();
+    const Workspace ws = workspace_of(c, 1);
+    FLEXPIPE_CHECK_ARG(ws.data || !packed, "failed to run MatMul: a packed B needs a workspace");
+    if (!ws.data) {
+        matmul_reference(s, a, b, y, c.threads);
+        return Status::ok();
+    }
+    // One GEMM of batches * M rows when B is shared (packed or 2-D) and A is not broadcast.
+    if ((packed || b.numel == s.k * s.n) && a.numel == s.batches * s.m * s.k) {
+        GemmProblem p;
+        p.k = s.k;
+        p.a = a.as<float>(), p.a_rs = s.k, p.a_cs = 1;
+        if (packed) {
+            FLEXPIPE_RETURN_IF_ERROR(packed_b(b, s.k, s.n, op, &p.b_packed));
+        } else {
+            p.b = b.as<float>(), p.b_rs = b.rank >= 2 ? s.n : 1, p.b_cs = 1;
+        }
+        p.c = y.as<float>(), p.c_rs = s.n, p.c_cs = 1;
+        p.m1 = s.batches * s.m, p.n1 = s.n;
+        return gemm_run(kernels().gemm, p, ws.data, ws.bytes, c.threads);
+    }
+    FLEXPIPE_CHECK_ARG(!packed, "failed to run MatMul: a packed B needs A without broadcast batch dims");
+    return matmul_batched(s, a, b, y, ws, c.threads);
 }
 
 }  // namespace flexpipe

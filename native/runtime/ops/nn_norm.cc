@@ -3,6 +3,7 @@
 #include <cmath>
 
 #include "kernels/norm/norm.h"
+#include "runtime/dispatch.h"
 #include "runtime/ops/nn_ops.h"
 #include "runtime/ops/op_helpers.h"
 #include "runtime/parallel.h"
@@ -155,9 +156,10 @@ Status op_layer_norm(const OpCall& c) {
     const float* xd = x.as<float>();
     const float* wd = w.as<float>();
     float* yd = c.out[0].as<float>();
+    const LayerNormRowFn row_fn = cols > 0 ? kernels().xf.layernorm_row : layernorm_row_f32__ref;  // SIMD: n >= 1
     parallel_for(rows, c.threads, [&](int64_t begin, int64_t end) {
         for (int64_t r = begin; r < end; ++r) {
-            layernorm_row_f32__ref(xd + r * cols, yd + r * cols, cols, wd, w.numel, bd, b_n, eps,
+            row_fn(xd + r * cols, yd + r * cols, cols, wd, w.numel, bd, b_n, eps,
                                    stats[0] ? stats[0] + r : nullptr, stats[1] ? stats[1] + r : nullptr);
         }
     });

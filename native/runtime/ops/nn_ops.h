@@ -28,5 +28,6 @@ Status op_hardmax(const OpCall& c);
 Status op_resize(const OpCall& c);
 Status op_depth_to_space(const OpCall& c);
 Status op_space_to_depth(const OpCall& c);
+Status op_attention(const OpCall& c);
 
 }  // namespace flexpipe

@@ -1,9 +1,13 @@
 // SPDX-License-Identifier: Apache-2.0
 // Pooling ops: MaxPool (with optional Indices), AveragePool, LpPool and the Global* variants.
+#include <cstring>
+
 #include "kernels/pool/pool.h"
 #include "runtime/ops/nn_ops.h"
+#include "runtime/ops/nn_pool.h"
 #include "runtime/ops/nn_spatial.h"
 #include "runtime/parallel.h"
+#include "runtime/pool_run.h"
 
 namespace flexpipe {
 
@@ -47,7 +51,8 @@ static Status pool_shape(const OpCall& c, const char* op, const SpatialAttrs& sa
 // MaxPool: input X [N, C, spatial...] (float32, float64, uint8, int8); outputs Y like X's dtype and
 // optionally Indices (int64, same dims as Y).
 // ints: [nsp, kernel[nsp], strides[nsp], dilations[nsp], pads_begin[nsp], pads_end[nsp], storage_order].
-Status op_max_pool(const OpCall& c) {
+// float32 without Indices takes the row path (runtime/pool_run.h), split over output rows.
+static Status max_pool(const OpCall& c, const PoolKernels* k) {
     const char* op = "MaxPool";
     FLEXPIPE_RETURN_IF_ERROR(expect_arity(c, op, 1, 1, 1, 2));
     SpatialAttrs sa;
@@ -65,6 +70,12 @@ Status op_max_pool(const OpCall& c) {
     const TensorView& x = c.in[0];
     void* y = c.out[0].data;
     const int64_t planes = ps.planes;
+    if (k != nullptr && x.dtype == DType::f32 && indices == nullptr && pool_rows_apply(ps)) {
+        parallel_for(pool_rows(ps), c.threads, [&](int64_t b, int64_t e) {
+            pool_rows_f32(*k, ps, PoolKind::max, x.as<float>(), static_cast<float*>(y), b, e);
+        });
+        return Status::ok();
+    }
     switch (x.dtype) {
         case DType::f32:
             parallel_for(planes, c.threads, [&](int64_t b, int64_t e) {
@@ -94,7 +105,8 @@ Status op_max_pool(const OpCall& c) {
 
 // AveragePool: input X [N, C, spatial...] float32; output Y.
 // ints: [nsp, kernel[nsp], strides[nsp], dilations[nsp], pads_begin[nsp], pads_end[nsp], count_include_pad].
-Status op_average_pool(const OpCall& c) {
+// Takes the row path (runtime/pool_run.h), split over output rows.
+static Status average_pool(const OpCall& c, const PoolKernels* k) {
     const char* op = "AveragePool";
     FLEXPIPE_RETURN_IF_ERROR(expect_arity(c, op, 1, 1, 1, 1));
     FLEXPIPE_RETURN_IF_ERROR(expect_dtype(c.in[0], DType::f32, op, "X"));
@@ -105,6 +117,11 @@ Status op_average_pool(const OpCall& c) {
     FLEXPIPE_RETURN_IF_ERROR(pool_shape(c, op, sa, &ps));
     const float* x = c.in[0].as<float>();
     float* y = c.out[0].as<float>();
+    if (k != nullptr && pool_rows_apply(ps)) {
+        const PoolKind kind = include_pad ? PoolKind::avg_include_pad : PoolKind::avg_exclude_pad;
+        parallel_for(pool_rows(ps), c.threads, [&](int64_t b, int64_t e) { pool_rows_f32(*k, ps, kind, x, y, b, e); });
+        return Status::ok();
+    }
     parallel_for(ps.planes, c.threads,
                  [&](int64_t b, int64_t e) { avgpool_f32__ref(ps, x, y, include_pad, b, e); });
     return Status::ok();
@@ -129,7 +146,8 @@ Status op_lp_pool(const OpCall& c) {
 }
 
 // Global pools: X [N, C, spatial...] float32 (rank >= 2); Y [N, C, 1, ...] (N * C elements).
-static Status global_pool(const OpCall& c, const char* op, int kind) {
+// kind 0 average, 1 max, 2 Lp; k chooses the plane kernels of average and max.
+static Status global_pool(const OpCall& c, const char* op, int kind, const PoolKernels* k) {
     FLEXPIPE_RETURN_IF_ERROR(expect_arity(c, op, 1, 1, 1, 1));
     const TensorView& x = c.in[0];
     FLEXPIPE_RETURN_IF_ERROR(expect_dtype(x, DType::f32, op, "X"));
@@ -144,7 +162,8 @@ static Status global_pool(const OpCall& c, const char* op, int kind) {
     float* y = c.out[0].as<float>();
     const double p = c.float_at(0, 2.0);
     parallel_for(x.dims[0] * x.dims[1], c.threads, [&](int64_t b, int64_t e) {
-        if (kind == 0) global_avgpool_f32__ref(xd, y, size, b, e);
+        if (k != nullptr && kind < 2) global_pool_f32(*k, kind == 0, xd, y, size, b, e);
+        else if (kind == 0) global_avgpool_f32__ref(xd, y, size, b, e);
         else if (kind == 1) global_maxpool_f32__ref(xd, y, size, b, e);
         else global_lppool_f32__ref(xd, y, size, p, b, e);
     });
@@ -152,8 +171,19 @@ static Status global_pool(const OpCall& c, const char* op, int kind) {
 }
 
 // GlobalAveragePool / GlobalMaxPool: no attributes. GlobalLpPool: floats [p].
-Status op_global_average_pool(const OpCall& c) { return global_pool(c, "GlobalAveragePool", 0); }
-Status op_global_max_pool(const OpCall& c) { return global_pool(c, "GlobalMaxPool", 1); }
-Status op_global_lp_pool(const OpCall& c) { return global_pool(c, "GlobalLpPool", 2); }
+Status op_global_average_pool(const OpCall& c) { return global_pool(c, "GlobalAveragePool", 0, &pool_kernels()); }
+Status op_global_max_pool(const OpCall& c) { return global_pool(c, "GlobalMaxPool", 1, &pool_kernels()); }
+Status op_global_lp_pool(const OpCall& c) { return global_pool(c, "GlobalLpPool", 2, nullptr); }
+Status op_max_pool(const OpCall& c) { return max_pool(c, &pool_kernels()); }
+Status op_average_pool(const OpCall& c) { return average_pool(c, &pool_kernels()); }
+
+Status pool_op_with(const char* name, const OpCall& c, const PoolKernels* k) {
+    if (std::strcmp(name, "MaxPool") == 0) return max_pool(c, k);
+    if (std::strcmp(name, "AveragePool") == 0) return average_pool(c, k);
+    if (std::strcmp(name, "GlobalAveragePool") == 0) return global_pool(c, name, 0, k);
+    if (std::strcmp(name, "GlobalMaxPool") == 0) return global_pool(c, name, 1, k);
+    if (std::strcmp(name, "Resize") == 0) return resize_with(c, k);
+    return Status::error(StatusCode::invalid_argument, "failed to run %s: not a pool or Resize op", name);
+}
 
 }  // namespace flexpipe

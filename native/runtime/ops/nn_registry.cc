@@ -27,6 +27,7 @@ void register_nn_ops(std::vector<OpEntry>& table) {
     table.push_back({"Resize", op_resize});
     table.push_back({"DepthToSpace", op_depth_to_space});
     table.push_back({"SpaceToDepth", op_space_to_depth});
+    table.push_back({"Attention", op_attention});
 }
 
 }  // namespace flexpipe

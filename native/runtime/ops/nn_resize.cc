@@ -2,21 +2,25 @@
 // Resize op (float32; serves ONNX Resize 10-19 and Upsample 7-9 after the plan folds scales/sizes/roi).
 #include "kernels/resize/resize.h"
 #include "runtime/ops/nn_ops.h"
+#include "runtime/ops/nn_pool.h"
 #include "runtime/ops/op_helpers.h"
 #include "runtime/parallel.h"
+#include "runtime/resize_run.h"
 
 namespace flexpipe {
 
-// Resize: input X (rank r >= 1), output Y (rank r; its dims are the resized sizes).
+// Resize: input X (rank r >= 1), output Y (rank r; its dims are the resized sizes), and optionally the
+// workspace (uint8) as a second output: with one, nearest and linear take the specialised path
+// (runtime/resize_run.h) where it applies; everything else runs resize_f32__ref.
 // ints: [r, mode (0 nearest, 1 linear, 2 cubic), coordinate_transformation_mode (0 half_pixel,
 // 1 asymmetric, 2 pytorch_half_pixel, 3 tf_half_pixel_for_nn, 4 align_corners, 5 tf_crop_and_resize,
 // 6 half_pixel_symmetric), nearest_mode (0 round_prefer_floor, 1 round_prefer_ceil, 2 floor, 3 ceil,
 // 4 simple = Resize-10/Upsample), exclude_outside].
 // floats: [cubic_coeff_a, extrapolation_value, then per axis: scale, length_resized, roi_start, roi_end]
 // (see kernels/resize/resize.h for their meaning).
-Status op_resize(const OpCall& c) {
+Status resize_with(const OpCall& c, const PoolKernels* k) {
     const char* op = "Resize";
-    FLEXPIPE_RETURN_IF_ERROR(expect_arity(c, op, 1, 1, 1, 1));
+    FLEXPIPE_RETURN_IF_ERROR(expect_arity(c, op, 1, 1, 1, 2));
     FLEXPIPE_RETURN_IF_ERROR(expect_ints(c, op, 5));
     const TensorView& x = c.in[0];
     const TensorView& y = c.out[0];
@@ -58,6 +62,13 @@ Status op_resize(const OpCall& c) {
                            "failed to run Resize: cannot resize an empty axis (axis=%d)", a);
     }
     if (y.numel == 0) return Status::ok();
+    const float* xd = x.as<float>();
+    float* yd = y.as<float>();
+    if (k != nullptr && c.n_out > 1) {
+        FLEXPIPE_RETURN_IF_ERROR(expect_dtype(c.out[1], DType::u8, op, "workspace"));
+        const size_t bytes = static_cast<size_t>(c.out[1].numel);
+        if (resize_fast_f32(*k, p, xd, yd, c.out[1].data, bytes, c.threads)) return Status::ok();
+    }
     // The kernel expands tap combinations of all axes but the last into a fixed stack table.
     int64_t combos = 1;
     for (int a = 0; a + 1 < p.rank; ++a) {
@@ -75,11 +86,11 @@ Status op_resize(const OpCall& c) {
                                  resize_max_combos);
         }
     }
-    const float* xd = x.as<float>();
-    float* yd = y.as<float>();
     parallel_for(y.span(0, p.rank - 1), c.threads,
                  [&](int64_t begin, int64_t end) { resize_f32__ref(p, xd, yd, begin, end); });
     return Status::ok();
 }
+
+Status op_resize(const OpCall& c) { return resize_with(c, &pool_kernels()); }
 
 }  // namespace flexpipe

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 // Softmax, LogSoftmax and Hardmax ops (float32) with both axis conventions (opset < 13 and >= 13).
 #include "kernels/softmax/softmax.h"
+#include "runtime/dispatch.h"
 #include "runtime/ops/nn_ops.h"
 #include "runtime/ops/op_helpers.h"
 #include "runtime/parallel.h"
@@ -39,7 +40,7 @@ static Status run_softmax(const OpCall& c, const char* op, SoftmaxFn fn) {
     return Status::ok();
 }
 
-Status op_softmax(const OpCall& c) { return run_softmax(c, "Softmax", softmax_f32__ref); }
+Status op_softmax(const OpCall& c) { return run_softmax(c, "Softmax", kernels().xf.softmax); }
 Status op_log_softmax(const OpCall& c) { return run_softmax(c, "LogSoftmax", logsoftmax_f32__ref); }
 Status op_hardmax(const OpCall& c) { return run_softmax(c, "Hardmax", hardmax_f32__ref); }
 

@@ -1,0 +1,167 @@
+// SPDX-License-Identifier: Apache-2.0
+// Convolution kernels (issue 3): GFLOP/s and workspace bytes of every algorithm on representative layers,
+// 1 and 2 threads, through the real Conv op (binding.runOp with the prepacked Winograd filter and the
+// workspace buffer the plan would give it), on the ISA the addon selects (FLEXPIPE_ISA=ref for scalar).
+//
+//   npm run bench:kernels                  (GEMM, then this)
+//   node dist/bench/kernels/conv.bench.js --runs 20 --threads 1,2 --layers resnet,vgg
+//
+// GFLOP/s is direct-convolution FLOPs (2 N M K pixels) per second, the convention for comparing Winograd
+// with GEMM-based convolution (NNPACK's "effective" rate); algo_gflops counts the algorithm's own FLOPs
+// (lib/plan/conv-cost.ts). Workspace bytes are the native conv_cost for the threads used. Each case is
+// warmed up, then timed `runs` times (fewer, at least 5, for cases slower than 0.4 s); the median is
+// reported. Prints a table and one JSON line per case; writes bench/results/kernels-conv.json.
+import { spawnSync } from 'node:child_process'
+import { mkdirSync, readFileSync, writeFileSync } from 'node:fs'
+import { availableParallelism, cpus, loadavg } from 'node:os'
+import { dirname, join } from 'node:path'
+import { fileURLToPath } from 'node:url'
+import { seededRandom } from '../../lib/cli/inputs.js'
+import { binding, type NativeTensor } from '../../lib/native/binding.js'
+import { chooseConvKernel, defaultConvSlices } from '../../lib/model/ops/nn-conv.js'
+import { convAlgoCode, convCost, type ConvKernel, type ConvShape } from '../../lib/plan/conv-cost.js'
+
+const self = fileURLToPath(import.meta.url)
+const repoRoot = join(dirname(self), '..', '..', '..')
+
+function option(name: string, fallback: string): string {
+  const i = process.argv.indexOf(`--${name}`)
+  return (i >= 0 ? process.argv[i + 1] : undefined) ?? fallback
+}
+
+function conv2d(c: number, m: number, hw: number, k: number, stride = 1, group = 1): ConvShape {
+  const pad = Math.floor(k / 2)
+  const out = Math.floor((hw + 2 * pad - k) / stride) + 1
+  return {
+    batch: 1, inChannels: c, outChannels: m, group, in: [1, hw, hw], out: [1, out, out], kernel: [1, k, k],
+    stride: [1, stride, stride], dilation: [1, 1, 1], pad: [0, pad, pad],
+  }
+}
+
+interface Layer {
+  id: string
+  name: string
+  shape: ConvShape
+  kernels: ConvKernel[]
+}
+
+const layers: Layer[] = [
+  { id: 'resnet', name: 'ResNet 3x3 64->64 56x56', shape: conv2d(64, 64, 56, 3), kernels: ['winograd63', 'winograd23', 'im2col', 'direct'] },
+  { id: 'resnet14', name: '3x3 256->256 14x14', shape: conv2d(256, 256, 14, 3), kernels: ['winograd63', 'winograd23', 'im2col', 'direct'] },
+  { id: 'pointwise', name: '1x1 256->64 56x56', shape: conv2d(256, 64, 56, 1), kernels: ['gemm1x1', 'im2col', 'direct'] },
+  { id: 'vgg', name: 'VGG 3x3 128->128 112x112', shape: conv2d(128, 128, 112, 3), kernels: ['winograd63', 'winograd23', 'im2col', 'direct'] },
+  { id: 'dw-s1', name: 'MobileNetV2 dw 3x3 s1 144ch 56x56', shape: conv2d(144, 144, 56, 3, 1, 144), kernels: ['depthwise', 'im2col', 'direct'] },
+  { id: 'dw-s2', name: 'MobileNetV2 dw 3x3 s2 144ch 56x56', shape: conv2d(144, 144, 56, 3, 2, 144), kernels: ['depthwise', 'im2col', 'direct'] },
+  { id: 'ppocr', name: 'PP-OCR det conv1 3x3 s2 3->16 640x640', shape: conv2d(3, 16, 640, 3, 2), kernels: ['im2col', 'direct'] },
+]
+
+const native = binding()
+const testing = native._testing as unknown as { convCost(isa: string, k: string, s: object, slices: number, threads: number): { workspaceBytes: number } }
+const f32 = (dims: number[], data: Float32Array): NativeTensor => ({ dtype: 1, dims, data })
+
+function random(n: number, seed: number): Float32Array {
+  const rand = seededRandom(seed)
+  const out = new Float32Array(n)
+  for (let i = 0; i < n; i++) out[i] = rand() * 2 - 1
+  return out
+}
+
+function nativeShape(s: ConvShape) {
+  return { n: s.batch, c: s.inChannels, m: s.outChannels, group: s.group, h: s.in[1], w: s.in[2], oh: s.out[1], ow: s.out[2], kh: s.kernel[1], kw: s.kernel[2], sh: s.stride[1], sw: s.stride[2], pt: s.pad[1], pl: s.pad[2] }
+}
+
+/** A ready-to-run Conv call: inputs (filter transformed for Winograd), outputs with the workspace, ints. */
+function prepare(s: ConvShape, kernel: ConvKernel, slices: number, wsBytes: number) {
+  const cg = s.inChannels / s.group
+  const [kh, kw] = [s.kernel[1], s.kernel[2]]
+  let w = f32([s.outChannels, cg, kh, kw], random(s.outChannels * cg * kh * kw, 2))
+  if (kernel === 'winograd63' || kernel === 'winograd23') {
+    const r = native.prepack(kernel === 'winograd63' ? 'winograd_f63_filter' : 'winograd_f23_filter', w, [])
+    w = f32(r.dims, new Float32Array(r.data))
+  }
+  const inputs = [f32([s.batch, s.inChannels, s.in[1], s.in[2]], random(s.batch * s.inChannels * s.in[1] * s.in[2], 1)), w, f32([s.outChannels], random(s.outChannels, 3))]
+  const y = new Float32Array(s.batch * s.outChannels * s.out[1] * s.out[2])
+  const outputs: NativeTensor[] = [f32([s.batch, s.outChannels, s.out[1], s.out[2]], y)]
+  if (wsBytes > 0) outputs.push({ dtype: 2, dims: [wsBytes], data: new Uint8Array(wsBytes) })
+  const padEnd = (i: 1 | 2) => (s.out[i] - 1) * s.stride[i] + s.kernel[i] - s.in[i] - s.pad[i]
+  const ints = [s.group, 2, kh, kw, s.stride[1], s.stride[2], 1, 1, s.pad[1], s.pad[2], padEnd(1), padEnd(2), convAlgoCode[kernel], slices, 0]
+  return { inputs, outputs, ints, y }
+}
+
+function median(xs: number[]): number {
+  const s = [...xs].sort((a, b) => a - b)
+  return s.length % 2 ? s[(s.length - 1) / 2]! : (s[s.length / 2 - 1]! + s[s.length / 2]!) / 2
+}
+
+function timeCall(fn: () => void, runs: number): { p50: number; n: number } {
+  fn()
+  const t0 = process.hrtime.bigint()
+  fn()
+  const first = Number(process.hrtime.bigint() - t0) / 1e6
+  const n = first > 400 ? 5 : runs
+  const times: number[] = []
+  for (let i = 0; i < n; i++) {
+    const a = process.hrtime.bigint()
+    fn()
+    times.push(Number(process.hrtime.bigint() - a) / 1e6)
+  }
+  return { p50: median(times), n }
+}
+
+function cpuModel(): string {
+  try {
+    const m = /^model name\s*:\s*(.+)$/m.exec(readFileSync('/proc/cpuinfo', 'utf8'))
+    if (m) return m[1]!.trim()
+  } catch {
+    /* not Linux */
+  }
+  return cpus()[0]?.model ?? 'unknown'
+}
+
+function main(): void {
+  const runs = Number(option('runs', '20'))
+  const threadList = option('threads', '1,2').split(',').map(Number)
+  const only = option('layers', '').split(',').filter((x) => x !== '')
+  const isa = native.info().isa
+  const rows: Array<Record<string, unknown>> = []
+  for (const layer of layers.filter((l) => only.length === 0 || only.includes(l.id))) {
+    const s = layer.shape
+    const directFlops = convCost('direct', s, 1).flops
+    const chosen = chooseConvKernel(s, true)
+    for (const threads of threadList) {
+      let reference: Float32Array | undefined
+      for (const kernel of layer.kernels) {
+        const slices = defaultConvSlices(kernel, s)
+        const wsBytes = testing.convCost(isa, kernel, nativeShape(s), slices, threads).workspaceBytes
+        const call = prepare(s, kernel, slices, wsBytes)
+        const { p50, n } = timeCall(() => native.runOp('Conv', call.inputs, call.outputs, call.ints, [], threads), runs)
+        reference ??= call.y.slice()
+        let diff = 0
+        for (let i = 0; i < call.y.length; i++) diff = Math.max(diff, Math.abs(call.y[i]! - reference[i]!))
+        const row = {
+          layer: layer.name, kernel, chosen: kernel === chosen, isa, threads, slices, runs: n, p50_ms: +p50.toFixed(3),
+          gflops: +(directFlops / p50 / 1e6).toFixed(2), algo_gflops: +(convCost(kernel, s, slices).flops / p50 / 1e6).toFixed(2),
+          workspace_bytes: wsBytes, weight_bytes: convCost(kernel, s, slices).weightBytes, max_abs_diff_vs_first: +diff.toExponential(2),
+        }
+        rows.push(row)
+        console.log(JSON.stringify({ kernel: `conv_${kernel}`, isa, shape: layer.name, threads, p50_ms: row.p50_ms, gflops: row.gflops, cpu: cpuModel() }))
+      }
+    }
+  }
+  console.log()
+  console.table(rows.map((r) => ({ layer: r.layer, kernel: `${r.kernel}${r.chosen ? ' *' : ''}`, thr: r.threads, ms: r.p50_ms, 'GFLOP/s': r.gflops, 'algo GFLOP/s': r.algo_gflops, 'workspace B': r.workspace_bytes })))
+  console.log('* = the default choice of lib/model/ops/nn-conv.ts; GFLOP/s = direct-convolution FLOPs / median time')
+  const machine = { cpu: cpuModel(), cores: cpus().length, availableParallelism: availableParallelism(), loadavg: loadavg(), platform: `${process.platform}-${process.arch}`, omp_wait_policy: process.env.OMP_WAIT_POLICY }
+  const out = join(repoRoot, 'bench', 'results', 'kernels-conv.json')
+  mkdirSync(dirname(out), { recursive: true })
+  writeFileSync(out, JSON.stringify({ machine, isa, runs, statistic: 'median of runs after 2 warm-up calls (5 runs for cases over 0.4 s)', gflops: 'direct-convolution FLOPs (2 N M K pixels) / median time', results: rows }, null, 2) + '\n')
+  console.log(`wrote ${out}`)
+}
+
+// OpenMP reads OMP_WAIT_POLICY at start-up: re-run with active waiting unless the caller chose one.
+if (process.env.OMP_WAIT_POLICY === undefined) {
+  const r = spawnSync(process.execPath, [self, ...process.argv.slice(2)], { stdio: 'inherit', env: { ...process.env, OMP_WAIT_POLICY: 'active' } })
+  process.exitCode = r.status ?? 1
+} else {
+  main()
+}

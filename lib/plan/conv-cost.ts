@@ -1,0 +1,151 @@
+// SPDX-License-Identifier: Apache-2.0
+// Cost of each convolution algorithm: workspace bytes, FLOPs and (transformed) weight bytes. A line-by-line
+// mirror of native/runtime/conv_cost.cc (formulas documented there), so the memory planner can trade
+// latency for memory per layer without the addon; test/kernels/conv-cost.test.ts checks it against the
+// native numbers on random shapes for every ISA.
+import { gemmWorkspaceBytes } from '../model/ops/nn-matmul.js'
+
+export type ConvKernel = 'direct' | 'im2col' | 'gemm1x1' | 'winograd63' | 'winograd23' | 'depthwise'
+
+/** Native ConvAlgo codes (runtime/conv_cost.h), the `algo` int of the Conv op. */
+export const convAlgoCode: Readonly<Record<ConvKernel, number>> = {
+  direct: 0,
+  im2col: 1,
+  gemm1x1: 2,
+  winograd63: 3,
+  winograd23: 4,
+  depthwise: 5,
+}
+
+/** A convolution in the native 3-D form: 1-D and 2-D shapes have leading unit axes (kernel 1, no pad). */
+export interface ConvShape {
+  readonly batch: number
+  readonly inChannels: number
+  readonly outChannels: number
+  readonly group: number
+  readonly in: readonly [number, number, number]
+  readonly out: readonly [number, number, number]
+  readonly kernel: readonly [number, number, number]
+  readonly stride: readonly [number, number, number]
+  readonly dilation: readonly [number, number, number]
+  /** Padding before each axis (the end padding is implied by `out`). */
+  readonly pad: readonly [number, number, number]
+}
+
+/** The GEMM blocking of one ISA (GemmKernels: micro-tile mr x nr, blocks mc x kc). */
+export interface GemmBlocking {
+  readonly mr: number
+  readonly nr: number
+  readonly mc: number
+  readonly kc: number
+}
+
+export interface ConvCostOptions {
+  /** Threads the workspace is sized for (default 1). */
+  readonly threads?: number
+  /** The ISA's GEMM blocking; default: an upper bound over every ISA (gemmWorkspaceBytes of nn-matmul.ts). */
+  readonly gemm?: GemmBlocking
+}
+
+export interface ConvCost {
+  readonly workspaceBytes: number
+  readonly flops: number
+  /** The weight as the kernel reads it (transformed for Winograd). */
+  readonly weightBytes: number
+}
+
+const ceilDiv = (a: number, b: number): number => Math.ceil(a / b)
+const roundUp = (a: number, b: number): number => ceilDiv(a, b) * b
+const align64 = (bytes: number): number => roundUp(bytes, 64)
+
+/** Whether `kernel` computes `s` (the rules of conv_algo_applies). */
+export function convApplies(kernel: ConvKernel, s: ConvShape): boolean {
+  const planar3x3 = s.in[0] === 1 && s.out[0] === 1 && s.kernel[0] === 1 && s.kernel[1] === 3 && s.kernel[2] === 3 &&
+    s.dilation[1] === 1 && s.dilation[2] === 1
+  switch (kernel) {
+    case 'direct':
+    case 'im2col':
+      return true
+    case 'gemm1x1':
+      return [0, 1, 2].every((i) => s.kernel[i] === 1 && s.stride[i] === 1 && s.pad[i] === 0 && s.in[i] === s.out[i])
+    case 'winograd63':
+    case 'winograd23':
+      return planar3x3 && s.group === 1 && s.stride[1] === 1 && s.stride[2] === 1
+    case 'depthwise':
+      return planar3x3 && s.group === s.inChannels && s.group === s.outChannels && s.stride[1] === s.stride[2] &&
+        (s.stride[1] === 1 || s.stride[1] === 2)
+  }
+}
+
+export interface WinogradGeometry {
+  readonly alpha: number
+  readonly m: number
+  readonly tiles: number
+  readonly block: number
+  readonly vFloats: number
+  readonly mwFloats: number
+}
+
+/** Tiles, tile block and buffer sizes of Winograd F(6,3) / F(2,3) (winograd_geometry). */
+export function winogradGeometry(kernel: 'winograd63' | 'winograd23', s: ConvShape, slices: number): WinogradGeometry {
+  const alpha = kernel === 'winograd63' ? 8 : 4
+  const m = alpha - 2
+  const a2 = alpha * alpha
+  const tiles = s.batch * ceilDiv(s.out[1], m) * ceilDiv(s.out[2], m)
+  const block = Math.max(1, Math.min(Math.floor(2304 / a2), ceilDiv(tiles, Math.max(1, slices))))
+  return { alpha, m, tiles, block, vFloats: block * a2 * roundUp(s.inChannels, 8), mwFloats: block * a2 * 16 }
+}
+
+/** Output pixels per slice of im2col / gemm1x1 (im2col_geometry). */
+export function slicePixels(s: ConvShape, slices: number): number {
+  return ceilDiv(s.out[0] * s.out[1] * s.out[2], Math.max(1, slices))
+}
+
+/** gemm_workspace_bytes of one slice's product (rows x cols x k), exact for `g`, else the ISA bound. */
+function gemmWorkspace(rows: number, cols: number, k: number, rawB: boolean, threads: number, g?: GemmBlocking): number {
+  if (g === undefined) return gemmWorkspaceBytes(rows, cols, k, threads, rawB)
+  const kblocks = Math.max(1, ceilDiv(k, g.kc))
+  const aBlock = Math.max(1, Math.min(roundUp(rows, g.mr), g.mc) * ceilDiv(k, kblocks))
+  const b = rawB ? align64(ceilDiv(cols, g.nr) * k * g.nr * 4) : 0
+  return 64 + b + threads * (align64(aBlock * 4) + align64(g.mr * g.nr * 4))
+}
+
+function workspaceBytes(kernel: ConvKernel, s: ConvShape, slices: number, threads: number, g?: GemmBlocking): number {
+  const k = (s.inChannels / s.group) * s.kernel[0] * s.kernel[1] * s.kernel[2]
+  const rows = s.outChannels / s.group
+  switch (kernel) {
+    case 'direct':
+    case 'depthwise':
+      return 0
+    case 'im2col': {
+      const sp = slicePixels(s, slices)
+      const cols = g === undefined ? sp + 15 : roundUp(sp, g.nr)
+      return 64 + 4 * k * cols + gemmWorkspace(rows, sp, k, false, threads, g)
+    }
+    case 'gemm1x1':
+      return gemmWorkspace(rows, slicePixels(s, slices), k, true, threads, g)
+    case 'winograd63':
+    case 'winograd23': {
+      const w = winogradGeometry(kernel, s, slices)
+      return 64 + 4 * (roundUp(w.vFloats, 16) + threads * w.mwFloats)
+    }
+  }
+}
+
+/** Workspace, FLOPs and weight bytes of `kernel` on `s` with `slices` input slices (conv_cost). */
+export function convCost(kernel: ConvKernel, s: ConvShape, slices: number, options: ConvCostOptions = {}): ConvCost {
+  const threads = Math.max(1, options.threads ?? 1)
+  const pixels = s.out[0] * s.out[1] * s.out[2]
+  const k = (s.inChannels / s.group) * s.kernel[0] * s.kernel[1] * s.kernel[2]
+  const workspace = workspaceBytes(kernel, s, slices, threads, options.gemm)
+  if (kernel !== 'winograd63' && kernel !== 'winograd23') {
+    return { workspaceBytes: workspace, flops: 2 * s.batch * s.outChannels * k * pixels, weightBytes: 4 * s.outChannels * k }
+  }
+  const w = winogradGeometry(kernel, s, slices)
+  const [bt, at] = kernel === 'winograd63' ? [44, 38] : [8, 6]
+  const inT = 2 * w.alpha * 2 * bt
+  const outT = (w.alpha + w.m) * 2 * at
+  const a2 = w.alpha * w.alpha
+  const flops = w.tiles * (2 * a2 * s.inChannels * s.outChannels + inT * s.inChannels + outT * s.outChannels)
+  return { workspaceBytes: workspace, flops, weightBytes: 4 * a2 * ceilDiv(s.outChannels, 16) * s.inChannels * 16 }
+}

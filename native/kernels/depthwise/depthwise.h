@@ -1,0 +1,50 @@
+// SPDX-License-Identifier: Apache-2.0
+// Depthwise 3x3 convolution (group == in_channels == out_channels), float32, stride 1 or 2, any padding.
+//
+// Layout: x [batch, channels, h, w], y [batch, channels, oh, ow], w [channels, 1, 3, 3], dense row-major.
+//   y[n, c, oy, ox] = bias[c] + sum_{ky, kx < 3} w[c, ky, kx] * x[n, c, oy * s - pad_top + ky, ox * s - pad_left + kx]
+// (taps in the padding read zero), then the fused activation. Work items are planes p = n * channels + c;
+// callers split [0, batch * channels) over threads. SIMD variants vectorize along the output row in the
+// interior (every tap inside the image) and compute the border columns like __ref.
+// Tolerance: 9 products per output; variants (FMA, one partial sum per kernel row) match __ref within
+// 4 * 2^-20 * (sum |x * w| + |bias|).
+#pragma once
+
+#include <cstdint>
+
+#include "kernels/conv/conv.h"
+
+namespace flexpipe {
+
+struct DepthwiseShape {
+    int64_t channels = 1;
+    int64_t h = 1, w = 1;    // input plane
+    int64_t oh = 1, ow = 1;  // output plane
+    int64_t stride = 1;      // 1 or 2 (both axes)
+    int64_t pad_top = 0, pad_left = 0;
+};
+
+using DepthwiseFn = void (*)(const DepthwiseShape& s, const float* x, const float* w, const float* bias, float* y,
+                             const ConvActivation& act, int64_t plane_begin, int64_t plane_end);
+
+void depthwise_f32_3x3__ref(const DepthwiseShape& s, const float* x, const float* w, const float* bias, float* y,
+                            const ConvActivation& act, int64_t plane_begin, int64_t plane_end);
+#if defined(__x86_64__) || defined(_M_X64)
+void depthwise_f32_3x3__avx2(const DepthwiseShape& s, const float* x, const float* w, const float* bias, float* y,
+                             const ConvActivation& act, int64_t plane_begin, int64_t plane_end);
+#endif
+#if defined(__aarch64__)
+void depthwise_f32_3x3__neon(const DepthwiseShape& s, const float* x, const float* w, const float* bias, float* y,
+                             const ConvActivation& act, int64_t plane_begin, int64_t plane_end);
+#endif
+
+// The range [lo, hi) of output columns whose three taps all lie inside a row of width w.
+inline void depthwise_interior(const DepthwiseShape& s, int64_t* lo, int64_t* hi) {
+    *lo = (s.pad_left + s.stride - 1) / s.stride;
+    const int64_t last = s.w - 3 + s.pad_left;  // ox * stride <= last
+    *hi = last < 0 ? 0 : last / s.stride + 1;
+    if (*hi > s.ow) *hi = s.ow;
+    if (*lo > *hi) *lo = *hi;
+}
+
+}  // namespace flexpipe

@@ -1,0 +1,97 @@
+// SPDX-License-Identifier: Apache-2.0
+// AVX2+FMA packed-panel micro-kernel, 6x16 tile: 12 ymm accumulators (6 rows x 2 vectors of 8),
+// per k step two loads of B and six broadcasts of A feeding 12 FMAs (contract in gemm.h).
+#include <immintrin.h>
+
+#include "common/macros.h"
+#include "kernels/gemm/gemm.h"
+
+namespace flexpipe {
+
+namespace {
+
+constexpr int tile_m = 6;
+constexpr int tile_n = 16;
+
+// mask_src + 16 - n: the first n lanes are all-ones (maskload/maskstore of a partial row).
+alignas(64) const int32_t mask_src[32] = {-1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1,
+                                          0,  0,  0,  0,  0,  0,  0,  0,  0,  0,  0,  0,  0,  0,  0,  0};
+
+// c rows 0..R-1 = epilogue(acc); v = (load_c ? c : 0) + acc + bias, then max(lo, v), min(hi, v) with
+// the operands ordered so that a NaN in v propagates (maxps/minps return the second operand on NaN).
+template <int R>
+__attribute__((always_inline)) inline void store_rows(const __m256 (&acc0)[R], const __m256 (&acc1)[R], int64_t nr, float* c, int64_t ldc,
+                const GemmTileParams& p) {
+    const bool full = nr == tile_n;
+    const __m256i m0 = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(mask_src + 16 - nr));
+    const __m256i m1 = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(mask_src + 16 - (nr > 8 ? nr - 8 : 0)));
+    __m256 bias0 = _mm256_setzero_ps(), bias1 = _mm256_setzero_ps();
+    if (p.bias) {
+        bias0 = full ? _mm256_loadu_ps(p.bias) : _mm256_maskload_ps(p.bias, m0);
+        bias1 = full ? _mm256_loadu_ps(p.bias + 8) : _mm256_maskload_ps(p.bias + 8, m1);
+    }
+    const __m256 lo = _mm256_set1_ps(p.min), hi = _mm256_set1_ps(p.max);
+#pragma GCC unroll 6
+    for (int r = 0; r < R; ++r) {
+        float* cr = c + r * ldc;
+        __m256 v0 = acc0[r], v1 = acc1[r];
+        if (p.load_c) {
+            v0 = _mm256_add_ps(v0, full ? _mm256_loadu_ps(cr) : _mm256_maskload_ps(cr, m0));
+            v1 = _mm256_add_ps(v1, full ? _mm256_loadu_ps(cr + 8) : _mm256_maskload_ps(cr + 8, m1));
+        }
+        if (p.bias) {
+            v0 = _mm256_add_ps(v0, bias0);
+            v1 = _mm256_add_ps(v1, bias1);
+        }
+        if (p.clamp) {
+            v0 = _mm256_min_ps(hi, _mm256_max_ps(lo, v0));
+            v1 = _mm256_min_ps(hi, _mm256_max_ps(lo, v1));
+        }
+        if (full) {
+            _mm256_storeu_ps(cr, v0);
+            _mm256_storeu_ps(cr + 8, v1);
+        } else {
+            _mm256_maskstore_ps(cr, m0, v0);
+            _mm256_maskstore_ps(cr + 8, m1, v1);
+        }
+    }
+}
+
+// R valid rows (1..6): only R broadcasts and 2R FMAs per k step, so short edge tiles and M = 1 cost
+// what they compute. a keeps the 6-row panel stride.
+template <int R>
+void tile_rows(int64_t nr, int64_t kc, const float* a, const float* b, float* c, int64_t ldc,
+               const GemmTileParams& p) {
+    __m256 acc0[R], acc1[R];
+#pragma GCC unroll 6
+    for (int r = 0; r < R; ++r) acc0[r] = acc1[r] = _mm256_setzero_ps();
+    for (int64_t k = 0; k < kc; ++k) {
+        const __m256 b0 = _mm256_loadu_ps(b), b1 = _mm256_loadu_ps(b + 8);
+#pragma GCC unroll 6
+        for (int r = 0; r < R; ++r) {
+            const __m256 ar = _mm256_broadcast_ss(a + r);
+            acc0[r] = _mm256_fmadd_ps(ar, b0, acc0[r]);
+            acc1[r] = _mm256_fmadd_ps(ar, b1, acc1[r]);
+        }
+        a += tile_m;
+        b += tile_n;
+    }
+    store_rows<R>(acc0, acc1, nr, c, ldc, p);
+}
+
+}  // namespace
+
+void gemm_f32_6x16__avx2(int64_t mr, int64_t nr, int64_t kc, const float* a, const float* b, float* c,
+                         int64_t ldc, const GemmTileParams& p) {
+    FLEXPIPE_DCHECK(mr >= 1 && mr <= tile_m && nr >= 1 && nr <= tile_n && kc >= 0);
+    switch (mr) {
+        case 6: tile_rows<6>(nr, kc, a, b, c, ldc, p); break;
+        case 5: tile_rows<5>(nr, kc, a, b, c, ldc, p); break;
+        case 4: tile_rows<4>(nr, kc, a, b, c, ldc, p); break;
+        case 3: tile_rows<3>(nr, kc, a, b, c, ldc, p); break;
+        case 2: tile_rows<2>(nr, kc, a, b, c, ldc, p); break;
+        default: tile_rows<1>(nr, kc, a, b, c, ldc, p); break;
+    }
+}
+
+}  // namespace flexpipe

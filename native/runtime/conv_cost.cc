@@ -1,0 +1,139 @@
+// SPDX-License-Identifier: Apache-2.0
+// Geometry and cost of the convolution algorithms (see conv_cost.h; mirrored by lib/plan/conv-cost.ts).
+#include "runtime/conv_cost.h"
+
+#include "runtime/gemm_driver.h"
+
+namespace flexpipe {
+
+static int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
+static int64_t round_up(int64_t a, int64_t b) { return ceil_div(a, b) * b; }
+
+const char* conv_algo_name(ConvAlgo a) {
+    switch (a) {
+        case ConvAlgo::direct: return "direct";
+        case ConvAlgo::im2col: return "im2col";
+        case ConvAlgo::gemm1x1: return "gemm1x1";
+        case ConvAlgo::winograd63: return "winograd63";
+        case ConvAlgo::winograd23: return "winograd23";
+        case ConvAlgo::depthwise: return "depthwise";
+    }
+    return "unknown";
+}
+
+static bool is_2d_3x3_unit(const ConvShape& s) {
+    return s.in[0] == 1 && s.out[0] == 1 && s.kernel[0] == 1 && s.kernel[1] == 3 && s.kernel[2] == 3 &&
+           s.dilation[1] == 1 && s.dilation[2] == 1;
+}
+
+bool conv_algo_applies(ConvAlgo a, const ConvShape& s) {
+    switch (a) {
+        case ConvAlgo::direct:
+        case ConvAlgo::im2col:
+            return true;
+        case ConvAlgo::gemm1x1:
+            for (int i = 0; i < 3; ++i)
+                if (s.kernel[i] != 1 || s.stride[i] != 1 || s.pad[i] != 0 || s.in[i] != s.out[i]) return false;
+            return true;
+        case ConvAlgo::winograd63:
+        case ConvAlgo::winograd23:
+            return is_2d_3x3_unit(s) && s.groups == 1 && s.stride[1] == 1 && s.stride[2] == 1;
+        case ConvAlgo::depthwise:
+            return is_2d_3x3_unit(s) && s.groups == s.in_channels && s.groups == s.out_channels &&
+                   s.stride[1] == s.stride[2] && (s.stride[1] == 1 || s.stride[1] == 2);
+    }
+    return false;
+}
+
+WinogradGeometry winograd_geometry(ConvAlgo a, const ConvShape& s, int64_t slices) {
+    WinogradGeometry g;
+    g.alpha = a == ConvAlgo::winograd63 ? 8 : 4;
+    g.m = g.alpha - 2;
+    const int64_t a2 = int64_t{g.alpha} * g.alpha;
+    g.tiles_h = ceil_div(s.out[1], g.m);
+    g.tiles_w = ceil_div(s.out[2], g.m);
+    g.tiles = s.batch * g.tiles_h * g.tiles_w;
+    const int64_t cap = 2304 / a2;
+    const int64_t per = ceil_div(g.tiles, slices < 1 ? 1 : slices);
+    g.block = per < cap ? per : cap;
+    if (g.block < 1) g.block = 1;
+    g.cv = round_up(s.in_channels, 8);
+    g.panels = ceil_div(s.out_channels, 16);
+    g.v_floats = g.block * a2 * g.cv;
+    g.mw_floats = g.block * a2 * 16;
+    return g;
+}
+
+int64_t winograd_filter_floats(ConvAlgo a, int64_t M, int64_t C) {
+    const int64_t a2 = a == ConvAlgo::winograd63 ? 64 : 16;
+    return a2 * ceil_div(M, 16) * C * 16;
+}
+
+Im2colGeometry im2col_geometry(const ConvShape& s, int64_t slices) {
+    Im2colGeometry g;
+    g.k = s.in_channels / s.groups * s.kernel[0] * s.kernel[1] * s.kernel[2];
+    g.pixels = s.out[0] * s.out[1] * s.out[2];
+    g.slice_pixels = ceil_div(g.pixels, slices < 1 ? 1 : slices);
+    return g;
+}
+
+// The GEMM problem of one slice (only the sizes and the packed/raw choice matter to the workspace).
+static GemmProblem slice_problem(const ConvShape& s, const Im2colGeometry& g, bool packed_b) {
+    static const float dummy = 0.0f;
+    GemmProblem p;
+    p.k = g.k;
+    p.m1 = s.out_channels / s.groups;
+    p.n1 = g.slice_pixels;
+    if (packed_b) p.b_packed.data = &dummy;
+    return p;
+}
+
+ConvCost conv_cost(ConvAlgo a, const ConvShape& s, int64_t slices, int threads, const GemmKernels& gk) {
+    ConvCost c;
+    const int64_t kvol = s.kernel[0] * s.kernel[1] * s.kernel[2];
+    const int64_t pixels = s.out[0] * s.out[1] * s.out[2];
+    const int64_t K = s.in_channels / s.groups * kvol;
+    c.flops = 2 * s.batch * s.out_channels * K * pixels;
+    c.weight_bytes = 4 * s.out_channels * K;
+    const int64_t p = threads < 1 ? 1 : threads;
+    switch (a) {
+        case ConvAlgo::direct:
+        case ConvAlgo::depthwise:
+            break;
+        case ConvAlgo::im2col: {
+            const Im2colGeometry g = im2col_geometry(s, slices);
+            c.workspace_bytes = 64 + 4 * K * round_up(g.slice_pixels, gk.nr) +
+                                static_cast<int64_t>(gemm_workspace_bytes(gk, slice_problem(s, g, true), p));
+            break;
+        }
+        case ConvAlgo::gemm1x1: {
+            const Im2colGeometry g = im2col_geometry(s, slices);
+            c.workspace_bytes = static_cast<int64_t>(gemm_workspace_bytes(gk, slice_problem(s, g, false), p));
+            break;
+        }
+        case ConvAlgo::winograd63:
+        case ConvAlgo::winograd23: {
+            const WinogradGeometry g = winograd_geometry(a, s, slices);
+            c.workspace_bytes = 64 + 4 * (round_up(g.v_floats, 16) + p * g.mw_floats);
+            const int64_t a2 = int64_t{g.alpha} * g.alpha;
+            // Nonzeros of Bᵀ (44 or 8) and Aᵀ (38 or 6); a 2-D transform is a + a (input) or a + m
+            // (output) 1-D transforms, each 2 * nnz flops.
+            const int64_t bt = a == ConvAlgo::winograd63 ? 44 : 8, at = a == ConvAlgo::winograd63 ? 38 : 6;
+            const int64_t in_t = 2 * g.alpha * 2 * bt, out_t = (g.alpha + g.m) * 2 * at;
+            c.flops = g.tiles * (2 * a2 * s.in_channels * s.out_channels + in_t * s.in_channels +
+                                 out_t * s.out_channels);
+            c.weight_bytes = 4 * winograd_filter_floats(a, s.out_channels, s.in_channels);
+            break;
+        }
+    }
+    return c;
+}
+
+int conv_threads_for_workspace(ConvAlgo a, const ConvShape& s, int64_t slices, int64_t bytes, int want,
+                               const GemmKernels& g) {
+    for (int t = want < 1 ? 1 : want; t >= 1; --t)
+        if (conv_cost(a, s, slices, t, g).workspace_bytes <= bytes) return t;
+    return 0;
+}
+
+}  // namespace flexpipe

@@ -1,0 +1,76 @@
+// SPDX-License-Identifier: Apache-2.0
+// Convolution algorithms, their geometry (tile blocks, input slices) and their cost: workspace bytes,
+// FLOPs and weight bytes. The ops size and check workspaces with these functions and the memory
+// planner reads the same numbers through lib/plan/conv-cost.ts (a line-by-line mirror; a test compares
+// the two on random shapes).
+//
+// Workspace formulas (bytes; P = threads the workspace is sized for):
+//   winograd63/23: 64 + 4 * (round_up(V, 16) + P * Mw), V = block * a² * round_up(C, 8) (input transform
+//       of one tile block, shared by the threads), Mw = block * a² * 16 (one thread's GEMM output for a
+//       16-channel panel); block = min(2304 / a², ceil(tiles / slices)) tiles, tiles = N * ceil(OH / m) *
+//       ceil(OW / m). F(6,3): a = 8, m = 6 (block <= 36); F(2,3): a = 4, m = 2 (block <= 144).
+//   im2col: 64 + 4 * K * round_up(S, nr) + gemm_workspace_bytes(packed B, M / group rows, K, P), with
+//       K = C / group * kd * kh * kw and S = ceil(OD * OH * OW / slices) pixels per slice: one slice of the
+//       column matrix, written in the GEMM's packed-panel layout (shared by the threads), plus each
+//       thread's packed A block and tile (runtime/gemm_driver.h).
+//   gemm1x1: gemm_workspace_bytes(raw B of S columns, M / group rows, K = C / group, P): the driver packs
+//       the slice of the input itself, so there is no column buffer.
+//   direct, depthwise: 0.
+// The GEMM part depends on the ISA's blocking (mr, nr, mc, kc of GemmKernels); the TS mirror takes the
+// blocking as a parameter and defaults to an upper bound over every ISA.
+// FLOPs count multiply and add separately: 2 * N * M * K * pixels for direct, im2col and gemm1x1;
+// Winograd adds its transforms as dense matrix products (nonzeros of Bᵀ and Aᵀ, twice per pass) to
+// 2 * a² * C * M * tiles.
+#pragma once
+
+#include <cstdint>
+
+#include "kernels/conv/conv.h"
+#include "runtime/dispatch_gemm.h"
+
+namespace flexpipe {
+
+enum class ConvAlgo : int { direct = 0, im2col = 1, gemm1x1 = 2, winograd63 = 3, winograd23 = 4, depthwise = 5 };
+constexpr int conv_algo_count = 6;
+const char* conv_algo_name(ConvAlgo a);
+
+struct ConvCost {
+    int64_t workspace_bytes = 0;
+    int64_t flops = 0;
+    int64_t weight_bytes = 0;  // the weight as the kernel reads it (transformed for Winograd)
+};
+
+// Whether algorithm a can compute shape s (Winograd: 2-D 3x3, stride 1, dilation 1, group 1; gemm1x1:
+// 1x1x1 kernel, stride 1, no padding; depthwise: 2-D 3x3, group == C == M, stride 1 or 2 on both axes,
+// dilation 1; im2col and direct: everything).
+bool conv_algo_applies(ConvAlgo a, const ConvShape& s);
+
+struct WinogradGeometry {
+    int alpha = 8;  // a: transformed tile side
+    int m = 6;      // output tile side
+    int64_t tiles_h = 0, tiles_w = 0, tiles = 0;
+    int64_t block = 0;   // tiles per block
+    int64_t cv = 0;      // round_up(C, 8): V row length
+    int64_t panels = 0;  // ceil(M / 16)
+    int64_t v_floats = 0, mw_floats = 0;
+};
+WinogradGeometry winograd_geometry(ConvAlgo a, const ConvShape& s, int64_t slices);
+// Floats of the transformed filter: a² * panels * C * 16.
+int64_t winograd_filter_floats(ConvAlgo a, int64_t M, int64_t C);
+
+struct Im2colGeometry {
+    int64_t k = 0;             // rows of the column matrix: C / group * kernel volume
+    int64_t pixels = 0;        // output pixels per image
+    int64_t slice_pixels = 0;  // columns of one slice
+};
+Im2colGeometry im2col_geometry(const ConvShape& s, int64_t slices);
+
+// Workspace, FLOPs and weight bytes of algorithm a on shape s with `slices` (>= 1) input slices and a
+// workspace sized for `threads` threads, with the GEMM blocking of g (im2col, gemm1x1).
+ConvCost conv_cost(ConvAlgo a, const ConvShape& s, int64_t slices, int threads, const GemmKernels& g);
+
+// The most threads (<= want) whose buffers fit a workspace of `bytes` (0: not even one thread).
+int conv_threads_for_workspace(ConvAlgo a, const ConvShape& s, int64_t slices, int64_t bytes, int want,
+                               const GemmKernels& g);
+
+}  // namespace flexpipe

@@ -1,0 +1,117 @@
+// SPDX-License-Identifier: Apache-2.0
+// im2col + GEMM and 1x1 convolution drivers (see conv_gemm.h).
+#include "runtime/conv_gemm.h"
+
+#include <cstdint>
+
+#include "kernels/im2col/im2col.h"
+#include "runtime/gemm_driver.h"
+#include "runtime/parallel.h"
+
+namespace flexpipe {
+
+namespace {
+
+char* align64(void* p) {
+    return reinterpret_cast<char*>((reinterpret_cast<uintptr_t>(p) + 63) & ~uintptr_t{63});
+}
+
+// Below this many column floats per slice, a parallel region costs more than the copy.
+constexpr int64_t parallel_min_floats = 32 * 1024;
+
+// Columns of rows [k0, k1) of one slice of w pixels; the micro-kernel reads whole panels, so the columns
+// past w of the last panel are zeroed.
+void build_columns(const ConvShape& s, int64_t cg, const float* xg, int64_t p0, int64_t w, int64_t nr, float* col,
+                   int64_t k0, int64_t k1) {
+    const int64_t K = cg * s.kernel[0] * s.kernel[1] * s.kernel[2];
+    im2col_f32__ref(s, cg, xg, p0, p0 + w, nr, col, k0, k1);
+    const int64_t q = w / nr, used = w % nr;
+    if (used == 0) return;
+    for (int64_t k = k0; k < k1; ++k)
+        for (int64_t t = used; t < nr; ++t) col[q * K * nr + k * nr + t] = 0.0f;
+}
+
+// Y[m, 0:w] = bias[m] for rows m < rows of a slice (row stride ld), before a beta = 1 GEMM.
+void fill_bias(float* y, int64_t ld, const float* bias, int64_t rows, int64_t w, int threads) {
+    parallel_for(rows, rows * w < parallel_min_floats ? 1 : threads, [&](int64_t m0, int64_t m1) {
+        for (int64_t m = m0; m < m1; ++m)
+            for (int64_t j = 0; j < w; ++j) y[m * ld + j] = bias[m];
+    });
+}
+
+GemmProblem base_problem(const ConvShape& s, const ConvArgs& args, int64_t grp, int64_t k) {
+    const int64_t mg = s.out_channels / s.groups;
+    GemmProblem p;
+    p.k = k;
+    p.a = args.w + grp * mg * k;
+    p.a_rs = k;
+    p.m1 = mg;
+    p.beta = args.bias ? 1.0f : 0.0f;
+    p.clamp = args.act.clamp;
+    p.min = args.act.lo;
+    p.max = args.act.hi;
+    return p;
+}
+
+}  // namespace
+
+Status conv_im2col(const GemmKernels& gk, const ConvShape& s, const ConvArgs& args, size_t ws_bytes) {
+    const Im2colGeometry g = im2col_geometry(s, args.slices);
+    const int64_t cg = s.in_channels / s.groups, mg = s.out_channels / s.groups, nr = gk.nr;
+    const int64_t in_plane = s.in[0] * s.in[1] * s.in[2], P = g.pixels, K = g.k;
+    float* col = reinterpret_cast<float*>(align64(args.workspace));
+    char* gws = reinterpret_cast<char*>(col + K * ((g.slice_pixels + nr - 1) / nr) * nr);
+    const size_t used = static_cast<size_t>(gws - static_cast<char*>(args.workspace));
+    if (used > ws_bytes) return Status::error(StatusCode::invalid_argument, "failed to run Conv: workspace too small");
+    for (int64_t n = 0; n < s.batch; ++n) {
+        for (int64_t grp = 0; grp < s.groups; ++grp) {
+            const float* xg = args.x + (n * s.in_channels + grp * cg) * in_plane;
+            for (int64_t p0 = 0; p0 < P; p0 += g.slice_pixels) {
+                const int64_t w = P - p0 < g.slice_pixels ? P - p0 : g.slice_pixels;
+                // One parallel region per slice builds the columns (items < K) and writes the bias
+                // rows of the output (items >= K); small slices run inline.
+                float* yc = args.y + (n * s.out_channels + grp * mg) * P + p0;
+                const int64_t bias_rows = args.bias ? mg : 0;
+                const int team = K * w < parallel_min_floats ? 1 : args.threads;
+                parallel_for(K + bias_rows, team, [&](int64_t i0, int64_t i1) {
+                    const int64_t k1 = i1 < K ? i1 : K;
+                    if (i0 < k1) build_columns(s, cg, xg, p0, w, nr, col, i0, k1);
+                    for (int64_t m = i0 > K ? i0 - K : 0; m < i1 - K; ++m)
+                        for (int64_t j = 0; j < w; ++j) yc[m * P + j] = args.bias[grp * mg + m];
+                });
+                GemmProblem p = base_problem(s, args, grp, K);
+                p.b_packed = GemmPackedB{col, K, 0, w, gk.nr};
+                p.c = yc;
+                p.c_rs = P;
+                p.n1 = w;
+                FLEXPIPE_RETURN_IF_ERROR(gemm_run(gk, p, gws, ws_bytes - used, args.threads));
+            }
+        }
+    }
+    return Status::ok();
+}
+
+Status conv_gemm1x1(const GemmKernels& gk, const ConvShape& s, const ConvArgs& args, size_t ws_bytes) {
+    const Im2colGeometry g = im2col_geometry(s, args.slices);
+    const int64_t cg = s.in_channels / s.groups, mg = s.out_channels / s.groups, P = g.pixels;
+    for (int64_t n = 0; n < s.batch; ++n) {
+        for (int64_t grp = 0; grp < s.groups; ++grp) {
+            float* yg = args.y + (n * s.out_channels + grp * mg) * P;
+            for (int64_t p0 = 0; p0 < P; p0 += g.slice_pixels) {
+                const int64_t w = P - p0 < g.slice_pixels ? P - p0 : g.slice_pixels;
+                if (args.bias) fill_bias(yg + p0, P, args.bias + grp * mg, mg, w, args.threads);
+                GemmProblem p = base_problem(s, args, grp, cg);
+                p.b = args.x + (n * s.in_channels + grp * cg) * P;
+                p.b_rs = P;
+                p.c = yg;
+                p.c_rs = P;
+                p.n0 = p0;
+                p.n1 = p0 + w;
+                FLEXPIPE_RETURN_IF_ERROR(gemm_run(gk, p, args.workspace, ws_bytes, args.threads));
+            }
+        }
+    }
+    return Status::ok();
+}
+
+}  // namespace flexpipe

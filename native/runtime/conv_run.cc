@@ -1,0 +1,45 @@
+// SPDX-License-Identifier: Apache-2.0
+// Dispatch of one convolution to its algorithm's driver (see conv_run.h).
+#include "runtime/conv_run.h"
+
+#include "runtime/conv_gemm.h"
+#include "runtime/parallel.h"
+
+namespace flexpipe {
+
+Status conv_run(const KernelTable& k, ConvAlgo a, const ConvShape& s, const ConvArgs& args, size_t ws_bytes) {
+    switch (a) {
+        case ConvAlgo::winograd63:
+        case ConvAlgo::winograd23:
+            conv_winograd(k.conv, a, s, args);
+            return Status::ok();
+        case ConvAlgo::im2col:
+            return conv_im2col(k.gemm, s, args, ws_bytes);
+        case ConvAlgo::gemm1x1:
+            return conv_gemm1x1(k.gemm, s, args, ws_bytes);
+        case ConvAlgo::depthwise: {
+            const DepthwiseShape d{s.in_channels, s.in[1], s.in[2], s.out[1], s.out[2], s.stride[1], s.pad[1],
+                                   s.pad[2]};
+            parallel_for(s.batch * s.in_channels, args.threads, [&](int64_t p0, int64_t p1) {
+                k.conv.depthwise_3x3(d, args.x, args.w, args.bias, args.y, args.act, p0, p1);
+            });
+            return Status::ok();
+        }
+        case ConvAlgo::direct:
+            break;
+    }
+    parallel_for(conv_work_items(s), args.threads,
+                 [&](int64_t i0, int64_t i1) { k.conv.direct(s, args.x, args.w, args.bias, args.y, i0, i1); });
+    if (args.act.clamp) {
+        // The direct kernel has no epilogue: clamp afterwards (max/min written so NaN stays NaN).
+        const int64_t n = s.batch * s.out_channels * s.out[0] * s.out[1] * s.out[2];
+        const ConvActivation act = args.act;
+        float* y = args.y;
+        parallel_for(n, args.threads, [&](int64_t i0, int64_t i1) {
+            for (int64_t i = i0; i < i1; ++i) y[i] = y[i] < act.lo ? act.lo : (y[i] > act.hi ? act.hi : y[i]);
+        });
+    }
+    return Status::ok();
+}
+
+}  // namespace flexpipe

@@ -1,0 +1,220 @@
+// SPDX-License-Identifier: Apache-2.0
+// The packed-panel GEMM driver: thread split, BLIS-style blocked loops, A packing, edge tiles.
+#include "runtime/gemm_driver.h"
+
+#include <algorithm>
+
+#include "common/align.h"
+#include "runtime/parallel.h"
+
+namespace flexpipe {
+
+namespace {
+
+int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
+int64_t round_up(int64_t a, int64_t b) { return ceil_div(a, b) * b; }
+
+// Below this many multiply-adds per thread a parallel region costs more than it saves.
+constexpr int64_t min_fmas_per_thread = 64 * 1024;
+
+// Everything the loops need, derived once per gemm_run.
+struct Plan {
+    const GemmKernels* g;
+    const GemmProblem* p;
+    GemmPackedB b;          // packed operand (the caller's, or the workspace copy of raw B)
+    int64_t kc, kblocks;    // balanced k-blocks: kblocks * kc >= k, kc <= g.kc
+    int64_t mc_max;         // rows of a packed A block
+    int64_t q0, q1;         // panels of b covering [n0, n1)
+    int tm, tn;             // thread grid: tm row groups x tn column groups
+};
+
+int64_t kblocks_of(const GemmKernels& g, int64_t k) { return std::max<int64_t>(1, ceil_div(k, g.kc)); }
+int64_t kc_of(const GemmKernels& g, int64_t k) { return ceil_div(k, kblocks_of(g, k)); }
+int64_t mc_of(const GemmKernels& g, int64_t rows) { return std::min<int64_t>(round_up(rows, g.mr), g.mc); }
+
+size_t b_bytes(const GemmKernels& g, const GemmProblem& p) {
+    if (p.b_packed.data) return 0;
+    return align_up(static_cast<size_t>(gemm_packed_b_floats(p.k, p.n1 - p.n0, g.nr)) * sizeof(float), 64);
+}
+
+size_t thread_bytes(const GemmKernels& g, const GemmProblem& p) {
+    const int64_t a_floats = std::max<int64_t>(1, mc_of(g, p.m1 - p.m0) * kc_of(g, p.k));
+    return align_up(static_cast<size_t>(a_floats) * sizeof(float), 64) +
+           align_up(static_cast<size_t>(g.mr) * g.nr * sizeof(float), 64);
+}
+
+// Thread grid tm x tn = threads minimising the largest sub-rectangle (in whole tiles) plus a charge
+// for the A rows each thread packs and the B columns it streams; ties go to more column groups,
+// which split the weight traffic.
+void choose_grid(Plan& x, int threads) {
+    const int64_t row_units = ceil_div(x.p->m1 - x.p->m0, x.g->mr), col_units = x.q1 - x.q0;
+    int64_t best = -1;
+    for (int tn = threads; tn >= 1; --tn) {
+        if (threads % tn != 0) continue;
+        const int tm = threads / tn;
+        const int64_t rows = ceil_div(row_units, tm) * x.g->mr, cols = ceil_div(col_units, tn) * x.g->nr;
+        const int64_t cost = rows * cols + 4 * (rows + cols);
+        if (best < 0 || cost < best) best = cost, x.tm = tm, x.tn = tn;
+    }
+}
+
+// C[i, j] *= beta over a sub-rectangle (beta other than 0 and 1).
+void scale_c(const GemmProblem& p, int64_t r0, int64_t r1, int64_t c0, int64_t c1) {
+    for (int64_t i = r0; i < r1; ++i)
+        for (int64_t j = c0; j < c1; ++j) p.c[i * p.c_rs + j * p.c_cs] *= p.beta;
+}
+
+// The edge path: tile holds acc for panel columns [0, off + w); merge columns [off, off + w) into C
+// at column col with the epilogue of the micro-kernel contract.
+void merge_tile(const GemmProblem& p, const float* tile, int32_t nr, int64_t rows, int64_t i, int64_t off,
+                int64_t w, int64_t col, const GemmTileParams& e) {
+    for (int64_t r = 0; r < rows; ++r) {
+        for (int64_t t = 0; t < w; ++t) {
+            float* cp = p.c + (i + r) * p.c_rs + (col + t) * p.c_cs;
+            float v = (e.load_c ? *cp : 0.0f) + tile[r * nr + off + t] + (e.bias ? e.bias[t] : 0.0f);
+            if (e.clamp) v = v < e.min ? e.min : (v > e.max ? e.max : v);
+            *cp = v;
+        }
+    }
+}
+
+// One thread's sub-rectangle: rows [r0, r1), panels [qa, qb) clipped to columns [c0, c1).
+void run_rect(const Plan& x, int64_t r0, int64_t r1, int64_t qa, int64_t qb, int64_t c0, int64_t c1,
+              float* abuf, float* tile) {
+    const GemmKernels& g = *x.g;
+    const GemmProblem& p = *x.p;
+    const int64_t nr = g.nr, k = p.k;
+    if (p.beta != 0.0f && p.beta != 1.0f) scale_c(p, r0, r1, c0, c1);
+    const int64_t mblocks = ceil_div(r1 - r0, g.mc);
+    const int64_t mc = round_up(ceil_div(r1 - r0, mblocks), g.mr);
+    const int64_t nc_panels = g.nc / nr;
+    for (int64_t jq = qa; jq < qb; jq += nc_panels) {
+        const int64_t jq_end = std::min(qb, jq + nc_panels);
+        for (int64_t kb = 0; kb < x.kblocks; ++kb) {
+            const int64_t pc = kb * x.kc, kcur = std::max<int64_t>(0, std::min(x.kc, k - pc));
+            GemmTileParams e;
+            e.load_c = kb > 0 || p.beta != 0.0f;
+            const bool last = kb == x.kblocks - 1;
+            e.clamp = last && p.clamp;
+            e.min = p.min, e.max = p.max;
+            for (int64_t ic = r0; ic < r1; ic += mc) {
+                const int64_t mcur = std::min(mc, r1 - ic);
+                g.f32_pack_a(g.mr, mcur, kcur, p.a + (ic - p.a_row0) * p.a_rs + pc * p.a_cs, p.a_rs, p.a_cs,
+                             p.alpha, abuf);
+                for (int64_t q = jq; q < jq_end; ++q) {
+                    const int64_t panel_col = x.b.n_begin + q * nr;
+                    const int64_t col = std::max(c0, panel_col), w = std::min(c1, panel_col + nr) - col;
+                    const int64_t off = col - panel_col;
+                    const float* bp = x.b.data + q * k * nr + pc * nr;
+                    e.bias = last && p.bias ? p.bias + col : nullptr;
+                    const bool direct = off == 0 && p.c_cs == 1;
+                    for (int64_t ir = 0; ir < mcur; ir += g.mr) {
+                        const int64_t rows = std::min<int64_t>(g.mr, mcur - ir), i = ic + ir;
+                        const float* ap = abuf + ir * kcur;
+                        if (direct) {
+                            g.f32(rows, w, kcur, ap, bp, p.c + i * p.c_rs + col, p.c_rs, e);
+                        } else {
+                            g.f32(rows, off + w, kcur, ap, bp, tile, nr, GemmTileParams{});
+                            merge_tile(p, tile, g.nr, rows, i, off, w, col, e);
+                        }
+                    }
+                }
+            }
+        }
+    }
+}
+
+Status check(const GemmKernels& g, const GemmProblem& p) {
+    FLEXPIPE_CHECK_ARG(g.f32 && g.f32_pack_a && g.mr > 0 && g.nr > 0, "failed to run gemm: no kernels in the table");
+    FLEXPIPE_CHECK_ARG(p.k >= 0 && p.m0 >= 0 && p.m0 <= p.m1 && p.n0 >= 0 && p.n0 <= p.n1,
+                       "failed to run gemm: bad ranges (k=%lld, m=[%lld, %lld), n=[%lld, %lld))",
+                       static_cast<long long>(p.k), static_cast<long long>(p.m0), static_cast<long long>(p.m1),
+                       static_cast<long long>(p.n0), static_cast<long long>(p.n1));
+    if (p.b_packed.data) {
+        const GemmPackedB& b = p.b_packed;
+        FLEXPIPE_CHECK_ARG(b.nr == g.nr && b.k == p.k && b.n_begin <= p.n0 && p.n1 <= b.n_end,
+                           "failed to run gemm: packed B does not fit the problem (nr=%d vs %d, k=%lld vs %lld, "
+                           "columns [%lld, %lld) vs [%lld, %lld))",
+                           b.nr, g.nr, static_cast<long long>(b.k), static_cast<long long>(p.k),
+                           static_cast<long long>(b.n_begin), static_cast<long long>(b.n_end),
+                           static_cast<long long>(p.n0), static_cast<long long>(p.n1));
+    } else {
+        FLEXPIPE_CHECK_ARG(p.b || p.k == 0, "failed to run gemm: no B operand");
+    }
+    FLEXPIPE_CHECK_ARG(p.c && (p.a || p.k == 0), "failed to run gemm: no A or C operand");
+    return Status::ok();
+}
+
+}  // namespace
+
+int64_t gemm_packed_b_floats(int64_t k, int64_t cols, int32_t nr) { return ceil_div(cols, nr) * k * nr; }
+
+void gemm_pack_b(const GemmKernels& g, const float* b, int64_t b_rs, int64_t b_cs, int64_t k, int64_t n0,
+                 int64_t n1, float* dst) {
+    gemm_pack_b_f32__ref(g.nr, k, n1 - n0, b + n0 * b_cs, b_rs, b_cs, dst);
+}
+
+size_t gemm_workspace_bytes(const GemmKernels& g, const GemmProblem& p, int threads) {
+    return 64 + b_bytes(g, p) + static_cast<size_t>(std::max(threads, 1)) * thread_bytes(g, p);
+}
+
+int gemm_threads_fitting(const GemmKernels& g, const GemmProblem& p, size_t ws_bytes, int threads) {
+    for (int t = threads; t >= 1; --t)
+        if (gemm_workspace_bytes(g, p, t) <= ws_bytes) return t;
+    return 0;
+}
+
+Status gemm_run(const GemmKernels& g, const GemmProblem& p, void* ws, size_t ws_bytes, int threads) {
+    FLEXPIPE_RETURN_IF_ERROR(check(g, p));
+    const int64_t rows = p.m1 - p.m0, cols = p.n1 - p.n0;
+    if (rows == 0 || cols == 0) return Status::ok();
+    int t = gemm_threads_fitting(g, p, ws_bytes, std::max(threads, 1));
+    if (t == 0 || !ws) {
+        return Status::error(StatusCode::invalid_argument,
+                             "failed to run gemm: workspace of %zu bytes is too small (need %zu for 1 thread)",
+                             ws_bytes, gemm_workspace_bytes(g, p, 1));
+    }
+    const int64_t fmas = std::max<int64_t>(1, rows) * cols * std::max<int64_t>(1, p.k);
+    t = static_cast<int>(std::max<int64_t>(1, std::min<int64_t>(t, fmas / min_fmas_per_thread)));
+    char* base = reinterpret_cast<char*>(align_up(reinterpret_cast<uintptr_t>(ws), 64));
+    Plan x;
+    x.g = &g, x.p = &p;
+    x.kblocks = kblocks_of(g, p.k), x.kc = kc_of(g, p.k), x.mc_max = mc_of(g, rows);
+    if (p.b_packed.data) {
+        x.b = p.b_packed;
+    } else {
+        float* dst = reinterpret_cast<float*>(base);
+        const int64_t panels = ceil_div(cols, g.nr);
+        parallel_for(panels, t, [&](int64_t q0, int64_t q1) {
+            const int64_t j0 = q0 * g.nr, j1 = std::min(cols, q1 * g.nr);
+            gemm_pack_b_f32__ref(g.nr, p.k, j1 - j0, p.b + (p.n0 + j0) * p.b_cs, p.b_rs, p.b_cs, dst + j0 * p.k);
+        });
+        x.b = GemmPackedB{dst, p.k, p.n0, p.n1, g.nr};
+        base += b_bytes(g, p);
+    }
+    x.q0 = (p.n0 - x.b.n_begin) / g.nr;
+    x.q1 = ceil_div(p.n1 - x.b.n_begin, g.nr);
+    const int64_t row_units = ceil_div(rows, g.mr);
+    t = static_cast<int>(std::min<int64_t>(t, row_units * (x.q1 - x.q0)));
+    choose_grid(x, t);
+    const size_t per_thread = thread_bytes(g, p);
+    const size_t a_bytes = per_thread - align_up(static_cast<size_t>(g.mr) * g.nr * sizeof(float), 64);
+    parallel_for(t, t, [&](int64_t id0, int64_t id1) {
+        for (int64_t id = id0; id < id1; ++id) {
+            const int64_t ti = id / x.tn, tj = id % x.tn;
+            const int64_t ua = row_units * ti / x.tm, ub = row_units * (ti + 1) / x.tm;
+            const int64_t r0 = p.m0 + ua * g.mr, r1 = std::min(p.m1, p.m0 + ub * g.mr);
+            const int64_t cu = x.q1 - x.q0;
+            const int64_t qa = x.q0 + cu * tj / x.tn, qb = x.q0 + cu * (tj + 1) / x.tn;
+            const int64_t c0 = std::max(p.n0, x.b.n_begin + qa * g.nr);
+            const int64_t c1 = std::min(p.n1, x.b.n_begin + qb * g.nr);
+            if (r0 >= r1 || c0 >= c1) continue;
+            float* abuf = reinterpret_cast<float*>(base + static_cast<size_t>(id) * per_thread);
+            float* tile = reinterpret_cast<float*>(base + static_cast<size_t>(id) * per_thread + a_bytes);
+            run_rect(x, r0, r1, qa, qb, c0, c1, abuf, tile);
+        }
+    });
+    return Status::ok();
+}
+
+}  // namespace flexpipe

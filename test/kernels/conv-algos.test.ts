@@ -1,0 +1,172 @@
+// SPDX-License-Identifier: Apache-2.0
+// Every convolution algorithm (direct, im2col + GEMM with input slices, 1x1 GEMM, Winograd F(6,3) and
+// F(2,3), depthwise 3x3) on every ISA this machine runs, 1 and 2 threads, against a float64 direct
+// convolution: odd sizes, asymmetric padding, strides, dilations, groups, several channel counts, bias
+// and a Relu/Clip clamp. x is read 4 bytes into its buffer, y carries a canary, and the native side
+// checks a canary after the workspace (sized exactly by conv_cost).
+// Tolerance per output, S = |bias| + sum |x * w|: direct, im2col, gemm1x1 and depthwise 16 * 2^-20 * S
+// (float32 sums in any order); Winograd F(2,3) 2^-18 * S and F(6,3) 2^-14 * S (the transforms scale values
+// by up to 5.25 and 32 around the sums). Measured worst cases here: 2^-22 for the direct-like algorithms,
+// 2^-21.7 for F(2,3), 2^-16.2 for F(6,3); the test prints them.
+import t from 'tap'
+import { seededRandom } from '../../lib/cli/inputs.js'
+import { binding } from '../../lib/native/binding.js'
+
+type Fn = (...args: unknown[]) => unknown
+const testing = binding()._testing as unknown as Record<string, Fn> & { isas(): string[] }
+const isas = testing.isas()
+const CANARY = -777.25
+
+interface Shape {
+  n: number
+  c: number
+  m: number
+  group: number
+  h: number
+  w: number
+  kh: number
+  kw: number
+  sh: number
+  sw: number
+  dh: number
+  dw: number
+  pt: number
+  pl: number
+  pb: number
+  pr: number
+}
+type Algo = 'direct' | 'im2col' | 'gemm1x1' | 'winograd63' | 'winograd23' | 'depthwise'
+
+const tolScale: Record<Algo, number> = {
+  direct: 16 * 2 ** -20,
+  im2col: 16 * 2 ** -20,
+  gemm1x1: 16 * 2 ** -20,
+  depthwise: 16 * 2 ** -20,
+  winograd23: 2 ** -18,
+  winograd63: 2 ** -14,
+}
+
+function random(n: number, seed: number): Float32Array {
+  const rand = seededRandom(seed)
+  const out = new Float32Array(n + 1)
+  for (let i = 0; i < out.length; i++) out[i] = rand() * 2 - 1
+  return out.subarray(1)
+}
+
+function outDims(s: Shape): [number, number] {
+  const oh = Math.floor((s.h + s.pt + s.pb - ((s.kh - 1) * s.dh + 1)) / s.sh) + 1
+  const ow = Math.floor((s.w + s.pl + s.pr - ((s.kw - 1) * s.dw + 1)) / s.sw) + 1
+  return [oh, ow]
+}
+
+/** float64 direct convolution and the error scale S of every output. */
+function reference(s: Shape, x: Float32Array, w: Float32Array, bias: Float32Array | undefined) {
+  const [oh, ow] = outDims(s)
+  const cg = s.c / s.group
+  const mg = s.m / s.group
+  const y = new Float64Array(s.n * s.m * oh * ow)
+  const scale = new Float64Array(y.length)
+  for (let n = 0; n < s.n; n++) {
+    for (let m = 0; m < s.m; m++) {
+      const g = Math.floor(m / mg)
+      for (let oy = 0; oy < oh; oy++) {
+        for (let ox = 0; ox < ow; ox++) {
+          let acc = bias ? bias[m]! : 0
+          let abs = Math.abs(acc)
+          for (let c = 0; c < cg; c++) {
+            for (let ky = 0; ky < s.kh; ky++) {
+              const iy = oy * s.sh - s.pt + ky * s.dh
+              if (iy < 0 || iy >= s.h) continue
+              for (let kx = 0; kx < s.kw; kx++) {
+                const ix = ox * s.sw - s.pl + kx * s.dw
+                if (ix < 0 || ix >= s.w) continue
+                const term = x[((n * s.c + g * cg + c) * s.h + iy) * s.w + ix]! * w[((m * cg + c) * s.kh + ky) * s.kw + kx]!
+                acc += term
+                abs += Math.abs(term)
+              }
+            }
+          }
+          const at = ((n * s.m + m) * oh + oy) * ow + ox
+          y[at] = acc
+          scale[at] = abs
+        }
+      }
+    }
+  }
+  return { y, scale }
+}
+
+function shape(p: Partial<Shape>): Shape {
+  return { n: 1, c: 1, m: 1, group: 1, h: 5, w: 5, kh: 3, kw: 3, sh: 1, sw: 1, dh: 1, dw: 1, pt: 1, pl: 1, pb: 1, pr: 1, ...p }
+}
+
+const cases: Array<{ algos: Algo[]; s: Shape }> = []
+// 3x3 stride 1: every algorithm that applies, odd sizes around the 6x6 and 2x2 tiles, several channel counts.
+for (const [c, m] of [[1, 1], [3, 5], [8, 16], [17, 33]] as const) {
+  for (const [h, w] of [[1, 1], [5, 7], [6, 6], [7, 13], [13, 8]] as const) {
+    cases.push({ algos: ['direct', 'im2col', 'winograd63', 'winograd23'], s: shape({ n: c === 3 ? 2 : 1, c, m, h, w, pt: 1, pl: 0, pb: 2, pr: 1 }) })
+  }
+}
+cases.push({ algos: ['im2col', 'winograd63', 'winograd23'], s: shape({ c: 64, m: 24, h: 15, w: 15 }) })
+cases.push({ algos: ['im2col', 'winograd63', 'winograd23'], s: shape({ c: 5, m: 7, h: 20, w: 21, pt: 0, pl: 0, pb: 0, pr: 0 }) })
+// 1x1: plain GEMM on the input, groups.
+for (const [c, m, group] of [[1, 1, 1], [16, 17, 1], [12, 8, 4], [64, 40, 1]] as const) {
+  cases.push({ algos: ['direct', 'im2col', 'gemm1x1'], s: shape({ n: 2, c, m, group, h: 7, w: 9, kh: 1, kw: 1, pt: 0, pl: 0, pb: 0, pr: 0 }) })
+}
+// im2col generality: strides, dilations, rectangular kernels, groups, asymmetric pads.
+cases.push({ algos: ['direct', 'im2col'], s: shape({ c: 4, m: 6, group: 2, h: 11, w: 9, kh: 3, kw: 2, sh: 2, sw: 3, dh: 2, dw: 1, pt: 2, pl: 0, pb: 1, pr: 2 }) })
+cases.push({ algos: ['direct', 'im2col'], s: shape({ n: 2, c: 3, m: 16, h: 17, w: 17, kh: 7, kw: 7, sh: 2, sw: 2, pt: 3, pl: 3, pb: 3, pr: 3 }) })
+cases.push({ algos: ['direct', 'im2col'], s: shape({ c: 5, m: 9, h: 1, w: 23, kh: 1, kw: 5, pt: 0, pb: 0, pl: 2, pr: 2 }) })
+// Depthwise 3x3, stride 1 and 2, with padding.
+for (const sh of [1, 2]) {
+  for (const [h, w] of [[1, 1], [8, 9], [17, 16], [33, 35]] as const) {
+    cases.push({ algos: ['direct', 'im2col', 'depthwise'], s: shape({ n: 2, c: 6, m: 6, group: 6, h, w, sh, sw: sh, pt: 1, pl: 1, pb: sh === 2 ? 0 : 1, pr: 1 }) })
+  }
+}
+
+const valid = cases.filter(({ s }) => outDims(s).every((d) => d >= 1))
+
+for (const isa of isas) {
+  t.test(`conv algorithms on ${isa} match a float64 direct convolution`, async (t) => {
+    let checked = 0
+    const worst = new Map<string, number>() // max |error| / S per algorithm, reported
+    for (const [i, { algos, s }] of valid.entries()) {
+      const [oh, ow] = outDims(s)
+      const x = random(s.n * s.c * s.h * s.w, 10 * i + 1)
+      const w = random(s.m * (s.c / s.group) * s.kh * s.kw, 10 * i + 2)
+      const bias = i % 3 === 0 ? undefined : random(s.m, 10 * i + 3)
+      const clamp: [number, number] | undefined = i % 4 === 1 ? [0, Infinity] : i % 4 === 2 ? [-0.25, 0.5] : undefined
+      const ref = reference(s, x, w, bias)
+      const { pb, pr, ...rest } = s
+      const nativeShape = { ...rest, oh, ow }
+      for (const algo of algos) {
+        for (const threads of [1, 2]) {
+          for (const slices of algo === 'direct' || algo === 'depthwise' ? [1] : [1, 3, 1000]) {
+            const len = s.n * s.m * oh * ow
+            const y = new Float32Array(len + 8).fill(CANARY)
+            const what = `${isa} ${algo} threads=${threads} slices=${slices} ${JSON.stringify(s)} bias=${bias !== undefined} clamp=${clamp}`
+            try {
+              testing.convRun!(isa, algo, { shape: nativeShape, x, w, bias, y, slices, threads, clamp })
+            } catch (err) {
+              t.fail(`${what}: ${(err as Error).message}`)
+              continue
+            }
+            let bad = ''
+            for (let j = 0; j < len && !bad; j++) {
+              let want = ref.y[j]!
+              if (clamp) want = Math.min(Math.max(want, clamp[0]), clamp[1])
+              const tol = tolScale[algo] * ref.scale[j]! + 1e-30
+              if (!(Math.abs(y[j]! - want) <= tol)) bad = `output ${j}: got ${y[j]}, want ${want} (tol ${tol})`
+              worst.set(algo, Math.max(worst.get(algo) ?? 0, Math.abs(y[j]! - want) / (ref.scale[j]! + 1e-30)))
+            }
+            for (let j = len; j < y.length && !bad; j++) if (y[j] !== CANARY) bad = 'canary after y overwritten'
+            if (bad) t.fail(`${what}: ${bad}`)
+            else checked++
+          }
+        }
+      }
+    }
+    t.ok(checked > 0, `${checked} runs within tolerance`)
+    for (const [algo, r] of worst) t.comment(`${isa} ${algo}: max |error| / S = 2^${Math.log2(r).toFixed(1)}`)
+  })
+}

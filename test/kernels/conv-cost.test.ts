@@ -1,0 +1,152 @@
+// SPDX-License-Identifier: Apache-2.0
+// The TS cost model (lib/plan/conv-cost.ts) against the native one (runtime/conv_cost.cc) on random
+// shapes, for every ISA's GEMM blocking: exactly equal with the ISA's blocking, and the default (the bound
+// over every ISA) never below. Then the Conv op itself: the workspace it requests is what it needs (it runs
+// with exactly conv_cost bytes for one thread and refuses one byte less), and the encoding nn-conv.ts
+// produces (algorithm, slices, prepacked Winograd filter, workspace for maxKernelThreads) matches the
+// direct algorithm within the tolerances of conv-algos.test.ts.
+import t from 'tap'
+import { seededRandom } from '../../lib/cli/inputs.js'
+import { binding, type NativeTensor } from '../../lib/native/binding.js'
+import { chooseConvKernel, defaultConvSlices } from '../../lib/model/ops/nn-conv.js'
+import { maxKernelThreads } from '../../lib/model/ops/nn-matmul.js'
+import { convAlgoCode, convApplies, convCost, type ConvCost, type ConvKernel, type ConvShape, type GemmBlocking } from '../../lib/plan/conv-cost.js'
+
+type Fn = (...args: unknown[]) => unknown
+const native = binding()
+const testing = native._testing as unknown as Record<string, Fn> & { isas(): string[] }
+const isas = testing.isas()
+const kernels: ConvKernel[] = ['direct', 'im2col', 'gemm1x1', 'winograd63', 'winograd23', 'depthwise']
+
+function nativeShape(s: ConvShape) {
+  return {
+    n: s.batch, c: s.inChannels, m: s.outChannels, group: s.group, h: s.in[1], w: s.in[2], oh: s.out[1], ow: s.out[2],
+    kh: s.kernel[1], kw: s.kernel[2], sh: s.stride[1], sw: s.stride[2], dh: s.dilation[1], dw: s.dilation[2], pt: s.pad[1], pl: s.pad[2],
+  }
+}
+
+function randomShape(rand: () => number): ConvShape {
+  const pick = <T>(xs: readonly T[]): T => xs[Math.floor(rand() * xs.length)]!
+  const k = pick([1, 1, 3, 3, 3, 5, 7])
+  const depthwise = k === 3 && rand() < 0.25
+  const group = depthwise ? 0 : pick([1, 1, 1, 2, 4])
+  const c = depthwise ? pick([8, 32, 144]) : group * pick([1, 3, 16, 17, 64, 256])
+  const m = depthwise ? c : group * pick([1, 8, 24, 64, 130])
+  const stride = pick([1, 1, 2])
+  const pad = k === 1 ? 0 : pick([0, Math.floor(k / 2)])
+  const h = pick([1, 7, 14, 28, 56, 113])
+  const w = pick([1, 9, 14, 56, 100])
+  const out = (len: number) => Math.floor((len + 2 * pad - k) / stride) + 1
+  return {
+    batch: pick([1, 1, 2, 3]), inChannels: c, outChannels: m, group: depthwise ? c : group,
+    in: [1, h, w], out: [1, Math.max(1, out(h)), Math.max(1, out(w))], kernel: [1, k, k],
+    stride: [1, stride, stride], dilation: [1, 1, 1], pad: [0, pad, pad],
+  }
+}
+
+t.test('convCost equals the native conv_cost for every ISA blocking and bounds it by default', async (t) => {
+  const rand = seededRandom(2024)
+  const blockings = Object.fromEntries(isas.map((isa) => [isa, testing.gemmInfo!(isa) as GemmBlocking]))
+  let compared = 0
+  for (let i = 0; i < 400; i++) {
+    const s = randomShape(rand)
+    for (const kernel of kernels) {
+      if (!convApplies(kernel, s)) continue
+      for (const slices of [1, 2, 7, 100]) {
+        for (const threads of [1, 2, 8]) {
+          const bound = convCost(kernel, s, slices, { threads })
+          for (const isa of isas) {
+            const want = testing.convCost!(isa, kernel, nativeShape(s), slices, threads) as ConvCost
+            const got = convCost(kernel, s, slices, { threads, gemm: blockings[isa] })
+            const what = `${isa} ${kernel} slices=${slices} threads=${threads} ${JSON.stringify(s)}`
+            if (got.workspaceBytes !== want.workspaceBytes || got.flops !== want.flops || got.weightBytes !== want.weightBytes) {
+              t.fail(`${what}: TS ${JSON.stringify(got)} != native ${JSON.stringify(want)}`)
+              return
+            }
+            if (bound.workspaceBytes < want.workspaceBytes) {
+              t.fail(`${what}: bound ${bound.workspaceBytes} < native ${want.workspaceBytes}`)
+              return
+            }
+            compared++
+          }
+        }
+      }
+    }
+  }
+  t.ok(compared > 1000, `${compared} (shape, algorithm, slices, threads, ISA) costs agree`)
+})
+
+const f32 = (dims: number[], data: Float32Array): NativeTensor => ({ dtype: 1, dims, data })
+
+function random(n: number, seed: number): Float32Array {
+  const rand = seededRandom(seed)
+  const out = new Float32Array(n)
+  for (let i = 0; i < n; i++) out[i] = rand() * 2 - 1
+  return out
+}
+
+/** Runs the native Conv op on a 2-D shape with the given algorithm, slices and workspace bytes. */
+function runConv(s: ConvShape, kernel: ConvKernel, slices: number, wsBytes: number, threads: number, seed: number): Float32Array {
+  const [kh, kw] = [s.kernel[1], s.kernel[2]]
+  const cg = s.inChannels / s.group
+  const x = random(s.batch * s.inChannels * s.in[1] * s.in[2], seed)
+  let w = f32([s.outChannels, cg, kh, kw], random(s.outChannels * cg * kh * kw, seed + 1))
+  if (kernel === 'winograd63' || kernel === 'winograd23') {
+    const r = native.prepack(kernel === 'winograd63' ? 'winograd_f63_filter' : 'winograd_f23_filter', w, [])
+    w = f32(r.dims, new Float32Array(r.data))
+  }
+  const bias = random(s.outChannels, seed + 2)
+  const y = new Float32Array(s.batch * s.outChannels * s.out[1] * s.out[2])
+  const outs: NativeTensor[] = [f32([s.batch, s.outChannels, s.out[1], s.out[2]], y)]
+  if (wsBytes > 0) outs.push({ dtype: 2, dims: [wsBytes], data: new Uint8Array(wsBytes) })
+  const padEnd = (i: 1 | 2) => (s.out[i] - 1) * s.stride[i] + (s.kernel[i] - 1) * s.dilation[i] + 1 - s.in[i] - s.pad[i]
+  const ints = [s.group, 2, kh, kw, s.stride[1], s.stride[2], s.dilation[1], s.dilation[2], s.pad[1], s.pad[2], padEnd(1), padEnd(2),
+    convAlgoCode[kernel], slices, 0]
+  native.runOp('Conv', [f32([s.batch, s.inChannels, s.in[1], s.in[2]], x), w, f32([s.outChannels], bias)], outs, ints, [], threads)
+  return y
+}
+
+function maxRelDiff(a: Float32Array, b: Float32Array): number {
+  let m = 0
+  let scale = 0
+  for (let i = 0; i < a.length; i++) {
+    m = Math.max(m, Math.abs(a[i]! - b[i]!))
+    scale = Math.max(scale, Math.abs(b[i]!))
+  }
+  return m / Math.max(scale, 1e-30)
+}
+
+const opShapes: ConvShape[] = [
+  { batch: 1, inChannels: 32, outChannels: 40, group: 1, in: [1, 20, 19], out: [1, 20, 19], kernel: [1, 3, 3], stride: [1, 1, 1], dilation: [1, 1, 1], pad: [0, 1, 1] },
+  { batch: 2, inChannels: 8, outChannels: 8, group: 1, in: [1, 9, 9], out: [1, 9, 9], kernel: [1, 3, 3], stride: [1, 1, 1], dilation: [1, 1, 1], pad: [0, 1, 1] },
+  { batch: 1, inChannels: 48, outChannels: 24, group: 1, in: [1, 14, 14], out: [1, 14, 14], kernel: [1, 1, 1], stride: [1, 1, 1], dilation: [1, 1, 1], pad: [0, 0, 0] },
+  { batch: 1, inChannels: 16, outChannels: 16, group: 16, in: [1, 15, 15], out: [1, 8, 8], kernel: [1, 3, 3], stride: [1, 2, 2], dilation: [1, 1, 1], pad: [0, 1, 1] },
+  { batch: 1, inChannels: 3, outChannels: 16, group: 1, in: [1, 33, 31], out: [1, 16, 15], kernel: [1, 3, 3], stride: [1, 2, 2], dilation: [1, 1, 1], pad: [0, 0, 0] },
+]
+
+t.test('the Conv op runs with exactly conv_cost bytes and refuses fewer', async (t) => {
+  for (const s of opShapes) {
+    for (const kernel of kernels) {
+      if (!convApplies(kernel, s)) continue
+      const slices = kernel === 'im2col' || kernel === 'gemm1x1' ? 3 : 2
+      const exact = (testing.convCost!(native.info().isa, kernel, nativeShape(s), slices, 1) as ConvCost).workspaceBytes
+      if (exact === 0) continue
+      t.doesNotThrow(() => runConv(s, kernel, slices, exact, 2, 7), `${kernel} runs with ${exact} bytes ${JSON.stringify(s)}`)
+      t.throws(() => runConv(s, kernel, slices, exact - 1, 2, 7), /workspace/, `${kernel} refuses ${exact - 1} bytes`)
+    }
+  }
+})
+
+t.test('the Conv encoding of nn-conv.ts matches the direct algorithm', async (t) => {
+  for (const s of opShapes) {
+    const want = runConv(s, 'direct', 1, 0, 1, 11)
+    const kernel = chooseConvKernel(s, true)
+    const slices = defaultConvSlices(kernel, s)
+    const ws = convCost(kernel, s, slices, { threads: maxKernelThreads }).workspaceBytes
+    for (const threads of [1, 2]) {
+      const got = runConv(s, kernel, slices, ws, threads, 11)
+      const tol = kernel === 'winograd63' ? 2 ** -12 : 2 ** -18
+      t.ok(maxRelDiff(got, want) <= tol, `${kernel} (slices ${slices}, ${ws} bytes, ${threads} threads) ${JSON.stringify(s)}: max rel diff ${maxRelDiff(got, want)}`)
+    }
+  }
+})

@@ -1,0 +1,322 @@
+// SPDX-License-Identifier: Apache-2.0
+// Conv kernel variants on every ISA this machine runs, against float64 maths and against `ref`:
+// Winograd F(6,3)/F(2,3) input and output transforms (interior, border and fully padded patches,
+// 0..8 channels, plane strides wider than the image, output tails of 1..m rows/columns), the 6x16 tile
+// GEMM (k = 1, 7, 8, 9, 61, rows 1..6, strides wider than the data), depthwise 3x3 stride 1 and 2 (sizes
+// 1..33, pads 0..2 on each side, Relu clamp), and the reference im2col in packed-panel layouts.
+// Inputs are read through views 4 bytes into their buffers (misaligned); every output array carries a
+// canary region that must stay untouched.
+// Tolerances: |got - exact| <= k * 2^-20 * S, S = sum of |terms| of that output (k = 4 for transforms and
+// depthwise, k = 8 for the GEMM); variants vs ref within the sum of both bounds; im2col is exact.
+import t from 'tap'
+import { seededRandom } from '../../lib/cli/inputs.js'
+import { binding } from '../../lib/native/binding.js'
+
+type Fn = (...args: unknown[]) => unknown
+const testing = binding()._testing as unknown as Record<string, Fn> & { isas(): string[] }
+const isas = testing.isas()
+const ulp20 = 2 ** -20
+const CANARY = -12345.5
+
+function random(n: number, seed: number): Float32Array {
+  const rand = seededRandom(seed)
+  const out = new Float32Array(n + 1)
+  for (let i = 0; i < out.length; i++) out[i] = rand() * 2 - 1
+  return out.subarray(1) // 4 bytes into its buffer
+}
+
+function withCanary(n: number, fill = 0): Float32Array {
+  const a = new Float32Array(n + 16).fill(fill)
+  a.fill(CANARY, n)
+  return a
+}
+
+function canaryIntact(a: Float32Array, n: number): boolean {
+  for (let i = n; i < a.length; i++) if (a[i] !== CANARY) return false
+  return true
+}
+
+// Winograd matrices (the maths in native/kernels/winograd/winograd.h).
+const BT63 = [
+  [1, 0, -21 / 4, 0, 21 / 4, 0, -1, 0],
+  [0, 1, 1, -17 / 4, -17 / 4, 1, 1, 0],
+  [0, -1, 1, 17 / 4, -17 / 4, -1, 1, 0],
+  [0, 1 / 2, 1 / 4, -5 / 2, -5 / 4, 2, 1, 0],
+  [0, -1 / 2, 1 / 4, 5 / 2, -5 / 4, -2, 1, 0],
+  [0, 2, 4, -5 / 2, -5, 1 / 2, 1, 0],
+  [0, -2, 4, 5 / 2, -5, -1 / 2, 1, 0],
+  [0, -1, 0, 21 / 4, 0, -21 / 4, 0, 1],
+]
+const AT63 = [
+  [1, 1, 1, 1, 1, 32, 32, 0],
+  [0, 1, -1, 2, -2, 16, -16, 0],
+  [0, 1, 1, 4, 4, 8, 8, 0],
+  [0, 1, -1, 8, -8, 4, -4, 0],
+  [0, 1, 1, 16, 16, 2, 2, 0],
+  [0, 1, -1, 32, -32, 1, -1, 1],
+]
+const BT23 = [
+  [1, 0, -1, 0],
+  [0, 1, 1, 0],
+  [0, -1, 1, 0],
+  [0, 1, 0, -1],
+]
+const AT23 = [
+  [1, 1, 1, 0],
+  [0, 1, -1, -1],
+]
+
+/** value[r][c] = sum_ij L[r][i] X[i][j] L[c][j] and the same with absolute values (the error scale). */
+function sandwich(L: number[][], X: (i: number, j: number) => number): { v: number[][]; s: number[][] } {
+  const n = L.length
+  const a = L[0]!.length
+  const v: number[][] = []
+  const s: number[][] = []
+  for (let r = 0; r < n; r++) {
+    v.push([])
+    s.push([])
+    for (let c = 0; c < n; c++) {
+      let sum = 0
+      let abs = 0
+      for (let i = 0; i < a; i++) {
+        for (let j = 0; j < a; j++) {
+          const term = L[r]![i]! * X(i, j) * L[c]![j]!
+          sum += term
+          abs += Math.abs(term)
+        }
+      }
+      v[r]!.push(sum)
+      s[r]!.push(abs)
+    }
+  }
+  return { v, s }
+}
+
+for (const variant of [63, 23] as const) {
+  const alpha = variant === 63 ? 8 : 4
+  const BT = variant === 63 ? BT63 : BT23
+  const AT = variant === 63 ? AT63 : AT23
+  const mt = alpha - 2
+
+  t.test(`winograd F(${variant === 63 ? 6 : 2},3) input transform: every ISA matches float64 and ref`, async (t) => {
+    const cases: Array<[number, number, number, number]> = [] // h, w, iy, ix
+    for (const [h, w] of [[1, 1], [alpha - 1, alpha], [alpha, alpha + 1], [13, 17]] as const) {
+      for (const iy of [-2, -1, 0, h - alpha, h - 1, h + 1]) for (const ix of [-2, 0, w - alpha, w - 3, w + 2]) cases.push([h, w, iy, ix])
+    }
+    let checked = 0
+    for (const [h, w, iy, ix] of cases) {
+      for (const nc of [0, 1, 7, 8]) {
+        const plane = h * w + 3
+        const x = random(8 * plane, h * 131 + w * 17 + nc)
+        const vStride = 13
+        const vLen = (alpha * alpha - 1) * vStride + 8
+        const px = (l: number, i: number, j: number) => {
+          const y = iy + i
+          const xx = ix + j
+          return l < nc && y >= 0 && y < h && xx >= 0 && xx < w ? x[l * plane + y * w + xx]! : 0
+        }
+        const got: Record<string, Float32Array> = {}
+        for (const isa of isas) {
+          const v = withCanary(vLen, NaN)
+          testing.convWinogradInput!(isa, variant, { x, plane, h, w, iy, ix, nc, v, vStride })
+          t.ok(canaryIntact(v, vLen), `${isa} input canary h=${h} w=${w} iy=${iy} ix=${ix} nc=${nc}`)
+          got[isa] = v
+        }
+        for (let l = 0; l < 8; l++) {
+          const { v, s } = sandwich(BT, (i, j) => px(l, i, j))
+          for (let xi = 0; xi < alpha * alpha; xi++) {
+            const want = v[Math.floor(xi / alpha)]![xi % alpha]!
+            const tol = 4 * ulp20 * s[Math.floor(xi / alpha)]![xi % alpha]!
+            for (const isa of isas) {
+              const g = got[isa]![xi * vStride + l]!
+              if (!(Math.abs(g - want) <= tol)) {
+                t.fail(`${isa} F(${variant}) input h=${h} w=${w} iy=${iy} ix=${ix} nc=${nc} lane=${l} xi=${xi}: got ${g}, want ${want} (tol ${tol})`)
+                return
+              }
+              checked++
+            }
+          }
+        }
+      }
+    }
+    t.ok(checked > 0, `${checked} transformed values within tolerance`)
+  })
+
+  t.test(`winograd F(${variant === 63 ? 6 : 2},3) output transform: every ISA matches float64 and ref`, async (t) => {
+    let checked = 0
+    for (const rows of [1, mt - 1, mt]) {
+      for (const cols of [1, mt - 1, mt]) {
+        for (const nc of [1, 5, 8]) {
+          for (const clamp of [undefined, [-0.5, 2] as [number, number]]) {
+            const mStride = 19
+            const m = random((alpha * alpha - 1) * mStride + 8, rows * 7 + cols * 3 + nc)
+            const bias = random(nc, 99 + nc)
+            const w = mt + 3 // row stride wider than a whole tile row
+            const plane = mt * w + 5 // whole tiles never overlap the next channel, so untouched cells stay 7
+            const yLen = (nc - 1) * plane + (rows - 1) * w + cols
+            const outs: Record<string, Float32Array> = {}
+            for (const isa of isas) {
+              const y = withCanary(yLen, 7)
+              testing.convWinogradOutput!(isa, variant, { m, mStride, bias, y, plane, w, rows, cols, nc, clamp })
+              t.ok(canaryIntact(y, yLen), `${isa} output canary rows=${rows} cols=${cols} nc=${nc}`)
+              outs[isa] = y
+            }
+            for (let l = 0; l < nc; l++) {
+              const { v, s } = sandwich(AT, (i, j) => m[(i * alpha + j) * mStride + l]!)
+              for (let r = 0; r < mt; r++) {
+                for (let c = 0; c < mt; c++) {
+                  const at = l * plane + r * w + c
+                  let want = v[r]![c]! + bias[l]!
+                  if (clamp) want = Math.min(Math.max(want, clamp[0]), clamp[1])
+                  const tol = 4 * ulp20 * (s[r]![c]! + Math.abs(bias[l]!))
+                  for (const isa of isas) {
+                    const g = outs[isa]![at]!
+                    const ok = r < rows && c < cols ? Math.abs(g - want) <= tol : at >= yLen || g === 7
+                    if (!ok) {
+                      t.fail(`${isa} F(${variant}) output rows=${rows} cols=${cols} nc=${nc} clamp=${clamp} l=${l} r=${r} c=${c}: got ${g}, want ${r < rows && c < cols ? want : 'untouched'}`)
+                      return
+                    }
+                    checked++
+                  }
+                }
+              }
+            }
+          }
+        }
+      }
+    }
+    t.ok(checked > 0, `${checked} output pixels within tolerance, the rest untouched`)
+  })
+}
+
+t.test('winograd tile GEMM 6x16: every ISA matches float64', async (t) => {
+  let checked = 0
+  for (const k of [1, 7, 8, 9, 61]) {
+    for (const rows of [1, 2, 5, 6]) {
+      const aStride = k + 3
+      const dStride = 21
+      const a = random((rows - 1) * aStride + k, k * 10 + rows)
+      const b = random(k * 16, k + 1000)
+      for (const isa of isas) {
+        const dLen = (rows - 1) * dStride + 16
+        const d = withCanary(dLen, NaN)
+        testing.convWinogradGemm!(isa, { k, a, aStride, b, d, dStride, rows })
+        t.ok(canaryIntact(d, dLen), `${isa} gemm canary k=${k} rows=${rows}`)
+        for (let i = 0; i < rows; i++) {
+          for (let j = 0; j < 16; j++) {
+            let want = 0
+            let s = 0
+            for (let c = 0; c < k; c++) {
+              want += a[i * aStride + c]! * b[c * 16 + j]!
+              s += Math.abs(a[i * aStride + c]! * b[c * 16 + j]!)
+            }
+            const g = d[i * dStride + j]!
+            if (!(Math.abs(g - want) <= 8 * ulp20 * s)) {
+              t.fail(`${isa} gemm k=${k} rows=${rows} i=${i} j=${j}: got ${g}, want ${want}`)
+              return
+            }
+            checked++
+          }
+        }
+      }
+    }
+  }
+  t.ok(checked > 0, `${checked} GEMM outputs within tolerance`)
+})
+
+t.test('depthwise 3x3 stride 1 and 2: every ISA matches float64', async (t) => {
+  let checked = 0
+  const channels = 3
+  for (const stride of [1, 2]) {
+    for (const h of [1, 2, 3, 8, 9, 17]) {
+      for (const w of [1, 2, 3, 7, 8, 9, 16, 17, 33]) {
+        for (const [pt, pl, pb, pr] of [[0, 0, 0, 0], [1, 1, 1, 1], [2, 0, 1, 2], [0, 2, 2, 1]] as const) {
+          const oh = Math.floor((h + pt + pb - 3) / stride) + 1
+          const ow = Math.floor((w + pl + pr - 3) / stride) + 1
+          if (oh < 1 || ow < 1) continue
+          const planes = 2 * channels
+          const x = random(planes * h * w, h * 1000 + w * 10 + stride)
+          const wt = random(channels * 9, 5 + w)
+          const bias = random(channels, 6 + h)
+          const clamp: [number, number] | undefined = (h + w) % 2 ? [0, Infinity] : undefined
+          const shape = { channels, h, w, oh, ow, stride, pt, pl }
+          const yLen = planes * oh * ow
+          for (const isa of isas) {
+            const y = withCanary(yLen, NaN)
+            testing.convDepthwise!(isa, { shape, x, w: wt, bias, y, clamp, p0: 0, p1: planes })
+            t.ok(canaryIntact(y, yLen), `${isa} depthwise canary s=${stride} h=${h} w=${w} pads=${[pt, pl, pb, pr]}`)
+            for (let p = 0; p < planes; p++) {
+              const c = p % channels
+              for (let oy = 0; oy < oh; oy++) {
+                for (let ox = 0; ox < ow; ox++) {
+                  let want = bias[c]!
+                  let s = Math.abs(bias[c]!)
+                  for (let ky = 0; ky < 3; ky++) {
+                    for (let kx = 0; kx < 3; kx++) {
+                      const iy = oy * stride - pt + ky
+                      const ix = ox * stride - pl + kx
+                      if (iy < 0 || iy >= h || ix < 0 || ix >= w) continue
+                      const term = wt[c * 9 + ky * 3 + kx]! * x[(p * h + iy) * w + ix]!
+                      want += term
+                      s += Math.abs(term)
+                    }
+                  }
+                  if (clamp) want = Math.max(want, 0)
+                  const g = y[(p * oh + oy) * ow + ox]!
+                  if (!(Math.abs(g - want) <= 4 * ulp20 * s)) {
+                    t.fail(`${isa} depthwise s=${stride} h=${h} w=${w} pads=${[pt, pl, pb, pr]} p=${p} oy=${oy} ox=${ox}: got ${g}, want ${want}`)
+                    return
+                  }
+                  checked++
+                }
+              }
+            }
+          }
+        }
+      }
+    }
+  }
+  t.ok(checked > 0, `${checked} depthwise outputs within tolerance`)
+})
+
+t.test('im2col writes the packed column panels exactly', async (t) => {
+  const shapes = [
+    { c: 2, h: 5, w: 7, kh: 3, kw: 3, sh: 1, sw: 1, dh: 1, dw: 1, pt: 1, pl: 1, pb: 1, pr: 1 },
+    { c: 3, h: 9, w: 8, kh: 3, kw: 2, sh: 2, sw: 3, dh: 1, dw: 2, pt: 0, pl: 2, pb: 2, pr: 1 },
+    { c: 1, h: 4, w: 13, kh: 1, kw: 7, sh: 1, sw: 1, dh: 2, dw: 1, pt: 0, pl: 3, pb: 0, pr: 3 },
+  ]
+  let checked = 0
+  for (const sh of shapes) {
+    const oh = Math.floor((sh.h + sh.pt + sh.pb - ((sh.kh - 1) * sh.dh + 1)) / sh.sh) + 1
+    const ow = Math.floor((sh.w + sh.pl + sh.pr - ((sh.kw - 1) * sh.dw + 1)) / sh.sw) + 1
+    const shape = { ...sh, m: 1, oh, ow }
+    const x = random(sh.c * sh.h * sh.w, oh * 31 + ow)
+    const K = sh.c * sh.kh * sh.kw
+    for (const nr of [1, 6, 16, 1000]) {
+      for (const [p0, p1] of [[0, oh * ow], [1, oh * ow - 1], [ow + 2, ow + 5]] as const) {
+        const len = Math.ceil((p1 - p0) / nr) * K * nr
+        const col = withCanary(len, NaN)
+        testing.convIm2col!({ shape, channels: sh.c, x, p0, p1, nr, col })
+        t.ok(canaryIntact(col, len), `im2col canary ${JSON.stringify(sh)} nr=${nr} p=[${p0}, ${p1})`)
+        for (let k = 0; k < K; k++) {
+          const kw = k % sh.kw
+          const kh = Math.floor(k / sh.kw) % sh.kh
+          const c = Math.floor(k / (sh.kw * sh.kh))
+          for (let p = p0; p < p1; p++) {
+            const iy = Math.floor(p / ow) * sh.sh - sh.pt + kh * sh.dh
+            const ix = (p % ow) * sh.sw - sh.pl + kw * sh.dw
+            const want = iy >= 0 && iy < sh.h && ix >= 0 && ix < sh.w ? x[(c * sh.h + iy) * sh.w + ix]! : 0
+            const j = p - p0
+            const g = col[Math.floor(j / nr) * K * nr + k * nr + (j % nr)]!
+            if (g !== want) {
+              t.fail(`im2col ${JSON.stringify(sh)} nr=${nr} p=[${p0}, ${p1}) k=${k} p=${p}: got ${g}, want ${want}`)
+              return
+            }
+            checked++
+          }
+        }
+      }
+    }
+  }
+  t.ok(checked > 0, `${checked} column entries exact`)
+})

@@ -1,0 +1,100 @@
+// SPDX-License-Identifier: Apache-2.0
+// Properties of the convolution cost model (lib/plan/conv-cost.ts) and of the default algorithm choice
+// (lib/model/ops/nn-conv.ts), without the addon: which algorithms apply, that slices shrink workspaces,
+// that the default (ISA bound) workspace covers every ISA's blocking, the Winograd tile arithmetic and
+// weight sizes, and the choice on representative layers. test/kernels/conv-cost.test.ts checks the same
+// numbers against the native cost model.
+import t from 'tap'
+import { chooseConvKernel, defaultConvSlices } from '../../lib/model/ops/nn-conv.js'
+import { convApplies, convCost, winogradGeometry, type ConvKernel, type ConvShape, type GemmBlocking } from '../../lib/plan/conv-cost.js'
+
+function conv2d(c: number, m: number, hw: number, k: number, opts: { stride?: number; group?: number; batch?: number; pad?: number } = {}): ConvShape {
+  const stride = opts.stride ?? 1
+  const pad = opts.pad ?? Math.floor(k / 2)
+  const out = Math.floor((hw + 2 * pad - k) / stride) + 1
+  return {
+    batch: opts.batch ?? 1, inChannels: c, outChannels: m, group: opts.group ?? 1,
+    in: [1, hw, hw], out: [1, out, out], kernel: [1, k, k], stride: [1, stride, stride], dilation: [1, 1, 1], pad: [0, pad, pad],
+  }
+}
+
+const resnet = conv2d(64, 64, 56, 3)
+const kernels: ConvKernel[] = ['direct', 'im2col', 'gemm1x1', 'winograd63', 'winograd23', 'depthwise']
+// The blockings of runtime/dispatch_gemm.cc (ref, avx2, neon) when this was written; the native test
+// (test/kernels/conv-cost.test.ts) reads the live ones.
+const blockings: GemmBlocking[] = [
+  { mr: 4, nr: 8, mc: 128, kc: 256 },
+  { mr: 6, nr: 16, mc: 144, kc: 768 },
+  { mr: 8, nr: 12, mc: 128, kc: 256 },
+]
+
+t.test('which algorithms apply', async (t) => {
+  t.strictSame(kernels.filter((k) => convApplies(k, resnet)), ['direct', 'im2col', 'winograd63', 'winograd23'])
+  t.strictSame(kernels.filter((k) => convApplies(k, conv2d(256, 64, 56, 1))), ['direct', 'im2col', 'gemm1x1'])
+  t.strictSame(kernels.filter((k) => convApplies(k, conv2d(144, 144, 56, 3, { group: 144, stride: 2 }))), ['direct', 'im2col', 'depthwise'])
+  t.strictSame(kernels.filter((k) => convApplies(k, conv2d(64, 64, 56, 3, { stride: 2 }))), ['direct', 'im2col'])
+  t.strictSame(kernels.filter((k) => convApplies(k, conv2d(64, 64, 56, 1, { stride: 2 }))), ['direct', 'im2col'])
+})
+
+t.test('slices shrink the workspace and leave FLOPs alone', async (t) => {
+  for (const [kernel, s] of [['im2col', conv2d(128, 128, 112, 3)], ['gemm1x1', conv2d(256, 64, 56, 1)], ['winograd63', resnet], ['winograd23', resnet]] as const) {
+    let last = Infinity
+    for (const slices of [1, 2, 4, 16, 64, 4096]) {
+      const c = convCost(kernel, s, slices)
+      t.ok(c.workspaceBytes <= last, `${kernel}: ${slices} slices need ${c.workspaceBytes} <= ${last} bytes`)
+      t.equal(c.flops, convCost(kernel, s, 1).flops, `${kernel}: FLOPs do not depend on slices`)
+      last = c.workspaceBytes
+    }
+  }
+  // im2col: one slice holds the whole column matrix (K x pixels), 64 slices about 1/64 of it.
+  const whole = 4 * 128 * 9 * 112 * 112
+  const one = convCost('im2col', conv2d(128, 128, 112, 3), 1, { gemm: blockings[1] }).workspaceBytes
+  t.ok(one >= whole && one < whole * 1.05, `im2col with 1 slice: ${one} bytes ~ ${whole}`)
+  const sliced = convCost('im2col', conv2d(128, 128, 112, 3), 64, { gemm: blockings[1] }).workspaceBytes
+  t.ok(sliced < whole / 32, `im2col with 64 slices: ${sliced} bytes`)
+})
+
+t.test('the default workspace bounds every ISA blocking', async (t) => {
+  for (const s of [resnet, conv2d(3, 16, 33, 3, { stride: 2 }), conv2d(256, 256, 14, 3), conv2d(12, 8, 7, 1, { group: 4 }), conv2d(256, 64, 56, 1)]) {
+    for (const kernel of kernels) {
+      if (!convApplies(kernel, s)) continue
+      for (const slices of [1, 3, 50]) {
+        for (const threads of [1, 8]) {
+          const bound = convCost(kernel, s, slices, { threads }).workspaceBytes
+          for (const g of blockings) t.ok(convCost(kernel, s, slices, { threads, gemm: g }).workspaceBytes <= bound, `${kernel} ${JSON.stringify(g)}`)
+        }
+      }
+    }
+  }
+})
+
+t.test('winograd geometry, FLOPs and transformed weights', async (t) => {
+  const g63 = winogradGeometry('winograd63', resnet, 1)
+  t.equal(g63.tiles, 100, '56x56 output: 10 x 10 tiles of 6x6')
+  t.equal(g63.block, 36, 'blocks of at most 2304 / 64 tiles')
+  t.equal(winogradGeometry('winograd23', resnet, 1).block, 144)
+  t.equal(winogradGeometry('winograd63', resnet, 10).block, 10, 'slices shrink the tile block')
+  t.equal(convCost('winograd63', resnet, 1).weightBytes, 4 * 64 * 4 * 64 * 16, 'U is [64][ceil(M/16)][C][16]')
+  t.equal(convCost('winograd23', conv2d(8, 20, 8, 3), 1).weightBytes, 4 * 16 * 2 * 8 * 16)
+  const direct = convCost('direct', resnet, 1).flops
+  t.equal(direct, 2 * 64 * 64 * 9 * 56 * 56)
+  t.ok(convCost('winograd63', resnet, 1).flops < direct / 3, 'F(6,3) saves more than 3x the FLOPs on ResNet 3x3 64->64')
+  t.ok(convCost('winograd23', resnet, 1).flops < direct / 2, 'F(2,3) saves more than 2x')
+  t.equal(convCost('winograd63', resnet, 1, { threads: 2 }).workspaceBytes - convCost('winograd63', resnet, 1).workspaceBytes, 4 * 36 * 64 * 16, 'each thread adds one Mw buffer')
+})
+
+t.test('default algorithm choice on representative layers', async (t) => {
+  t.equal(chooseConvKernel(resnet, true), 'winograd63', 'ResNet 3x3 64->64 at 56x56')
+  t.equal(chooseConvKernel(resnet, false), 'im2col', 'no Winograd without a constant weight')
+  t.equal(chooseConvKernel(conv2d(256, 256, 14, 3), true), 'winograd23', 'small images: F(2,3)')
+  t.equal(chooseConvKernel(conv2d(256, 64, 56, 1), true), 'gemm1x1')
+  t.equal(chooseConvKernel(conv2d(144, 144, 56, 3, { group: 144 }), true), 'depthwise')
+  t.equal(chooseConvKernel(conv2d(3, 32, 224, 3, { stride: 2 }), true), 'im2col', 'a first layer')
+  t.equal(chooseConvKernel(conv2d(4, 4, 16, 3), true), 'im2col', 'too few channels for Winograd')
+  t.equal(chooseConvKernel(conv2d(8, 8, 56, 3), true), 'winograd63', '8 channels are enough')
+  t.equal(chooseConvKernel(conv2d(512, 512, 7, 3), true), 'winograd23', '7x7: 4 tiles of 6x6')
+  t.equal(chooseConvKernel(conv2d(32, 32, 28, 5, { group: 32 }), true), 'direct', 'depthwise 5x5: one row per group')
+  t.equal(defaultConvSlices('winograd63', resnet), 1)
+  t.equal(defaultConvSlices('im2col', conv2d(3, 32, 224, 3, { stride: 2 })), 1, 'a small column matrix is one slice')
+  t.ok(defaultConvSlices('im2col', conv2d(128, 128, 112, 3)) > 4, 'VGG 3x3 128->128 at 112x112 is sliced')
+})
