@@ -7,8 +7,8 @@
 // Shapes are M x K x N (C[M, N] = A[M, K] · B[K, N]): 1024³, and BERT-base's projections at sequence
 // 128 (128x768x768 attention, 128x768x3072 FFN up, 128x3072x768 FFN down). Options (argument or
 // environment): --shapes / FLEXPIPE_BENCH_SHAPES, --threads / FLEXPIPE_BENCH_THREADS (1,2), --runs /
-// FLEXPIPE_BENCH_RUNS (30 timed calls per library and round; two rounds), --warmup /
-// FLEXPIPE_BENCH_WARMUP (5).
+// FLEXPIPE_BENCH_RUNS (30 timed calls per library, in rounds of 5 alternating with the other
+// library), --warmup / FLEXPIPE_BENCH_WARMUP (5).
 // bench/kernels/gemm_bench.cc does the timing (built here on demand, linking OpenBLAS: Debian
 // libopenblas-dev); ours excludes packing B (an offline weight transform) and includes packing A.
 // Prints a table and one JSON line per case, writes bench/results/kernels-gemm.json. Timing never
@@ -30,10 +30,15 @@ function option(name: string, env: string, fallback: string): string {
   return (i >= 0 ? process.argv[i + 1] : undefined) ?? process.env[env] ?? fallback
 }
 
+/** CPU model name plus family/model numbers (a VM may only say "AMD EPYC"), from /proc/cpuinfo. */
 function cpuModel(): string {
   try {
-    const m = /^model name\s*:\s*(.+)$/m.exec(readFileSync('/proc/cpuinfo', 'utf8'))
-    if (m) return m[1]!.trim()
+    const info = readFileSync('/proc/cpuinfo', 'utf8')
+    const field = (name: string): string | undefined => new RegExp(`^${name}\\s*:\\s*(.+)$`, 'm').exec(info)?.[1]?.trim()
+    const name = field('model name')
+    const family = field('cpu family')
+    const model = field('model')
+    if (name) return family && model ? `${name} (family ${family} model ${model})` : name
   } catch {
     /* not Linux */
   }
@@ -51,6 +56,7 @@ interface Row {
   min_ms: number
   gflops: number
   max_rel_diff: number
+  paired_speedup: number
 }
 
 t.test('gemm GFLOP/s: flexpipe vs OpenBLAS', async (t) => {
@@ -80,6 +86,7 @@ t.test('gemm GFLOP/s: flexpipe vs OpenBLAS', async (t) => {
       flexpipe_gflops: ours.gflops,
       openblas_gflops: blas.gflops,
       ratio: Math.round(ratio * 1000) / 1000,
+      paired_ratio: ours.paired_speedup,
       flexpipe_p50_ms: ours.p50_ms,
       openblas_p50_ms: blas.p50_ms,
       within_target: ratio >= TARGET,
@@ -87,14 +94,14 @@ t.test('gemm GFLOP/s: flexpipe vs OpenBLAS', async (t) => {
   }
   const pad = (s: unknown, w: number): string => String(s).padStart(w)
   console.log(`# ${machine.cpu}, ${machine.cores} cores; flexpipe isa ${String(info.isa)} tile ${String(info.mr)}x${String(info.nr)} (mc ${String(info.mc)}, kc ${String(info.kc)}, nc ${String(info.nc)}); OpenBLAS core ${String(info.openblas)}`)
-  console.log(`# shape M x K x N   threads   flexpipe GFLOP/s   OpenBLAS GFLOP/s   ratio (target >= ${TARGET})`)
+  console.log(`# shape M x K x N   threads   flexpipe GFLOP/s   OpenBLAS GFLOP/s   ratio   paired   (target >= ${TARGET})`)
   for (const row of table) {
-    console.log(`# ${String(row.shape).padEnd(16)} ${pad(row.threads, 7)} ${pad(row.flexpipe_gflops, 18)} ${pad(row.openblas_gflops, 18)} ${pad(row.ratio, 7)}${row.within_target ? '' : '  below target'}`)
+    console.log(`# ${String(row.shape).padEnd(16)} ${pad(row.threads, 7)} ${pad(row.flexpipe_gflops, 18)} ${pad(row.openblas_gflops, 18)} ${pad(row.ratio, 7)} ${pad(row.paired_ratio, 8)}${row.within_target ? '' : '  below target'}`)
   }
   for (const row of table) console.log(JSON.stringify({ kernel: 'gemm_f32', isa: info.isa, cpu: machine.cpu, ...row }))
   const out = join(repoRoot, 'bench', 'results', 'kernels-gemm.json')
   mkdirSync(dirname(out), { recursive: true })
-  const doc = { machine, isa: info, convention: 'M x K x N: C[M, N] = A[M, K] · B[K, N], row-major; flexpipe excludes packing B (offline), includes packing A', runs: Number(runs), warmup: Number(warmup), statistic: 'median of 2 rounds x runs calls', target: TARGET, results: table, raw: rows }
+  const doc = { machine, isa: info, convention: 'M x K x N: C[M, N] = A[M, K] · B[K, N], row-major; flexpipe excludes packing B (offline), includes packing A', runs: Number(runs), warmup: Number(warmup), statistic: 'GFLOP/s of the median call time; ratio = ours / OpenBLAS; paired_ratio = median over rounds of 5 calls of (OpenBLAS time / ours), the two alternating round by round', target: TARGET, results: table, raw: rows }
   writeFileSync(out, `${JSON.stringify(doc, null, 2)}\n`)
   console.log(`# wrote ${relative(repoRoot, out)}`)
 })

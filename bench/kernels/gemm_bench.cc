@@ -7,9 +7,9 @@
 //              [--cpu-time 1: time with the calling thread's CPU clock, which a busy machine's
 //               preemption does not inflate; meaningful for 1 thread only, for tuning]
 // Ours: B packed once before timing (an offline weight transform); A packing is timed. OpenBLAS packs
-// both inside cblas_sgemm. Per shape and thread count the two run in blocks of `runs` calls, in
-// alternating order over two rounds, with a pause between blocks so one library's spinning worker
-// threads have gone idle before the other starts. Prints one JSON line per (impl, shape, threads).
+// both inside cblas_sgemm. Per shape and thread count the two alternate in rounds of 5 calls (see
+// main). Prints one JSON line per (impl, shape, threads): median, min, GFLOP/s of the median, and the
+// median over rounds of OpenBLAS time / our time (paired_speedup; > 1 means we are faster).
 #include <cblas.h>
 
 #include <algorithm>
@@ -128,26 +128,45 @@ int main(int argc, char** argv) {
             cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, m, n, k, 1.0f, a.data(), k, b.data(), n, 0.0f,
                         c_blas.data(), n);
         };
-        std::vector<double> t_ours, t_blas;
-        auto block = [&](auto&& fn, std::vector<double>& times) {
-            for (int r = 0; r < warmup; ++r) fn();
-            for (int r = 0; r < runs; ++r) {
+        // Rounds of `chunk` timed calls per library (after `warmup` untimed ones in the first round and
+        // one in later rounds, which re-warms the caches the other library used), alternating which
+        // goes first; a pause after each block lets that library's workers stop polling.
+        // Interleaving this finely lets both see the same machine load; paired holds, per round,
+        // OpenBLAS's median time over ours.
+        constexpr int chunk = 5;
+        std::vector<double> t_ours, t_blas, paired;
+        int warm = warmup;
+        auto block = [&](auto&& fn, std::vector<double>& times, int n, int pause_ms) {
+            for (int r = 0; r < std::max(warm, 1); ++r) fn();
+            for (int r = 0; r < n; ++r) {
                 const double t0 = now_ms();
                 fn();
                 times.push_back(now_ms() - t0);
             }
-            std::this_thread::sleep_for(std::chrono::milliseconds(300));
+            std::this_thread::sleep_for(std::chrono::milliseconds(pause_ms));
         };
-        for (int round = 0; round < 2; ++round) {
+        // OpenBLAS workers keep polling (sched_yield) for about 2^28 cycles (~0.1 s) after a call and
+        // libgomp's spin for GOMP_SPINCOUNT iterations: a 250 ms pause after either library's block
+        // means the other never runs beside polling workers. Each block's first (untimed) call pays
+        // the wake-up of sleeping workers.
+        auto ours_block = [&](std::vector<double>& times, int n) { block(ours, times, n, 250); };
+        auto blas_block = [&](std::vector<double>& times, int n) { block(blas, times, n, 250); };
+        for (int done = 0, round = 0; done < runs; done += chunk, ++round) {
+            const int n = std::min(chunk, runs - done);
+            std::vector<double> r_ours, r_blas;
             if (no_blas) {
-                block(ours, t_ours);
-            } else if (round == 0) {
-                block(ours, t_ours);
-                block(blas, t_blas);
+                ours_block(r_ours, n);
+            } else if (round % 2 == 0) {
+                ours_block(r_ours, n);
+                blas_block(r_blas, n);
             } else {
-                block(blas, t_blas);
-                block(ours, t_ours);
+                blas_block(r_blas, n);
+                ours_block(r_ours, n);
             }
+            t_ours.insert(t_ours.end(), r_ours.begin(), r_ours.end());
+            t_blas.insert(t_blas.end(), r_blas.begin(), r_blas.end());
+            if (!no_blas) paired.push_back(median(r_blas) / median(r_ours));
+            warm = 1;
         }
         if (no_blas) blas();
         double max_diff = 0, max_ref = 0;
@@ -161,9 +180,10 @@ int main(int argc, char** argv) {
             if (t.empty()) continue;
             const double p50 = median(t);
             std::printf("{\"impl\":\"%s\",\"m\":%ld,\"k\":%ld,\"n\":%ld,\"threads\":%d,\"runs\":%zu,\"p50_ms\":%.4f,"
-                        "\"min_ms\":%.4f,\"gflops\":%.2f,\"max_rel_diff\":%.3g}\n",
+                        "\"min_ms\":%.4f,\"gflops\":%.2f,\"max_rel_diff\":%.3g,\"paired_speedup\":%.3f}\n",
                         which == 0 ? "flexpipe" : "openblas", m, k, n, cs.threads, t.size(), p50,
-                        *std::min_element(t.begin(), t.end()), flop / (p50 * 1e6), max_diff / std::max(max_ref, 1e-30));
+                        *std::min_element(t.begin(), t.end()), flop / (p50 * 1e6), max_diff / std::max(max_ref, 1e-30),
+                        paired.empty() ? 0.0 : median(paired));
             std::fflush(stdout);
         }
     }

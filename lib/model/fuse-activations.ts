@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-// Graph rewrite: a Conv, ConvTranspose-free Gemm or MatMul whose only consumer is a clamp-like
+// Graph rewrite: a Conv, Gemm or MatMul whose only consumer is a clamp-like
 // activation (Relu, Clip with constant bounds) absorbs it, so the kernel applies the clamp while the
 // output tile is still in registers and the intermediate tensor never exists (onnxruntime's
 // Conv+Activation fusion). The fused node keeps its name and gets the activation's output; the
@@ -12,6 +12,7 @@ import { attrFloat } from './attrs.js'
 export const fusedMinAttr = '_fused_clamp_min'
 export const fusedMaxAttr = '_fused_clamp_max'
 
+/** Ops whose kernels apply a clamp epilogue (nn-conv.ts and nn-matmul.ts read the attributes). */
 const producers = new Set(['Conv', 'Gemm', 'MatMul'])
 
 /** Constant scalar value of a value name (initializer or Constant node output), if any. */

@@ -8,6 +8,7 @@ import { graphInputAncestors, inferGraph, type FoldFn, type InferredGraph } from
 import type { Graph, TensorData, ValueInfo } from '../model/ir.js'
 import { isExternal, numel } from '../model/ir.js'
 import { loadOnnx } from '../model/onnx-import.js'
+import { fuseActivations } from '../model/fuse-activations.js'
 import { hostTensor } from '../model/values.js'
 import { opDef } from '../model/ops/registry.js'
 import { binding, type NativeSession } from '../native/binding.js'
@@ -117,7 +118,7 @@ export class Engine {
   /** Opens an ONNX model: import, symbolic shape inference, constant folding, weight placement. */
   static async open(path: string, options: OpenOptions = {}): Promise<Engine> {
     const opts = checkOptions(options)
-    const graph = await loadOnnx(path)
+    const graph = fuseActivations(await loadOnnx(path))
     checkSupported(graph)
     const inputs = new Map<string, ValueInfo>()
     for (const d of graph.inputs) if (d.dims !== undefined) inputs.set(d.name, { dtype: d.dtype, dims: d.dims })

@@ -39,7 +39,8 @@ float* f32_arg(const Napi::Value& v, const char* name, int64_t need, bool requir
         throw Napi::TypeError::New(v.Env(), std::string(name) + ": expected a Float32Array");
     Napi::Float32Array a = v.As<Napi::Float32Array>();
     if (need > static_cast<int64_t>(a.ElementLength()))
-        throw Napi::RangeError::New(v.Env(), std::string(name) + ": too short (need " + std::to_string(need) + ")");
+        throw Napi::RangeError::New(v.Env(),
+                                    std::string(name) + ": too short (need " + std::to_string(need) + ")");
     return a.Data();
 }
 
@@ -49,7 +50,9 @@ int64_t f32_len(const Napi::Value& v, const char* name) {
 }
 
 // Elements a [rows x cols] matrix with row stride ld spans.
-int64_t span(int64_t rows, int64_t cols, int64_t ld) { return rows > 0 ? (rows - 1) * ld + cols : 0; }
+int64_t span(int64_t rows, int64_t cols, int64_t ld) {
+    return rows > 0 ? (rows - 1) * ld + cols : 0;
+}
 
 Napi::Value attention_ws(const Napi::CallbackInfo& info) {
     return Napi::Number::New(info.Env(), static_cast<double>(attention_workspace_floats(
@@ -92,8 +95,8 @@ Napi::Value layernorm_row(const Napi::CallbackInfo& info) {
     if (n < 1 || (w_n != n && w_n != 1) || (has_b && b_n != n && b_n != 1))
         throw Napi::RangeError::New(info.Env(), "xfLayerNormRow: w and b must hold n or 1 values (n >= 1)");
     float mean = 0.0f, inv = 0.0f;
-    t.xf.layernorm_row(f32_arg(info[1], "x", n), f32_arg(info[2], "y", n), n, f32_arg(info[3], "w", w_n),
-                       w_n, has_b ? f32_arg(info[4], "b", b_n) : nullptr, b_n,
+    t.xf.layernorm_row(f32_arg(info[1], "x", n), f32_arg(info[2], "y", n), n, f32_arg(info[3], "w", w_n), w_n,
+                       has_b ? f32_arg(info[4], "b", b_n) : nullptr, b_n,
                        static_cast<float>(num_arg(info[5], "epsilon")), &mean, &inv);
     Napi::Array r = Napi::Array::New(info.Env(), 2);
     r.Set(0u, Napi::Number::New(info.Env(), mean));
@@ -105,15 +108,16 @@ Napi::Value softmax(const Napi::CallbackInfo& info) {
     const KernelTable t = kernels_for(isa_arg(info[0]));
     const int64_t n = int_arg(info[3], "n"), stride = int_arg(info[4], "stride");
     if (n < 0 || stride < 1) throw Napi::RangeError::New(info.Env(), "xfSoftmax: bad n or stride");
-    t.xf.softmax(f32_arg(info[1], "x", span(n, 1, stride)), f32_arg(info[2], "y", span(n, 1, stride)), n, stride);
+    t.xf.softmax(f32_arg(info[1], "x", span(n, 1, stride)), f32_arg(info[2], "y", span(n, 1, stride)), n,
+                 stride);
     return info.Env().Undefined();
 }
 
 Napi::Value unary(const Napi::CallbackInfo& info) {
     const KernelTable t = kernels_for(isa_arg(info[0]));
     const int64_t op = int_arg(info[1], "op"), n = int_arg(info[4], "n");
-    if (op < 0 || op >= static_cast<int64_t>(UnaryOp::count) || op == static_cast<int64_t>(UnaryOp::logical_not) ||
-        n < 0)
+    if (op < 0 || op >= static_cast<int64_t>(UnaryOp::count) ||
+        op == static_cast<int64_t>(UnaryOp::logical_not) || n < 0)
         throw Napi::RangeError::New(info.Env(), "xfUnary: bad op or n");
     UnaryParams p;
     p.alpha = num_arg(info[5], "alpha");
@@ -126,8 +130,8 @@ Napi::Value binary(const Napi::CallbackInfo& info) {
     const KernelTable t = kernels_for(isa_arg(info[0]));
     const int64_t op = int_arg(info[1], "op"), sa = int_arg(info[3], "sa"), sb = int_arg(info[5], "sb");
     const int64_t n = int_arg(info[7], "n");
-    if (op < 0 || op > static_cast<int64_t>(BinaryOp::prelu) || (sa != 0 && sa != 1) || (sb != 0 && sb != 1) ||
-        n < 0)
+    if (op < 0 || op > static_cast<int64_t>(BinaryOp::prelu) || (sa != 0 && sa != 1) ||
+        (sb != 0 && sb != 1) || n < 0)
         throw Napi::RangeError::New(info.Env(), "xfBinary: bad op, strides or n");
     const int64_t need = n > 0 ? 1 : 0;
     t.xf.binary_f32(static_cast<BinaryOp>(op), f32_arg(info[2], "a", sa ? n : need), sa,
@@ -139,8 +143,8 @@ Napi::Value clip(const Napi::CallbackInfo& info) {
     const KernelTable t = kernels_for(isa_arg(info[0]));
     const int64_t n = int_arg(info[3], "n");
     if (n < 0) throw Napi::RangeError::New(info.Env(), "xfClip: bad n");
-    t.xf.clip_f32(f32_arg(info[1], "x", n), f32_arg(info[2], "y", n), n, static_cast<float>(num_arg(info[4], "lo")),
-                  static_cast<float>(num_arg(info[5], "hi")));
+    t.xf.clip_f32(f32_arg(info[1], "x", n), f32_arg(info[2], "y", n), n,
+                  static_cast<float>(num_arg(info[4], "lo")), static_cast<float>(num_arg(info[5], "hi")));
     return info.Env().Undefined();
 }
 

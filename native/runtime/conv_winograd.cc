@@ -25,15 +25,14 @@ struct Block {
     int64_t t0, nt;
 };
 
-// Stage 1: input transform of tiles [t0, t0 + nt), channel groups of 8, items (group, tile): consecutive
-// tiles of one group read the same 8 x 8 rows of 8 planes, shifted by m columns, so those lines stay in L1.
+// Stage 1: input transform of tiles [t0, t0 + nt), channel groups of 8, items (tile, group).
 void input_stage(const Block& b, int64_t item_begin, int64_t item_end) {
     const ConvShape& s = *b.s;
     const WinogradGeometry& g = *b.g;
-    const int64_t a2 = int64_t{g.alpha} * g.alpha;
+    const int64_t groups = (s.in_channels + 7) / 8, a2 = int64_t{g.alpha} * g.alpha;
     const int64_t h = s.in[1], w = s.in[2], plane = h * w;
     for (int64_t item = item_begin; item < item_end; ++item) {
-        const int64_t cg = item / b.nt, tl = item % b.nt, t = b.t0 + tl;
+        const int64_t tl = item / groups, cg = item % groups, t = b.t0 + tl;
         const int64_t n = t / (g.tiles_h * g.tiles_w), ty = t / g.tiles_w % g.tiles_h, tx = t % g.tiles_w;
         const int64_t c0 = cg * 8, nc = s.in_channels - c0 < 8 ? s.in_channels - c0 : 8;
         b.tr->input(b.args->x + (n * s.in_channels + c0) * plane, plane, h, w, ty * g.m - s.pad[1],

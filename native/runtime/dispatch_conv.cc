@@ -17,6 +17,7 @@ void fill_conv_kernels(ConvKernels* t, Isa isa) {
             t->f23 = {winograd_f32_f23_input__avx2, winograd_f32_f23_output__avx2};
             t->winograd_gemm = winograd_f32_6x16__avx2;
             t->depthwise_3x3 = depthwise_f32_3x3__avx2;
+            t->direct = conv_f32__avx2;
 #endif
             break;
         case Isa::neon:
@@ -25,6 +26,7 @@ void fill_conv_kernels(ConvKernels* t, Isa isa) {
             t->f23 = {winograd_f32_f23_input__neon, winograd_f32_f23_output__neon};
             t->winograd_gemm = winograd_f32_6x16__neon;
             t->depthwise_3x3 = depthwise_f32_3x3__neon;
+            t->direct = conv_f32__neon;
 #endif
             break;
     }

@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 // The conv part of the kernel table: which variant of each conv kernel runs on this CPU.
 //
-// Winograd transforms and the tile GEMM, depthwise 3x3 and the direct convolution. im2col has only a
+// Winograd transforms and the tile GEMM, depthwise 3x3 and the direct convolution (also used for grouped
+// convolutions other than depthwise 3x3, and 3-D ones). im2col has only a
 // reference variant (it copies); its GEMM and the 1x1 GEMM go through the GEMM family's table.
 #pragma once
 

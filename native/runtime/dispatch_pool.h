@@ -14,11 +14,11 @@ namespace flexpipe {
 
 struct PoolKernels {
     Isa isa = Isa::ref;
-    PoolRowFn vmax = nullptr;   // vertical max / sum of one input row into the row buffer
+    PoolRowFn vmax = nullptr;  // vertical max / sum of one input row into the row buffer
     PoolRowFn vsum = nullptr;
     PoolHMaxFn hmax = nullptr;  // horizontal window max / scaled sum with the stride
     PoolHSumFn hsum = nullptr;
-    PoolSumFn sum = nullptr;    // whole-plane sum / max (global pools)
+    PoolSumFn sum = nullptr;  // whole-plane sum / max (global pools)
     PoolMaxFn max = nullptr;
     ResizeRepFn resize_rep = nullptr;        // nearest: integer upscale of one row
     ResizeGatherFn resize_gather = nullptr;  // nearest: one row through an index table

@@ -4,12 +4,15 @@
 
 namespace flexpipe {
 
-void clip_f32__ref(const float* x, float* y, int64_t n, float lo, float hi) { clip__ref(DType::f32, x, y, n, &lo, &hi); }
+void clip_f32__ref(const float* x, float* y, int64_t n, float lo, float hi) {
+    clip__ref(DType::f32, x, y, n, &lo, &hi);
+}
 
 void fill_transformer_kernels(TransformerKernels* t, Isa isa) {
     *t = TransformerKernels{};
     switch (isa) {
-        case Isa::ref: return;
+        case Isa::ref:
+            return;
         case Isa::avx2:
 #if defined(__x86_64__) || defined(_M_X64)
             t->attention = attention_f32__avx2;

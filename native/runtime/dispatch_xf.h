@@ -15,8 +15,9 @@
 
 namespace flexpipe {
 
-using LayerNormRowFn = void (*)(const float* x, float* y, int64_t n, const float* w, int64_t w_n, const float* b,
-                                int64_t b_n, float epsilon, float* mean_out, float* inv_std_out);
+using LayerNormRowFn = void (*)(const float* x, float* y, int64_t n, const float* w, int64_t w_n,
+                                const float* b, int64_t b_n, float epsilon, float* mean_out,
+                                float* inv_std_out);
 using UnaryF32Fn = void (*)(UnaryOp op, const UnaryParams& p, const float* x, float* y, int64_t n);
 using BinaryF32Fn = void (*)(BinaryOp op, const float* a, int64_t sa, const float* b, int64_t sb, float* y,
                              int64_t n);

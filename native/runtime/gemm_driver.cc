@@ -23,7 +23,6 @@ struct Plan {
     const GemmProblem* p;
     GemmPackedB b;          // packed operand (the caller's, or the workspace copy of raw B)
     int64_t kc, kblocks;    // balanced k-blocks: kblocks * kc >= k, kc <= g.kc
-    int64_t mc_max;         // rows of a packed A block
     int64_t q0, q1;         // panels of b covering [n0, n1)
     int tm, tn;             // thread grid: tm row groups x tn column groups
 };
@@ -43,17 +42,20 @@ size_t thread_bytes(const GemmKernels& g, const GemmProblem& p) {
            align_up(static_cast<size_t>(g.mr) * g.nr * sizeof(float), 64);
 }
 
-// Thread grid tm x tn = threads minimising the largest sub-rectangle (in whole tiles) plus a charge
-// for the A rows each thread packs and the B columns it streams; ties go to more column groups,
-// which split the weight traffic.
+// Thread grid tm x tn = threads minimising the cost of the largest sub-rectangle, per k step in
+// FMA-equivalents: its multiply-adds (rows x cols), packing its A rows once per nc columns (~1 cycle
+// = 16 FMAs per element) and streaming its B columns from L3 once per mc rows (~4 FMAs per
+// element). Small M (BERT's 128 rows) splits N, so each thread reads half the weights; large M
+// splits M, so no thread packs all of A. Ties go to more column groups.
 void choose_grid(Plan& x, int threads) {
-    const int64_t row_units = ceil_div(x.p->m1 - x.p->m0, x.g->mr), col_units = x.q1 - x.q0;
+    const GemmKernels& g = *x.g;
+    const int64_t row_units = ceil_div(x.p->m1 - x.p->m0, g.mr), col_units = x.q1 - x.q0;
     int64_t best = -1;
     for (int tn = threads; tn >= 1; --tn) {
         if (threads % tn != 0) continue;
         const int tm = threads / tn;
-        const int64_t rows = ceil_div(row_units, tm) * x.g->mr, cols = ceil_div(col_units, tn) * x.g->nr;
-        const int64_t cost = rows * cols + 4 * (rows + cols);
+        const int64_t rows = ceil_div(row_units, tm) * g.mr, cols = ceil_div(col_units, tn) * g.nr;
+        const int64_t cost = rows * cols + 16 * rows * ceil_div(cols, g.nc) + 4 * cols * ceil_div(rows, g.mc);
         if (best < 0 || cost < best) best = cost, x.tm = tm, x.tn = tn;
     }
 }
@@ -179,7 +181,7 @@ Status gemm_run(const GemmKernels& g, const GemmProblem& p, void* ws, size_t ws_
     char* base = reinterpret_cast<char*>(align_up(reinterpret_cast<uintptr_t>(ws), 64));
     Plan x;
     x.g = &g, x.p = &p;
-    x.kblocks = kblocks_of(g, p.k), x.kc = kc_of(g, p.k), x.mc_max = mc_of(g, rows);
+    x.kblocks = kblocks_of(g, p.k), x.kc = kc_of(g, p.k);
     if (p.b_packed.data) {
         x.b = p.b_packed;
     } else {

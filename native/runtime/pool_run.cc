@@ -40,7 +40,8 @@ RowGeometry row_geometry(const PoolShape& s) {
 }
 
 // Output column o at the border: reduce its in-range taps in buf (which starts at input column c0).
-float border_column(const RowGeometry& g, PoolKind kind, const float* buf, int64_t c0, int64_t vcount, int64_t o) {
+float border_column(const RowGeometry& g, PoolKind kind, const float* buf, int64_t c0, int64_t vcount,
+                    int64_t o) {
     const int64_t start = o * g.sw - g.pw;
     int64_t t0, t1;
     taps_in(start, g.kw, g.dw, 0, g.in_w, &t0, &t1);
@@ -63,11 +64,39 @@ float border_column(const RowGeometry& g, PoolKind kind, const float* buf, int64
     return count > 0 ? sum / static_cast<float>(count) : 0.0f;
 }
 
+// The input rows of one output row's windows: depth taps [d0, d1) from sd, height taps [h0, h1) from sh.
+struct RowWindow {
+    int64_t sd, sh, d0, d1, h0, h1;
+};
+
+// Vertical pass: buf[0, c1 - c0) = op over the window's input rows of columns [c0, c1) of plane xp. The
+// first row is read in place and copied only when it is the only one.
+void vertical_pass(const PoolShape& s, PoolRowFn op, const float* xp, const RowWindow& w, int64_t c0,
+                   int64_t c1, float* buf) {
+    const int64_t in_w = s.in[2];
+    const float* first = nullptr;
+    for (int64_t t = w.d0; t < w.d1; ++t) {
+        const float* xd = xp + (w.sd + t * s.dilation[0]) * s.in[1] * in_w + c0;
+        for (int64_t u = w.h0; u < w.h1; ++u) {
+            const float* xr = xd + (w.sh + u * s.dilation[1]) * in_w;
+            if (first == nullptr)
+                first = xr;
+            else
+                op(buf, first, xr, c1 - c0), first = buf;
+        }
+    }
+    if (first != buf) std::memcpy(buf, first, static_cast<size_t>(c1 - c0) * sizeof(float));
+}
+
 }  // namespace
 
-bool pool_rows_apply(const PoolShape& s) { return (s.kernel[2] - 1) * s.dilation[2] + 1 <= pool_row_buffer / 2; }
+bool pool_rows_apply(const PoolShape& s) {
+    return (s.kernel[2] - 1) * s.dilation[2] + 1 <= pool_row_buffer / 2;
+}
 
-int64_t pool_rows(const PoolShape& s) { return s.planes * s.out[0] * s.out[1]; }
+int64_t pool_rows(const PoolShape& s) {
+    return s.planes * s.out[0] * s.out[1];
+}
 
 void pool_rows_f32(const PoolKernels& k, const PoolShape& s, PoolKind kind, const float* x, float* y,
                    int64_t row_begin, int64_t row_end) {
@@ -82,10 +111,10 @@ void pool_rows_f32(const PoolKernels& k, const PoolShape& s, PoolKind kind, cons
     for (int64_t r = row_begin; r < row_end; ++r) {
         float* yr = y + r * g.out_w;
         const int64_t sd = od * s.stride[0] - s.pad[0], sh = oh * s.stride[1] - s.pad[1];
-        int64_t d0, d1, h0, h1;
-        taps_in(sd, s.kernel[0], s.dilation[0], 0, s.in[0], &d0, &d1);
-        taps_in(sh, s.kernel[1], s.dilation[1], 0, s.in[1], &h0, &h1);
-        int64_t vcount = (d1 - d0) * (h1 - h0);  // input rows in the window
+        RowWindow w{sd, sh, 0, 0, 0, 0};
+        taps_in(sd, s.kernel[0], s.dilation[0], 0, s.in[0], &w.d0, &w.d1);
+        taps_in(sh, s.kernel[1], s.dilation[1], 0, s.in[1], &w.h0, &w.h1);
+        int64_t vcount = (w.d1 - w.d0) * (w.h1 - w.h0);  // input rows in the window
         if (vcount == 0) {
             std::fill(yr, yr + g.out_w, is_max ? std::numeric_limits<float>::lowest() : 0.0f);
         } else {
@@ -101,20 +130,17 @@ void pool_rows_f32(const PoolKernels& k, const PoolShape& s, PoolKind kind, cons
                 // Input columns [c0, c1) of this chunk's windows that lie inside the input.
                 const int64_t c0 = std::max<int64_t>(0, ow0 * g.sw - g.pw);
                 const int64_t c1 = std::min(g.in_w, (ow1 - 1) * g.sw - g.pw + g.extent);
-                bool first = true;
-                for (int64_t t = d0; t < d1 && c1 > c0; ++t) {
-                    for (int64_t u = h0; u < h1; ++u) {
-                        const float* xr = xp + ((sd + t * s.dilation[0]) * s.in[1] + sh + u * s.dilation[1]) * g.in_w;
-                        if (first) std::memcpy(buf, xr + c0, static_cast<size_t>(c1 - c0) * sizeof(float));
-                        else vertical(buf, xr + c0, c1 - c0);
-                        first = false;
-                    }
-                }
-                const int64_t i0 = std::min(std::max(g.ci0, ow0), ow1), i1 = std::min(std::max(g.ci1, i0), ow1);
+                if (c1 > c0) vertical_pass(s, vertical, xp, w, c0, c1, buf);
+                // Interior columns of this chunk go to the horizontal kernel, border columns are done here.
+                const int64_t i0 = std::min(std::max(g.ci0, ow0), ow1);
+                const int64_t i1 = std::min(std::max(g.ci1, i0), ow1);
                 if (i1 > i0) {
                     const float* b = buf + (i0 * g.sw - g.pw - c0);
-                    if (is_max) k.hmax(b, yr + i0, i1 - i0, g.kw, g.sw, g.dw);
-                    else k.hsum(b, yr + i0, i1 - i0, g.kw, g.sw, g.dw, 1.0f / static_cast<float>(vcount * g.kw));
+                    if (is_max)
+                        k.hmax(b, yr + i0, i1 - i0, g.kw, g.sw, g.dw);
+                    else
+                        k.hsum(b, yr + i0, i1 - i0, g.kw, g.sw, g.dw,
+                               1.0f / static_cast<float>(vcount * g.kw));
                 }
                 for (int64_t o = ow0; o < i0; ++o) yr[o] = border_column(g, kind, buf, c0, vcount, o);
                 for (int64_t o = i1; o < ow1; ++o) yr[o] = border_column(g, kind, buf, c0, vcount, o);
@@ -127,13 +153,16 @@ void pool_rows_f32(const PoolKernels& k, const PoolShape& s, PoolKind kind, cons
     }
 }
 
-void global_pool_f32(const PoolKernels& k, bool avg, const float* x, float* y, int64_t size, int64_t plane_begin,
-                     int64_t plane_end) {
+void global_pool_f32(const PoolKernels& k, bool avg, const float* x, float* y, int64_t size,
+                     int64_t plane_begin, int64_t plane_end) {
     for (int64_t pl = plane_begin; pl < plane_end; ++pl) {
         const float* xp = x + pl * size;
-        if (size == 0) y[pl] = 0.0f;
-        else if (avg) y[pl] = static_cast<float>(k.sum(xp, size) / static_cast<double>(size));
-        else y[pl] = k.max(xp, size);
+        if (size == 0)
+            y[pl] = 0.0f;
+        else if (avg)
+            y[pl] = static_cast<float>(k.sum(xp, size) / static_cast<double>(size));
+        else
+            y[pl] = k.max(xp, size);
     }
 }
 

@@ -37,7 +37,7 @@ void pool_rows_f32(const PoolKernels& k, const PoolShape& s, PoolKind kind, cons
 
 // GlobalAveragePool (avg = true) or GlobalMaxPool of planes [plane_begin, plane_end), each `size` floats;
 // an empty plane gives 0.
-void global_pool_f32(const PoolKernels& k, bool avg, const float* x, float* y, int64_t size, int64_t plane_begin,
-                     int64_t plane_end);
+void global_pool_f32(const PoolKernels& k, bool avg, const float* x, float* y, int64_t size,
+                     int64_t plane_begin, int64_t plane_end);
 
 }  // namespace flexpipe

@@ -89,9 +89,12 @@ void nearest_rows(const PoolKernels& k, const ResizeParams& p, const View& v, co
     for (int64_t r = r0; r < r1; ++r) {
         const int64_t src = plane_src + th.i0[oh] * v.in_w;
         float* yr = y + r * v.out_w;
-        if (src == prev) std::memcpy(yr, yr - v.out_w, static_cast<size_t>(v.out_w) * sizeof(float));
-        else if (rep > 0) k.resize_rep(x + src, yr, v.in_w, rep);
-        else k.resize_gather(x + src, tw.i0, yr, v.out_w);
+        if (src == prev)
+            std::memcpy(yr, yr - v.out_w, static_cast<size_t>(v.out_w) * sizeof(float));
+        else if (rep > 0)
+            k.resize_rep(x + src, yr, v.in_w, rep);
+        else
+            k.resize_gather(x + src, tw.i0, yr, v.out_w);
         prev = src;
         if (++oh == v.out_h && r + 1 < r1) oh = 0, plane_src = source_plane(p, v, ++plane);
     }
@@ -144,14 +147,17 @@ bool resize_fast_f32(const PoolKernels& k, const ResizeParams& p, const float* x
     v.in_w = p.axis[p.rank - 1].in, v.out_w = p.axis[p.rank - 1].out;
     if (p.rank >= 2) v.in_h = p.axis[p.rank - 2].in, v.out_h = p.axis[p.rank - 2].out;
     for (int a = 0; a + 2 < p.rank; ++a) v.planes *= p.axis[a].out;
-    if (v.in_w >= (int64_t{1} << 31) || v.in_h >= (int64_t{1} << 31) || v.in_w == 0 || v.rows() == 0 || v.out_w == 0) return false;
+    if (v.in_w >= (int64_t{1} << 31) || v.in_h >= (int64_t{1} << 31) || v.in_w == 0 || v.rows() == 0 ||
+        v.out_w == 0)
+        return false;
     // Tables at the first 64-byte boundary of the workspace.
     const uintptr_t base = reinterpret_cast<uintptr_t>(workspace);
     const size_t skip = (ws_align - base % ws_align) % ws_align;
     const size_t tables = table_bytes(p.mode, v.out_h, v.out_w);
     if (workspace_bytes < skip + tables) return false;
     const size_t row_bytes = 8 * static_cast<size_t>(v.out_w);  // two rows of floats per thread
-    const int64_t fit = linear ? static_cast<int64_t>((workspace_bytes - skip - tables) / row_bytes) : threads;
+    const int64_t fit =
+        linear ? static_cast<int64_t>((workspace_bytes - skip - tables) / row_bytes) : threads;
     if (fit < 1) return false;
     // Checked before anything is written: a fallback leaves the workspace untouched.
     for (int a = 0; a + 2 < p.rank; ++a)
@@ -170,7 +176,8 @@ bool resize_fast_f32(const PoolKernels& k, const ResizeParams& p, const float* x
     fill_axis(p, p.rank - 2, th);
     if (!linear) {
         const int64_t rep = integer_upscale(v, tw.i0);
-        parallel_for(v.rows(), threads, [&](int64_t b, int64_t e) { nearest_rows(k, p, v, th, tw, rep, x, y, b, e); });
+        parallel_for(v.rows(), threads,
+                     [&](int64_t b, int64_t e) { nearest_rows(k, p, v, th, tw, rep, x, y, b, e); });
         return true;
     }
     const int64_t chunks = std::min<int64_t>({fit, threads, v.rows()});

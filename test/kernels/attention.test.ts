@@ -12,6 +12,7 @@
 // by at most its score error, the vector exp adds < 2^-23, the float sums nk * 2^-24.
 import t from 'tap'
 import { binding, type NativeTensor } from '../../lib/native/binding.js'
+import { attentionKernelCall, attentionWorkspaceBytes } from '../../lib/model/ops/nn-attention.js'
 import { Guarded, isas, random, simdIsas, xf } from '../helpers/xf.js'
 
 interface Case {
@@ -314,4 +315,14 @@ t.test('the Attention op rejects bad calls', async (t) => {
   t.throws(() => native.runOp('Attention', [q, q, q, f32([3], new Float32Array(3))], [o, ws], [2, 0], []), /mask/)
   t.throws(() => native.runOp('Attention', [q, q, q], [f32([4, 6], new Float32Array(24)), ws], [2, 0, 1], []), /O must be/)
   t.doesNotThrow(() => native.runOp('Attention', [q, q, q], [f32([4, 4], new Float32Array(16)), ws], [2, 0, 1], []))
+})
+
+t.test('attentionKernelCall sizes the workspace as the op expects', async (t) => {
+  for (const [sk, dh] of [[1, 1], [128, 64], [130, 20], [7, 96]] as const) {
+    t.equal(attentionWorkspaceBytes(sk, dh, 1), 4 * xf.xfAttentionWorkspaceFloats(sk, dh), `seqKv=${sk} dh=${dh}`)
+  }
+  const call = attentionKernelCall({ q: 0, k: 1, v: 2, heads: 12, dh: 64, seqKv: 128, list: [3, 5], causal: true })
+  t.same(call.ints, [12, 1, 3, 5])
+  t.same(call.inputs, [0, 1, 2, -1])
+  t.equal(call.workspace, 8 * 4 * xf.xfAttentionWorkspaceFloats(128, 64))
 })

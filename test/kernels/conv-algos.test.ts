@@ -117,6 +117,10 @@ for (const [c, m, group] of [[1, 1, 1], [16, 17, 1], [12, 8, 4], [64, 40, 1]] as
 cases.push({ algos: ['direct', 'im2col'], s: shape({ c: 4, m: 6, group: 2, h: 11, w: 9, kh: 3, kw: 2, sh: 2, sw: 3, dh: 2, dw: 1, pt: 2, pl: 0, pb: 1, pr: 2 }) })
 cases.push({ algos: ['direct', 'im2col'], s: shape({ n: 2, c: 3, m: 16, h: 17, w: 17, kh: 7, kw: 7, sh: 2, sw: 2, pt: 3, pl: 3, pb: 3, pr: 3 }) })
 cases.push({ algos: ['direct', 'im2col'], s: shape({ c: 5, m: 9, h: 1, w: 23, kh: 1, kw: 5, pt: 0, pb: 0, pl: 2, pr: 2 }) })
+cases.push({ algos: ['direct', 'im2col'], s: shape({ c: 3, m: 7, h: 9, w: 61, kh: 3, kw: 3, sh: 3, sw: 3, dh: 2, dw: 2, pt: 2, pl: 2, pb: 2, pr: 1 }) })
+// Depthwise 5x5 and first layers: the direct kernels' 16-, 8-column blocks, overlapped tail and borders.
+cases.push({ algos: ['direct', 'im2col'], s: shape({ c: 12, m: 12, group: 12, h: 9, w: 40, kh: 5, kw: 5, pt: 2, pl: 2, pb: 2, pr: 2 }) })
+cases.push({ algos: ['direct', 'im2col'], s: shape({ c: 3, m: 16, h: 21, w: 45, sh: 2, sw: 2, pt: 1, pl: 1, pb: 1, pr: 1 }) })
 // Depthwise 3x3, stride 1 and 2, with padding.
 for (const sh of [1, 2]) {
   for (const [h, w] of [[1, 1], [8, 9], [17, 16], [33, 35]] as const) {

@@ -150,3 +150,51 @@ t.test('the Conv encoding of nn-conv.ts matches the direct algorithm', async (t)
     }
   }
 })
+
+t.test('a fused Relu/Clip reaches the Conv kernels as a clamp epilogue', async (t) => {
+  const { opDef } = await import('../../lib/model/ops/registry.js')
+  const { fusedMaxAttr, fusedMinAttr } = await import('../../lib/model/fuse-activations.js')
+  const s = opShapes[0]!
+  const wData = random(s.outChannels * s.inChannels * 9, 5)
+  const node = {
+    name: 'conv', opType: 'Conv', domain: '', inputs: ['x', 'w'], outputs: ['y'],
+    attrs: new Map<string, number | number[]>([['pads', [1, 1, 1, 1]], [fusedMinAttr, -0.25], [fusedMaxAttr, 0.5]]),
+  }
+  const ctx = {
+    node, opset: 17,
+    inputs: [
+      { dtype: 'float32' as const, dims: [1, s.inChannels, s.in[1], s.in[2]] },
+      { dtype: 'float32' as const, dims: [s.outChannels, s.inChannels, 3, 3], tensor: { dtype: 'float32' as const, dims: [s.outChannels, s.inChannels, 3, 3], data: wData } },
+    ],
+  }
+  const call = opDef('Conv')!.infer(ctx as never).kernel!()
+  t.equal(call.ints[call.ints.length - 1], 2, 'act = Clip')
+  t.strictSame(call.floats, [-0.25, 0.5], 'with the fused bounds')
+  // The native op applies it for every algorithm that computes this shape.
+  const x = f32([1, s.inChannels, s.in[1], s.in[2]], random(s.inChannels * s.in[1] * s.in[2], 6))
+  for (const kernel of kernels.filter((k) => convApplies(k, s))) {
+    let w = f32([s.outChannels, s.inChannels, 3, 3], wData)
+    if (kernel === 'winograd63' || kernel === 'winograd23') {
+      const r = native.prepack(kernel === 'winograd63' ? 'winograd_f63_filter' : 'winograd_f23_filter', w, [])
+      w = f32(r.dims, new Float32Array(r.data))
+    }
+    const ws = convCost(kernel, s, 2, { threads: maxKernelThreads }).workspaceBytes
+    const run = (act: number, floats: number[]): Float32Array => {
+      const y = new Float32Array(s.outChannels * s.out[1] * s.out[2])
+      const outs: NativeTensor[] = [f32([1, s.outChannels, s.out[1], s.out[2]], y)]
+      if (ws > 0) outs.push({ dtype: 2, dims: [ws], data: new Uint8Array(ws) })
+      const ints = [...call.ints.slice(0, -3), convAlgoCode[kernel], 2, act]
+      native.runOp('Conv', [x, w, null], outs, ints, floats, 2)
+      return y
+    }
+    const plain = run(0, [])
+    const clip = run(2, [-0.25, 0.5])
+    const relu = run(1, [])
+    let bad = 0
+    for (let i = 0; i < plain.length; i++) {
+      if (clip[i] !== Math.min(Math.max(plain[i]!, -0.25), 0.5)) bad++
+      if (relu[i] !== Math.max(plain[i]!, 0)) bad++
+    }
+    t.equal(bad, 0, `${kernel}: Clip and Relu epilogues equal clamping the plain output`)
+  }
+})

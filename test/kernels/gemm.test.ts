@@ -4,7 +4,7 @@
 // NR+1, prime} x {1, 7, KC+1, prime}, strides wider than the matrices, A misaligned by 4 bytes,
 // transposed operands, column-strided C, bias / beta / clamp epilogues, weight slices (partial packed
 // B, columns n0..n1) and input slices (rows m0..m1 only) leaving the rest of C untouched, a canary
-// after C, 1 and 2 threads. Then the MatMul/Gemm ops with a gemm_pack_b prepacked B.
+// after C, 1 and 2 threads. Then the MatMul/Gemm ops with a gemm_pack_b prepacked B and a fused clamp.
 // Tolerance (gemm.h): |got - exact| <= K * 2^-20 * (|alpha| sum_p |a b| + |beta c| + |bias|).
 import t, { type Test } from 'tap'
 import { seededRandom } from '../../lib/cli/inputs.js'
@@ -275,6 +275,32 @@ t.test('MatMul and Gemm run the packed path on a gemm_pack_b weight', async (t) 
     t.ok(maxDiff(yg, want) < 1e-4, `Gemm transB packed with bias, threads ${threads}`)
   }
   t.throws(() => native.runOp('MatMul', [f32([m, k], a), f32([1, k, 16], new Float32Array(k * 16))], [f32([m, n], new Float32Array(m * n))], [1], []), /packed B/)
+})
+
+t.test('MatMul and Gemm apply a fused activation clamp on the packed and the reference path', async (t) => {
+  const [m, n, k] = [13, 21, 33]
+  const a = random(m * k, 6)
+  const w = random(k * n, 7)
+  const exact = naive(a, w, m, n, k, false)
+  const clampTo = (lo: number, hi: number): Float64Array => exact.map((v) => Math.min(Math.max(v, lo), hi))
+  const packed = native.prepack('gemm_pack_b', f32([k, n], w), [0])
+  const pb = f32(packed.dims, new Float32Array(packed.data))
+  const ws = gemmWorkspaceBytes(m, n, k, 8, true)
+  const wsT = (): NativeTensor => ({ dtype: U8, dims: [ws], data: new Uint8Array(ws) })
+  for (const [lo, hi] of [[0, Infinity], [-0.5, 0.5]] as const) {
+    const y1 = new Float32Array(m * n)
+    native.runOp('MatMul', [f32([m, k], a), pb], [f32([m, n], y1), wsT()], [1], [lo, hi], 2)
+    t.ok(maxDiff(y1, clampTo(lo, hi)) < 1e-4, `MatMul packed, clamp [${lo}, ${hi}]`)
+    const y2 = new Float32Array(m * n)
+    native.runOp('MatMul', [f32([m, k], a), f32([k, n], w)], [f32([m, n], y2)], [], [lo, hi], 2)
+    t.ok(maxDiff(y2, clampTo(lo, hi)) < 1e-4, `MatMul reference, clamp [${lo}, ${hi}]`)
+    const y3 = new Float32Array(m * n)
+    native.runOp('Gemm', [f32([m, k], a), f32([k, n], w)], [f32([m, n], y3), wsT()], [0, 0, 0], [1, 1, lo, hi], 2)
+    t.ok(maxDiff(y3, clampTo(lo, hi)) < 1e-4, `Gemm raw B, clamp [${lo}, ${hi}]`)
+    const y4 = new Float32Array(m * n)
+    native.runOp('Gemm', [f32([m, k], a), f32([k, n], w)], [f32([m, n], y4)], [0, 0], [1, 1, lo, hi], 2)
+    t.ok(maxDiff(y4, clampTo(lo, hi)) < 1e-4, `Gemm reference, clamp [${lo}, ${hi}]`)
+  }
 })
 
 t.test('MatMul with a raw batched B (attention-like) matches the reference path', async (t) => {

@@ -5,8 +5,8 @@
 // the `ref` ISA table. Shapes: 1-, 2- and 3-D; widths {1, 7, 8, 9, 16, 17, prime} and a sweep 1..40
 // (tails of the 8- and 4-wide stride-1/2 loops), widths past the 2048-float row buffer (chunked), kernels
 // 1..5 with dilation 1..3, strides 1..3, pads 0..2 on either side (windows wholly in the padding
-// included), ceil_mode with and without the last-window rule, count_include_pad on and off; 1 and 2
-// threads. Inputs are read 4 bytes into their buffers (misaligned); a canary before and after every
+// included), ceil_mode with and without the last-window rule, count_include_pad on and off; 1 thread, and
+// 2 threads on a sample of the cases. Inputs are read 4 bytes into their buffers (misaligned); a canary before and after every
 // output must stay untouched.
 // Tolerances: max and the ISA tables among themselves are exact (same comparisons, sums in the same order);
 // averages vs the double-precision reference: |got - want| <= taps * 2^-23 * max|x| (float sums of `taps`

@@ -7,14 +7,14 @@ import { makeModel } from '../helpers/make-model.js'
 
 const w = { name: 'w', dims: [2, 2], floats: [1, 2, 3, 4] }
 
-t.test('MatMul -> Relu fuses into one node producing the Relu output', async (t) => {
+t.test('Conv -> Relu fuses into one node producing the Relu output', async (t) => {
   const g = parseOnnx(
     makeModel({
       inputs: [{ name: 'x', dtype: 'float32', dims: [3, 2] }],
       outputs: [{ name: 'y', dtype: 'float32' }],
       initializers: [w],
       nodes: [
-        { op: 'MatMul', inputs: ['x', 'w'], outputs: ['h'], name: 'mm' },
+        { op: 'Conv', inputs: ['x', 'w'], outputs: ['h'], name: 'mm' },
         { op: 'Relu', inputs: ['h'], outputs: ['y'] },
       ],
     }),
@@ -35,7 +35,7 @@ t.test('Clip with constant bounds (opset 13 inputs) fuses; a second consumer pre
         outputs: [{ name: 'y', dtype: 'float32' }, ...(extraConsumer ? [{ name: 'z', dtype: 'float32' as const }] : [])],
         initializers: [w, { name: 'lo', dims: [], floats: [0] }, { name: 'hi', dims: [], floats: [6] }],
         nodes: [
-          { op: 'MatMul', inputs: ['x', 'w'], outputs: ['h'] },
+          { op: 'Conv', inputs: ['x', 'w'], outputs: ['h'] },
           { op: 'Clip', inputs: ['h', 'lo', 'hi'], outputs: ['y'] },
           ...(extraConsumer ? [{ op: 'Neg', inputs: ['h'], outputs: ['z'] }] : []),
         ],
@@ -46,7 +46,7 @@ t.test('Clip with constant bounds (opset 13 inputs) fuses; a second consumer pre
   t.equal(fused.nodes.length, 1)
   t.same(fusedClamp(fused.nodes[0]!), { min: 0, max: 6 })
   const kept = fuseActivations(spec(true))
-  t.equal(kept.nodes.length, 3, 'h is also read by Neg, so the MatMul keeps its own output')
+  t.equal(kept.nodes.length, 3, 'h is also read by Neg, so the Conv keeps its own output')
   t.equal(fusedClamp(kept.nodes[0]!), undefined)
 })
 
@@ -57,9 +57,9 @@ t.test('an activation on a graph output value is not absorbed, nor a non-clamp a
       outputs: [{ name: 'h', dtype: 'float32' }, { name: 'y', dtype: 'float32' }, { name: 's', dtype: 'float32' }],
       initializers: [w],
       nodes: [
-        { op: 'MatMul', inputs: ['x', 'w'], outputs: ['h'] },
+        { op: 'Conv', inputs: ['x', 'w'], outputs: ['h'] },
         { op: 'Relu', inputs: ['h'], outputs: ['y'] },
-        { op: 'MatMul', inputs: ['x', 'w'], outputs: ['g'] },
+        { op: 'Conv', inputs: ['x', 'w'], outputs: ['g'] },
         { op: 'Sigmoid', inputs: ['g'], outputs: ['s'] },
       ],
     }),

@@ -3,6 +3,7 @@
 // operands are packed once at plan time (prepack gemm_pack_b) for the packed-panel GEMM driver.
 import { attrFloat, attrInt } from '../attrs.js'
 import { broadcastDims, concrete, isConcrete } from '../dims.js'
+import { fusedClamp } from '../fuse-activations.js'
 import type { Dim, ValueInfo } from '../ir.js'
 import { info, type KernelCall, type OpDef } from './op-def.js'
 import { input, optionalInput, shapeError, unsupported } from './op-util.js'
@@ -63,6 +64,7 @@ const gemm: OpDef = {
     const alpha = attrFloat(ctx.node, 'alpha', 1)
     const beta = attrFloat(ctx.node, 'beta', 1)
     const packB = packable(ctx.inputs[1])
+    const clamp = fusedClamp(ctx.node)
     return {
       outputs: [info('float32', out)],
       kernel: (): KernelCall => {
@@ -72,7 +74,7 @@ const gemm: OpDef = {
           op: 'Gemm',
           inputs: [0, 1, c === undefined ? -1 : 2],
           ints: [transA ? 1 : 0, transB ? 1 : 0, packB ? 1 : 0],
-          floats: [alpha, beta],
+          floats: clamp === undefined ? [alpha, beta] : [alpha, beta, clamp.min, clamp.max],
           workspace: gemmWorkspaceBytes(mm!, nn!, kk, maxKernelThreads, !packB),
           ...(packB ? { prepack: [{ input: 1, transform: 'gemm_pack_b', ints: [transB ? 1 : 0] }] } : {}),
         }
@@ -99,7 +101,11 @@ const matMul: OpDef = {
     if (b.dims.length > 1) out.push(bd[bd.length - 1]!)
     return {
       outputs: [info('float32', out)],
-      kernel: () => matMulCall(concrete(a.dims, 'MatMul A'), concrete(b.dims, 'MatMul B'), concrete(out, 'MatMul Y'), packable(b)),
+      kernel: () => {
+        const call = matMulCall(concrete(a.dims, 'MatMul A'), concrete(b.dims, 'MatMul B'), concrete(out, 'MatMul Y'), packable(b))
+        const clamp = fusedClamp(ctx.node)
+        return clamp === undefined ? call : { ...call, floats: [clamp.min, clamp.max] }
+      },
     }
   },
 }

@@ -20,16 +20,16 @@ constexpr int64_t nr = 16;  // columns per tile (two vectors)
 
 // C[M x w] = alpha * A[M x k] B[k x w] for w <= 16 (w < 16: masked loads and stores of B and C).
 template <int M>
-void tile(int64_t k, const float* a, int64_t lda, const float* b, int64_t ldb, float* c, int64_t ldc, float alpha,
-          int64_t w) {
+void tile(int64_t k, const float* a, int64_t lda, const float* b, int64_t ldb, float* c, int64_t ldc,
+          float alpha, int64_t w) {
     __m256 acc0[M], acc1[M];
-    #pragma GCC unroll 8
+#pragma GCC unroll 8
     for (int r = 0; r < M; ++r) acc0[r] = acc1[r] = _mm256_setzero_ps();
     if (w == nr) {
         for (int64_t p = 0; p < k; ++p) {
             const __m256 b0 = _mm256_loadu_ps(b + p * ldb);
             const __m256 b1 = _mm256_loadu_ps(b + p * ldb + 8);
-            #pragma GCC unroll 8
+#pragma GCC unroll 8
             for (int r = 0; r < M; ++r) {
                 const __m256 av = _mm256_broadcast_ss(a + r * lda + p);
                 acc0[r] = _mm256_fmadd_ps(av, b0, acc0[r]);
@@ -37,7 +37,7 @@ void tile(int64_t k, const float* a, int64_t lda, const float* b, int64_t ldb, f
             }
         }
         const __m256 al = _mm256_set1_ps(alpha);
-        #pragma GCC unroll 8
+#pragma GCC unroll 8
         for (int r = 0; r < M; ++r) {
             _mm256_storeu_ps(c + r * ldc, _mm256_mul_ps(acc0[r], al));
             _mm256_storeu_ps(c + r * ldc + 8, _mm256_mul_ps(acc1[r], al));
@@ -48,7 +48,7 @@ void tile(int64_t k, const float* a, int64_t lda, const float* b, int64_t ldb, f
     for (int64_t p = 0; p < k; ++p) {
         const __m256 b0 = _mm256_maskload_ps(b + p * ldb, m0);
         const __m256 b1 = _mm256_maskload_ps(b + p * ldb + 8, m1);
-        #pragma GCC unroll 8
+#pragma GCC unroll 8
         for (int r = 0; r < M; ++r) {
             const __m256 av = _mm256_broadcast_ss(a + r * lda + p);
             acc0[r] = _mm256_fmadd_ps(av, b0, acc0[r]);
@@ -56,22 +56,28 @@ void tile(int64_t k, const float* a, int64_t lda, const float* b, int64_t ldb, f
         }
     }
     const __m256 al = _mm256_set1_ps(alpha);
-    #pragma GCC unroll 8
+#pragma GCC unroll 8
     for (int r = 0; r < M; ++r) {
         _mm256_maskstore_ps(c + r * ldc, m0, _mm256_mul_ps(acc0[r], al));
         _mm256_maskstore_ps(c + r * ldc + 8, m1, _mm256_mul_ps(acc1[r], al));
     }
 }
 
-void tile_rows(int64_t m, int64_t k, const float* a, int64_t lda, const float* b, int64_t ldb, float* c, int64_t ldc,
-               float alpha, int64_t w) {
+void tile_rows(int64_t m, int64_t k, const float* a, int64_t lda, const float* b, int64_t ldb, float* c,
+               int64_t ldc, float alpha, int64_t w) {
     switch (m) {
-        case 1: return tile<1>(k, a, lda, b, ldb, c, ldc, alpha, w);
-        case 2: return tile<2>(k, a, lda, b, ldb, c, ldc, alpha, w);
-        case 3: return tile<3>(k, a, lda, b, ldb, c, ldc, alpha, w);
-        case 4: return tile<4>(k, a, lda, b, ldb, c, ldc, alpha, w);
-        case 5: return tile<5>(k, a, lda, b, ldb, c, ldc, alpha, w);
-        default: return tile<6>(k, a, lda, b, ldb, c, ldc, alpha, w);
+        case 1:
+            return tile<1>(k, a, lda, b, ldb, c, ldc, alpha, w);
+        case 2:
+            return tile<2>(k, a, lda, b, ldb, c, ldc, alpha, w);
+        case 3:
+            return tile<3>(k, a, lda, b, ldb, c, ldc, alpha, w);
+        case 4:
+            return tile<4>(k, a, lda, b, ldb, c, ldc, alpha, w);
+        case 5:
+            return tile<5>(k, a, lda, b, ldb, c, ldc, alpha, w);
+        default:
+            return tile<6>(k, a, lda, b, ldb, c, ldc, alpha, w);
     }
 }
 
@@ -140,7 +146,8 @@ void softmax_row(float* s, int64_t n, const float* mask, int64_t n_zero) {
     }
     for (; j < n; j += 8) {
         const __m256i tm = tail_mask(n - j);
-        const __m256 e = _mm256_and_ps(exp_ps(_mm256_sub_ps(_mm256_maskload_ps(s + j, tm), m)), _mm256_castsi256_ps(tm));
+        const __m256 e =
+            _mm256_and_ps(exp_ps(_mm256_sub_ps(_mm256_maskload_ps(s + j, tm), m)), _mm256_castsi256_ps(tm));
         _mm256_maskstore_ps(s + j, tm, e);
         acc0 = _mm256_add_ps(acc0, e);
     }
@@ -169,7 +176,8 @@ void attention_f32__avx2(const AttentionArgs& a, int64_t row_begin, int64_t row_
         const int64_t m = row_end - i0 < mr ? row_end - i0 : mr;
         const int64_t nk = a.causal && i0 + m < a.seq_kv ? i0 + m : a.seq_kv;
         // S[m x nk] = Q[i0.., :] Kᵀ[:, 0..nk) * scale, padded to whole tiles (zero keys)
-        for (int64_t j = 0; j < nk; j += nr) tile_rows(m, a.dh, a.q + i0 * a.ldq, a.ldq, kt + j, ldt, s + j, ldt, a.scale, nr);
+        for (int64_t j = 0; j < nk; j += nr)
+            tile_rows(m, a.dh, a.q + i0 * a.ldq, a.ldq, kt + j, ldt, s + j, ldt, a.scale, nr);
         for (int64_t r = 0; r < m; ++r) {
             const int64_t i = i0 + r;
             const int64_t len = a.causal && i + 1 < nk ? i + 1 : nk;
@@ -177,7 +185,8 @@ void attention_f32__avx2(const AttentionArgs& a, int64_t row_begin, int64_t row_
         }
         // O[m x dh] = P[m x nk] V[0..nk, :]
         for (int64_t c = 0; c < a.dh; c += nr) {
-            tile_rows(m, nk, s, ldt, a.v + c, a.ldv, a.o + i0 * a.ldo + c, a.ldo, 1.0f, a.dh - c < nr ? a.dh - c : nr);
+            tile_rows(m, nk, s, ldt, a.v + c, a.ldv, a.o + i0 * a.ldo + c, a.ldo, 1.0f,
+                      a.dh - c < nr ? a.dh - c : nr);
         }
     }
 }

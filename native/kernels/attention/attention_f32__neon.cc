@@ -20,10 +20,10 @@ constexpr int64_t nr = 16;  // columns per tile (four vectors)
 
 // C[M x w] = alpha * A[M x k] B[k x w], w <= 16; a partial tile (w < 16) runs the scalar loop.
 template <int M>
-void tile(int64_t k, const float* a, int64_t lda, const float* b, int64_t ldb, float* c, int64_t ldc, float alpha,
-          int64_t w) {
+void tile(int64_t k, const float* a, int64_t lda, const float* b, int64_t ldb, float* c, int64_t ldc,
+          float alpha, int64_t w) {
     if (w < nr) {
-        #pragma GCC unroll 8
+#pragma GCC unroll 8
         for (int r = 0; r < M; ++r) {
             for (int64_t x = 0; x < w; ++x) {
                 float acc = 0.0f;
@@ -34,14 +34,15 @@ void tile(int64_t k, const float* a, int64_t lda, const float* b, int64_t ldb, f
         return;
     }
     float32x4_t acc[M][4];
-    #pragma GCC unroll 8
+#pragma GCC unroll 8
     for (int r = 0; r < M; ++r)
-        #pragma GCC unroll 4
+#pragma GCC unroll 4
         for (int v = 0; v < 4; ++v) acc[r][v] = vdupq_n_f32(0.0f);
     for (int64_t p = 0; p < k; ++p) {
         const float* bp = b + p * ldb;
-        const float32x4_t b0 = vld1q_f32(bp), b1 = vld1q_f32(bp + 4), b2 = vld1q_f32(bp + 8), b3 = vld1q_f32(bp + 12);
-        #pragma GCC unroll 8
+        const float32x4_t b0 = vld1q_f32(bp), b1 = vld1q_f32(bp + 4), b2 = vld1q_f32(bp + 8),
+                          b3 = vld1q_f32(bp + 12);
+#pragma GCC unroll 8
         for (int r = 0; r < M; ++r) {
             const float av = a[r * lda + p];
             acc[r][0] = vfmaq_n_f32(acc[r][0], b0, av);
@@ -50,19 +51,23 @@ void tile(int64_t k, const float* a, int64_t lda, const float* b, int64_t ldb, f
             acc[r][3] = vfmaq_n_f32(acc[r][3], b3, av);
         }
     }
-    #pragma GCC unroll 8
+#pragma GCC unroll 8
     for (int r = 0; r < M; ++r)
-        #pragma GCC unroll 4
+#pragma GCC unroll 4
         for (int v = 0; v < 4; ++v) vst1q_f32(c + r * ldc + 4 * v, vmulq_n_f32(acc[r][v], alpha));
 }
 
-void tile_rows(int64_t m, int64_t k, const float* a, int64_t lda, const float* b, int64_t ldb, float* c, int64_t ldc,
-               float alpha, int64_t w) {
+void tile_rows(int64_t m, int64_t k, const float* a, int64_t lda, const float* b, int64_t ldb, float* c,
+               int64_t ldc, float alpha, int64_t w) {
     switch (m) {
-        case 1: return tile<1>(k, a, lda, b, ldb, c, ldc, alpha, w);
-        case 2: return tile<2>(k, a, lda, b, ldb, c, ldc, alpha, w);
-        case 3: return tile<3>(k, a, lda, b, ldb, c, ldc, alpha, w);
-        default: return tile<4>(k, a, lda, b, ldb, c, ldc, alpha, w);
+        case 1:
+            return tile<1>(k, a, lda, b, ldb, c, ldc, alpha, w);
+        case 2:
+            return tile<2>(k, a, lda, b, ldb, c, ldc, alpha, w);
+        case 3:
+            return tile<3>(k, a, lda, b, ldb, c, ldc, alpha, w);
+        default:
+            return tile<4>(k, a, lda, b, ldb, c, ldc, alpha, w);
     }
 }
 
@@ -154,14 +159,16 @@ void attention_f32__neon(const AttentionArgs& a, int64_t row_begin, int64_t row_
     for (int64_t i0 = row_begin; i0 < row_end; i0 += mr) {
         const int64_t m = row_end - i0 < mr ? row_end - i0 : mr;
         const int64_t nk = a.causal && i0 + m < a.seq_kv ? i0 + m : a.seq_kv;
-        for (int64_t j = 0; j < nk; j += nr) tile_rows(m, a.dh, a.q + i0 * a.ldq, a.ldq, kt + j, ldt, s + j, ldt, a.scale, nr);
+        for (int64_t j = 0; j < nk; j += nr)
+            tile_rows(m, a.dh, a.q + i0 * a.ldq, a.ldq, kt + j, ldt, s + j, ldt, a.scale, nr);
         for (int64_t r = 0; r < m; ++r) {
             const int64_t i = i0 + r;
             const int64_t len = a.causal && i + 1 < nk ? i + 1 : nk;
             softmax_row(s + r * ldt, len, a.mask ? a.mask + i * a.mask_ld : nullptr, nk);
         }
         for (int64_t c = 0; c < a.dh; c += nr) {
-            tile_rows(m, nk, s, ldt, a.v + c, a.ldv, a.o + i0 * a.ldo + c, a.ldo, 1.0f, a.dh - c < nr ? a.dh - c : nr);
+            tile_rows(m, nk, s, ldt, a.v + c, a.ldv, a.o + i0 * a.ldo + c, a.ldo, 1.0f,
+                      a.dh - c < nr ? a.dh - c : nr);
         }
     }
 }

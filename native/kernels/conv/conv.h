@@ -18,6 +18,9 @@
 // contiguous output width (it vectorizes) and every input row loaded feeds conv_oc_block outputs.
 // conv_transpose computes whole output planes (n, oc) because its scatter writes anywhere in the
 // plane. Callers split these ranges over threads; ranges are disjoint in y, so no synchronization.
+// Variants (conv_f32__avx2/neon) keep the work items but accumulate blocks of 16/8 (avx2) or 8/4 (neon)
+// output columns over every (input channel, tap) in registers with FMA and store them once; border
+// columns are summed one by one, and rows without a full block are handed to __ref.
 // Tolerance: float accumulation in kernel order; variants must match __ref within
 // k * 2^-20 * max |x * w| summed over the reduction length.
 #pragma once
@@ -61,6 +64,14 @@ using ConvFn = void (*)(const ConvShape& s, const float* x, const float* w, cons
                         int64_t item_begin, int64_t item_end);
 void conv_f32__ref(const ConvShape& s, const float* x, const float* w, const float* bias, float* y,
                    int64_t item_begin, int64_t item_end);
+#if defined(__x86_64__) || defined(_M_X64)
+void conv_f32__avx2(const ConvShape& s, const float* x, const float* w, const float* bias, float* y,
+                    int64_t item_begin, int64_t item_end);
+#endif
+#if defined(__aarch64__)
+void conv_f32__neon(const ConvShape& s, const float* x, const float* w, const float* bias, float* y,
+                    int64_t item_begin, int64_t item_end);
+#endif
 
 // Output planes [plane_begin, plane_end) of batch * out_channels planes. bias may be null.
 void conv_transpose_f32__ref(const ConvShape& s, const float* x, const float* w, const float* bias, float* y,

@@ -45,15 +45,20 @@ void run(const float* a, int64_t sa, const float* b, int64_t sb, float* y, int64
 
 }  // namespace
 
-void binary_f32__avx2(BinaryOp op, const float* a, int64_t sa, const float* b, int64_t sb, float* y, int64_t n) {
+void binary_f32__avx2(BinaryOp op, const float* a, int64_t sa, const float* b, int64_t sb, float* y,
+                      int64_t n) {
     FLEXPIPE_DCHECK(n >= 0 && (sa == 0 || sa == 1) && (sb == 0 || sb == 1));
     if (n <= 0) return;
     if (sa == 0 && sb == 0) return binary_f32__ref(op, a, sa, b, sb, y, n);
     switch (op) {
-        case BinaryOp::add: return run(a, sa, b, sb, y, n, [](__m256 u, __m256 v) { return _mm256_add_ps(u, v); });
-        case BinaryOp::sub: return run(a, sa, b, sb, y, n, [](__m256 u, __m256 v) { return _mm256_sub_ps(u, v); });
-        case BinaryOp::mul: return run(a, sa, b, sb, y, n, [](__m256 u, __m256 v) { return _mm256_mul_ps(u, v); });
-        case BinaryOp::div: return run(a, sa, b, sb, y, n, [](__m256 u, __m256 v) { return _mm256_div_ps(u, v); });
+        case BinaryOp::add:
+            return run(a, sa, b, sb, y, n, [](__m256 u, __m256 v) { return _mm256_add_ps(u, v); });
+        case BinaryOp::sub:
+            return run(a, sa, b, sb, y, n, [](__m256 u, __m256 v) { return _mm256_sub_ps(u, v); });
+        case BinaryOp::mul:
+            return run(a, sa, b, sb, y, n, [](__m256 u, __m256 v) { return _mm256_mul_ps(u, v); });
+        case BinaryOp::div:
+            return run(a, sa, b, sb, y, n, [](__m256 u, __m256 v) { return _mm256_div_ps(u, v); });
         case BinaryOp::max:  // nan_max: (u != u || u > v) ? u : v; maxps is (u > v ? u : v)
             return run(a, sa, b, sb, y, n, [](__m256 u, __m256 v) {
                 return _mm256_blendv_ps(_mm256_max_ps(u, v), u, _mm256_cmp_ps(u, u, _CMP_UNORD_Q));
@@ -62,7 +67,8 @@ void binary_f32__avx2(BinaryOp op, const float* a, int64_t sa, const float* b, i
             return run(a, sa, b, sb, y, n, [](__m256 u, __m256 v) {
                 return _mm256_blendv_ps(_mm256_min_ps(u, v), u, _mm256_cmp_ps(u, u, _CMP_UNORD_Q));
             });
-        default: return binary_f32__ref(op, a, sa, b, sb, y, n);
+        default:
+            return binary_f32__ref(op, a, sa, b, sb, y, n);
     }
 }
 

@@ -21,7 +21,8 @@ void map2(const float* a, const float* b, float* y, int64_t n, F f) {
         vst1q_f32(y + i, r0);
         vst1q_f32(y + i + 4, r1);
     }
-    for (; i + 4 <= n; i += 4) vst1q_f32(y + i, f(dense_a ? vld1q_f32(a + i) : ab, dense_b ? vld1q_f32(b + i) : bb));
+    for (; i + 4 <= n; i += 4)
+        vst1q_f32(y + i, f(dense_a ? vld1q_f32(a + i) : ab, dense_b ? vld1q_f32(b + i) : bb));
     if (i < n) {
         float ta[4] = {a[0], a[0], a[0], a[0]}, tb[4] = {b[0], b[0], b[0], b[0]}, ty[4];
         for (int64_t k = 0; i + k < n; ++k) {
@@ -42,15 +43,20 @@ void run(const float* a, int64_t sa, const float* b, int64_t sb, float* y, int64
 
 }  // namespace
 
-void binary_f32__neon(BinaryOp op, const float* a, int64_t sa, const float* b, int64_t sb, float* y, int64_t n) {
+void binary_f32__neon(BinaryOp op, const float* a, int64_t sa, const float* b, int64_t sb, float* y,
+                      int64_t n) {
     FLEXPIPE_DCHECK(n >= 0 && (sa == 0 || sa == 1) && (sb == 0 || sb == 1));
     if (n <= 0) return;
     if (sa == 0 && sb == 0) return binary_f32__ref(op, a, sa, b, sb, y, n);
     switch (op) {
-        case BinaryOp::add: return run(a, sa, b, sb, y, n, [](float32x4_t u, float32x4_t v) { return vaddq_f32(u, v); });
-        case BinaryOp::sub: return run(a, sa, b, sb, y, n, [](float32x4_t u, float32x4_t v) { return vsubq_f32(u, v); });
-        case BinaryOp::mul: return run(a, sa, b, sb, y, n, [](float32x4_t u, float32x4_t v) { return vmulq_f32(u, v); });
-        case BinaryOp::div: return run(a, sa, b, sb, y, n, [](float32x4_t u, float32x4_t v) { return vdivq_f32(u, v); });
+        case BinaryOp::add:
+            return run(a, sa, b, sb, y, n, [](float32x4_t u, float32x4_t v) { return vaddq_f32(u, v); });
+        case BinaryOp::sub:
+            return run(a, sa, b, sb, y, n, [](float32x4_t u, float32x4_t v) { return vsubq_f32(u, v); });
+        case BinaryOp::mul:
+            return run(a, sa, b, sb, y, n, [](float32x4_t u, float32x4_t v) { return vmulq_f32(u, v); });
+        case BinaryOp::div:
+            return run(a, sa, b, sb, y, n, [](float32x4_t u, float32x4_t v) { return vdivq_f32(u, v); });
         case BinaryOp::max:  // nan_max: (u != u || u > v) ? u : v, by selects (fmax orders -0 < +0)
             return run(a, sa, b, sb, y, n, [](float32x4_t u, float32x4_t v) {
                 const uint32x4_t take_u = vorrq_u32(vmvnq_u32(vceqq_f32(u, u)), vcgtq_f32(u, v));
@@ -61,7 +67,8 @@ void binary_f32__neon(BinaryOp op, const float* a, int64_t sa, const float* b, i
                 const uint32x4_t take_u = vorrq_u32(vmvnq_u32(vceqq_f32(u, u)), vcltq_f32(u, v));
                 return vbslq_f32(take_u, u, v);
             });
-        default: return binary_f32__ref(op, a, sa, b, sb, y, n);
+        default:
+            return binary_f32__ref(op, a, sa, b, sb, y, n);
     }
 }
 

@@ -44,26 +44,37 @@ void unary_f32__avx2(UnaryOp op, const UnaryParams& p, const float* x, float* y,
     const __m256 beta = _mm256_set1_ps(static_cast<float>(p.beta));
     switch (op) {
         case UnaryOp::relu:  // v < 0 ? 0 : v, exactly (NaN and -0 pass through)
-            return map(x, y, n, [=](__m256 v) { return _mm256_andnot_ps(_mm256_cmp_ps(v, zero, _CMP_LT_OQ), v); });
+            return map(x, y, n,
+                       [=](__m256 v) { return _mm256_andnot_ps(_mm256_cmp_ps(v, zero, _CMP_LT_OQ), v); });
         case UnaryOp::leaky_relu:
             return map(x, y, n, [=](__m256 v) {
                 return _mm256_blendv_ps(v, _mm256_mul_ps(alpha, v), _mm256_cmp_ps(v, zero, _CMP_LT_OQ));
             });
-        case UnaryOp::sigmoid: return map(x, y, n, sigmoid_ps);
-        case UnaryOp::tanh: return map(x, y, n, tanh_ps);
-        case UnaryOp::exp: return map(x, y, n, exp_ps);
-        case UnaryOp::erf: return map(x, y, n, erf_ps);
-        case UnaryOp::sqrt: return map(x, y, n, [](__m256 v) { return _mm256_sqrt_ps(v); });
-        case UnaryOp::gelu: return map(x, y, n, gelu_ps);
-        case UnaryOp::gelu_tanh: return map(x, y, n, gelu_tanh_ps);
+        case UnaryOp::sigmoid:
+            return map(x, y, n, sigmoid_ps);
+        case UnaryOp::tanh:
+            return map(x, y, n, tanh_ps);
+        case UnaryOp::exp:
+            return map(x, y, n, exp_ps);
+        case UnaryOp::erf:
+            return map(x, y, n, erf_ps);
+        case UnaryOp::sqrt:
+            return map(x, y, n, [](__m256 v) { return _mm256_sqrt_ps(v); });
+        case UnaryOp::gelu:
+            return map(x, y, n, gelu_ps);
+        case UnaryOp::gelu_tanh:
+            return map(x, y, n, gelu_tanh_ps);
         case UnaryOp::hard_sigmoid:  // alpha*v + beta rounded twice, as the ref computes it
-            return map(x, y, n, [=](__m256 v) { return unit_clamp(_mm256_add_ps(_mm256_mul_ps(alpha, v), beta)); });
+            return map(x, y, n,
+                       [=](__m256 v) { return unit_clamp(_mm256_add_ps(_mm256_mul_ps(alpha, v), beta)); });
         case UnaryOp::hard_swish:  // v * clamp(v/6 + 1/2); v * (1/6) may differ from v / 6 by 1 ulp
             return map(x, y, n, [](__m256 v) {
-                const __m256 t = _mm256_add_ps(_mm256_mul_ps(v, _mm256_set1_ps(1.0f / 6.0f)), _mm256_set1_ps(0.5f));
+                const __m256 t =
+                    _mm256_add_ps(_mm256_mul_ps(v, _mm256_set1_ps(1.0f / 6.0f)), _mm256_set1_ps(0.5f));
                 return _mm256_mul_ps(v, unit_clamp(t));
             });
-        default: return unary_f32__ref(op, p, x, y, n);
+        default:
+            return unary_f32__ref(op, p, x, y, n);
     }
 }
 

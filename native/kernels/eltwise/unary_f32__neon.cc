@@ -50,22 +50,32 @@ void unary_f32__neon(UnaryOp op, const UnaryParams& p, const float* x, float* y,
         case UnaryOp::relu:  // v < 0 ? 0 : v, exactly (NaN and -0 pass through)
             return map(x, y, n, [=](float32x4_t v) { return vbslq_f32(vcltq_f32(v, zero), zero, v); });
         case UnaryOp::leaky_relu:
-            return map(x, y, n, [=](float32x4_t v) { return vbslq_f32(vcltq_f32(v, zero), vmulq_f32(alpha, v), v); });
-        case UnaryOp::sigmoid: return map(x, y, n, sigmoid_ps);
-        case UnaryOp::tanh: return map(x, y, n, tanh_ps);
-        case UnaryOp::exp: return map(x, y, n, exp_ps);
-        case UnaryOp::erf: return map(x, y, n, erf_ps);
-        case UnaryOp::sqrt: return map(x, y, n, [](float32x4_t v) { return vsqrtq_f32(v); });
-        case UnaryOp::gelu: return map(x, y, n, gelu_ps);
-        case UnaryOp::gelu_tanh: return map(x, y, n, gelu_tanh_ps);
+            return map(x, y, n,
+                       [=](float32x4_t v) { return vbslq_f32(vcltq_f32(v, zero), vmulq_f32(alpha, v), v); });
+        case UnaryOp::sigmoid:
+            return map(x, y, n, sigmoid_ps);
+        case UnaryOp::tanh:
+            return map(x, y, n, tanh_ps);
+        case UnaryOp::exp:
+            return map(x, y, n, exp_ps);
+        case UnaryOp::erf:
+            return map(x, y, n, erf_ps);
+        case UnaryOp::sqrt:
+            return map(x, y, n, [](float32x4_t v) { return vsqrtq_f32(v); });
+        case UnaryOp::gelu:
+            return map(x, y, n, gelu_ps);
+        case UnaryOp::gelu_tanh:
+            return map(x, y, n, gelu_tanh_ps);
         case UnaryOp::hard_sigmoid:  // alpha*v + beta rounded twice, as the ref computes it
-            return map(x, y, n, [=](float32x4_t v) { return unit_clamp(vaddq_f32(vmulq_f32(alpha, v), beta)); });
+            return map(x, y, n,
+                       [=](float32x4_t v) { return unit_clamp(vaddq_f32(vmulq_f32(alpha, v), beta)); });
         case UnaryOp::hard_swish:  // v * clamp(v/6 + 1/2); v * (1/6) may differ from v / 6 by 1 ulp
             return map(x, y, n, [](float32x4_t v) {
                 const float32x4_t t = vaddq_f32(vmulq_n_f32(v, 1.0f / 6.0f), vdupq_n_f32(0.5f));
                 return vmulq_f32(v, unit_clamp(t));
             });
-        default: return unary_f32__ref(op, p, x, y, n);
+        default:
+            return unary_f32__ref(op, p, x, y, n);
     }
 }
 

@@ -20,8 +20,8 @@ namespace vmath_avx2 {
 static inline __m256 exp_ps(__m256 x) {
     x = _mm256_max_ps(_mm256_set1_ps(-104.0f), x);  // maxps returns the 2nd operand for NaN: NaN stays
     x = _mm256_min_ps(_mm256_set1_ps(89.0f), x);
-    const __m256 n =
-        _mm256_round_ps(_mm256_mul_ps(x, _mm256_set1_ps(1.44269504f)), _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+    const __m256 n = _mm256_round_ps(_mm256_mul_ps(x, _mm256_set1_ps(1.44269504f)),
+                                     _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
     __m256 r = _mm256_fnmadd_ps(n, _mm256_set1_ps(0.693145751953125f), x);
     r = _mm256_fnmadd_ps(n, _mm256_set1_ps(1.428606765330187e-06f), r);
     __m256 p = _mm256_set1_ps(0.001381461275741458f);
@@ -39,8 +39,12 @@ static inline __m256 exp_ps(__m256 x) {
     return _mm256_mul_ps(_mm256_mul_ps(y, s1), s2);
 }
 
-static inline __m256 abs_ps(__m256 x) { return _mm256_andnot_ps(_mm256_set1_ps(-0.0f), x); }
-static inline __m256 sign_of(__m256 x) { return _mm256_and_ps(_mm256_set1_ps(-0.0f), x); }
+static inline __m256 abs_ps(__m256 x) {
+    return _mm256_andnot_ps(_mm256_set1_ps(-0.0f), x);
+}
+static inline __m256 sign_of(__m256 x) {
+    return _mm256_and_ps(_mm256_set1_ps(-0.0f), x);
+}
 
 // erf(a) = a * P(a^2) for 0 <= a < 0.9 (P: degree-5 minimax fit, 1.2e-8 relative).
 static inline __m256 erf_small_ps(__m256 a) {
@@ -94,7 +98,8 @@ static inline __m256 tanh_ps(__m256 x) {
     p = _mm256_fmadd_ps(p, s, _mm256_set1_ps(0.13331924378871918f));
     p = _mm256_fmadd_ps(p, s, _mm256_set1_ps(-0.33333298563957214f));
     const __m256 small = _mm256_fmadd_ps(_mm256_mul_ps(p, s), a, a);
-    const __m256 e = exp_ps(_mm256_add_ps(_mm256_min_ps(_mm256_set1_ps(9.5f), a), _mm256_min_ps(_mm256_set1_ps(9.5f), a)));
+    const __m256 e =
+        exp_ps(_mm256_add_ps(_mm256_min_ps(_mm256_set1_ps(9.5f), a), _mm256_min_ps(_mm256_set1_ps(9.5f), a)));
     const __m256 one = _mm256_set1_ps(1.0f);
     const __m256 large = _mm256_sub_ps(one, _mm256_div_ps(_mm256_set1_ps(2.0f), _mm256_add_ps(e, one)));
     const __m256 y = _mm256_blendv_ps(large, small, _mm256_cmp_ps(a, _mm256_set1_ps(0.6f), _CMP_LT_OQ));

@@ -12,10 +12,14 @@
 namespace flexpipe {
 namespace vmath_neon {
 
-static inline float32x4_t dup(float v) { return vdupq_n_f32(v); }
+static inline float32x4_t dup(float v) {
+    return vdupq_n_f32(v);
+}
 
 // Horner step: p * x + c.
-static inline float32x4_t fma_pc(float32x4_t p, float32x4_t x, float c) { return vfmaq_f32(dup(c), p, x); }
+static inline float32x4_t fma_pc(float32x4_t p, float32x4_t x, float c) {
+    return vfmaq_f32(dup(c), p, x);
+}
 
 static inline float32x4_t exp_ps(float32x4_t x) {
     x = vmaxq_f32(x, dup(-104.0f));  // vmax/vmin return NaN for a NaN operand: NaN stays

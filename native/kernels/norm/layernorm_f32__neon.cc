@@ -48,7 +48,8 @@ void layernorm_row_f32__neon(const float* x, float* y, int64_t n, const float* w
     const bool wd = w_n != 1, bd = b != nullptr && b_n != 1;
     const float32x4_t w1 = vdupq_n_f32(w[0]), b1 = vdupq_n_f32(b ? b[0] : 0.0f);
     for (i = 0; i + 4 <= n; i += 4) {
-        float32x4_t v = vmulq_f32(vmulq_n_f32(vsubq_f32(vld1q_f32(x + i), m), inv), wd ? vld1q_f32(w + i) : w1);
+        float32x4_t v =
+            vmulq_f32(vmulq_n_f32(vsubq_f32(vld1q_f32(x + i), m), inv), wd ? vld1q_f32(w + i) : w1);
         if (b) v = vaddq_f32(v, bd ? vld1q_f32(b + i) : b1);
         vst1q_f32(y + i, v);
     }

@@ -40,8 +40,7 @@ void maxpool_i8__ref(const PoolShape& s, const int8_t* x, int8_t* y, int64_t* in
                      int64_t plane_begin, int64_t plane_end);
 
 void avgpool_f32__ref(const PoolShape& s, const float* x, float* y, bool count_include_pad,
-                      int64_t plane_begin,
-                      int64_t plane_end);
+                      int64_t plane_begin, int64_t plane_end);
 
 // y = (sum over in-range taps |x|^p)^(1/p).
 void lppool_f32__ref(const PoolShape& s, const float* x, float* y, double p, int64_t plane_begin,
@@ -58,38 +57,40 @@ void global_lppool_f32__ref(const float* x, float* y, int64_t size, double p, in
 // output row into a row buffer (vertical pass, contiguous), then reduce kw taps with the stride
 // (horizontal pass). The driver computes border columns (windows that reach into the padding) itself
 // and hands the kernels only the interior, so no kernel checks bounds.
-//   vertical:    acc[i] = max(acc[i], row[i])  or  acc[i] += row[i],  i in [0, n)
-//   horizontal:  y[o] = max_t b[o * stride + t * dilation]  or  scale * sum_t b[...],  t in [0, k), o in [0, n)
-//                (reads b[0 .. (n - 1) * stride + (k - 1) * dilation] and nothing beyond)
+//   vertical:    y[i] = max(a[i], b[i])  or  a[i] + b[i],  i in [0, n); y may be a (accumulate in place)
+//   horizontal:  y[o] = max_t b[o * stride + t * dilation]  or  scale * sum_t b[...],
+//                t in [0, k), o in [0, n) (reads b[0 .. (n - 1) * stride + (k - 1) * dilation], nothing
+//                beyond)
 //   whole plane: sum (returned as double) or max of x[0, n), n >= 1
 // Exactness: max kernels equal __ref bit for bit on non-NaN data (order-free); the vertical and
 // horizontal sums add in the same order as __ref (float); plane sums use other orders (tests bound
-// |got - ref| <= n * 2^-24 * sum|x|). NaN propagation of the SIMD max kernels is unspecified.
-using PoolRowFn = void (*)(float* acc, const float* row, int64_t n);
+// |got - ref| <= n * 2^-24 * sum|x|). NaN propagation of the SIMD max kernels is unspecified. Variants
+// may compute an output twice (an overlapping last vector): y must not overlap the inputs, except y == a.
+using PoolRowFn = void (*)(float* y, const float* a, const float* b, int64_t n);
 using PoolHMaxFn = void (*)(const float* b, float* y, int64_t n, int64_t k, int64_t stride, int64_t dilation);
 using PoolHSumFn = void (*)(const float* b, float* y, int64_t n, int64_t k, int64_t stride, int64_t dilation,
                             float scale);
 using PoolSumFn = double (*)(const float* x, int64_t n);
 using PoolMaxFn = float (*)(const float* x, int64_t n);
 
-void pool_vmax_f32__ref(float* acc, const float* row, int64_t n);
-void pool_vsum_f32__ref(float* acc, const float* row, int64_t n);
+void pool_vmax_f32__ref(float* y, const float* a, const float* b, int64_t n);
+void pool_vsum_f32__ref(float* y, const float* a, const float* b, int64_t n);
 void pool_hmax_f32__ref(const float* b, float* y, int64_t n, int64_t k, int64_t stride, int64_t dilation);
 void pool_hsum_f32__ref(const float* b, float* y, int64_t n, int64_t k, int64_t stride, int64_t dilation,
                         float scale);
 double pool_sum_f32__ref(const float* x, int64_t n);
 float pool_max_f32__ref(const float* x, int64_t n);
 
-void pool_vmax_f32__avx2(float* acc, const float* row, int64_t n);
-void pool_vsum_f32__avx2(float* acc, const float* row, int64_t n);
+void pool_vmax_f32__avx2(float* y, const float* a, const float* b, int64_t n);
+void pool_vsum_f32__avx2(float* y, const float* a, const float* b, int64_t n);
 void pool_hmax_f32__avx2(const float* b, float* y, int64_t n, int64_t k, int64_t stride, int64_t dilation);
 void pool_hsum_f32__avx2(const float* b, float* y, int64_t n, int64_t k, int64_t stride, int64_t dilation,
                          float scale);
 double pool_sum_f32__avx2(const float* x, int64_t n);
 float pool_max_f32__avx2(const float* x, int64_t n);
 
-void pool_vmax_f32__neon(float* acc, const float* row, int64_t n);
-void pool_vsum_f32__neon(float* acc, const float* row, int64_t n);
+void pool_vmax_f32__neon(float* y, const float* a, const float* b, int64_t n);
+void pool_vsum_f32__neon(float* y, const float* a, const float* b, int64_t n);
 void pool_hmax_f32__neon(const float* b, float* y, int64_t n, int64_t k, int64_t stride, int64_t dilation);
 void pool_hsum_f32__neon(const float* b, float* y, int64_t n, int64_t k, int64_t stride, int64_t dilation,
                          float scale);

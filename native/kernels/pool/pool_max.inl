@@ -9,17 +9,17 @@ namespace flexpipe {
 namespace {
 
 // Taps t of a window starting at input index `start` that land inside [0, in): t in [*t0, *t1).
-inline void pool_valid_taps(int64_t start, int64_t k, int64_t dilation, int64_t in, int64_t* t0, int64_t* t1) {
+inline void pool_valid_taps(int64_t start, int64_t k, int64_t dilation, int64_t in, int64_t* t0,
+                            int64_t* t1) {
     const int64_t end = start < in ? (in - start + dilation - 1) / dilation : 0;  // first t at or past in
-    const int64_t begin = start < 0 ? (-start + dilation - 1) / dilation : 0;   // first t at or past 0
+    const int64_t begin = start < 0 ? (-start + dilation - 1) / dilation : 0;     // first t at or past 0
     *t1 = end < k ? end : k;
     *t0 = begin < *t1 ? begin : *t1;
 }
 
 template <typename T>
 void maxpool_ref(const PoolShape& s, const T* x, T* y, int64_t* indices, int storage_order,
-                 int64_t plane_begin,
-                 int64_t plane_end) {
+                 int64_t plane_begin, int64_t plane_end) {
     const int64_t in_plane = s.in[0] * s.in[1] * s.in[2], out_plane = s.out[0] * s.out[1] * s.out[2];
     for (int64_t pl = plane_begin; pl < plane_end; ++pl) {
         const T* xp = x + pl * in_plane;

@@ -41,70 +41,93 @@ inline double hsum8(__m256 v) {
 
 }  // namespace
 
-void pool_vmax_f32__avx2(float* acc, const float* row, int64_t n) {
+void pool_vmax_f32__avx2(float* y, const float* a, const float* b, int64_t n) {
     int64_t i = 0;
     for (; i + 8 <= n; i += 8)
-        _mm256_storeu_ps(acc + i, _mm256_max_ps(_mm256_loadu_ps(row + i), _mm256_loadu_ps(acc + i)));
-    for (; i < n; ++i) acc[i] = row[i] > acc[i] ? row[i] : acc[i];
+        _mm256_storeu_ps(y + i, _mm256_max_ps(_mm256_loadu_ps(b + i), _mm256_loadu_ps(a + i)));
+    if (i < n && n >= 8) {  // overlapping last vector: max is idempotent, even in place (y == a)
+        i = n - 8;
+        _mm256_storeu_ps(y + i, _mm256_max_ps(_mm256_loadu_ps(b + i), _mm256_loadu_ps(a + i)));
+        i = n;
+    }
+    for (; i < n; ++i) y[i] = b[i] > a[i] ? b[i] : a[i];
 }
 
-void pool_vsum_f32__avx2(float* acc, const float* row, int64_t n) {
+void pool_vsum_f32__avx2(float* y, const float* a, const float* b, int64_t n) {
     int64_t i = 0;
     for (; i + 8 <= n; i += 8)
-        _mm256_storeu_ps(acc + i, _mm256_add_ps(_mm256_loadu_ps(acc + i), _mm256_loadu_ps(row + i)));
-    for (; i < n; ++i) acc[i] += row[i];
+        _mm256_storeu_ps(y + i, _mm256_add_ps(_mm256_loadu_ps(a + i), _mm256_loadu_ps(b + i)));
+    for (; i < n; ++i) y[i] = a[i] + b[i];
 }
 
-void pool_hmax_f32__avx2(const float* b, float* y, int64_t n, int64_t k, int64_t stride, int64_t dilation) {
+namespace {
+
+// The window reduction of the horizontal kernels: m = op(m, next tap), taps in order as in __ref.
+struct MaxOp {
+    static __m256 v(__m256 m, __m256 x) { return _mm256_max_ps(x, m); }
+    static float s(float m, float x) { return x > m ? x : m; }
+    static __m256 finish(__m256 m, __m256) { return m; }
+    static float finish(float m, float) { return m; }
+};
+struct SumOp {
+    static __m256 v(__m256 m, __m256 x) { return _mm256_add_ps(m, x); }
+    static float s(float m, float x) { return m + x; }
+    static __m256 finish(__m256 m, __m256 scale) { return _mm256_mul_ps(m, scale); }
+    static float finish(float m, float scale) { return m * scale; }
+};
+
+// Outputs o..o+7 for stride 1: taps are plain unaligned loads.
+template <class Op>
+inline void block_s1(const float* b, float* y, int64_t o, int64_t k, int64_t dilation, __m256 scale) {
+    __m256 m = _mm256_loadu_ps(b + o);
+    for (int64_t t = 1; t < k; ++t) m = Op::v(m, _mm256_loadu_ps(b + o + t * dilation));
+    _mm256_storeu_ps(y + o, Op::finish(m, scale));
+}
+
+// Outputs o..o+7 for stride 2 (reads b[2o .. 2o + 15 + (k - 1) * dilation]).
+template <class Op>
+inline void block_s2(const float* b, float* y, int64_t o, int64_t k, int64_t dilation, __m256 scale) {
+    const float* p = b + 2 * o;
+    __m256 m = even_lanes(p);
+    for (int64_t t = 1; t < k; ++t) m = Op::v(m, even_lanes(p + t * dilation));
+    _mm256_storeu_ps(y + o, Op::finish(unshuffle(m), scale));
+}
+
+// Vector blocks for strides 1 and 2, then scalar outputs. The last block overlaps the previous one
+// instead of leaving up to 8 scalar outputs (recomputed outputs get the same value). Stride 2: a block
+// reads one float past the window of its last output, so blocks need o + 8 < n (the last output's
+// window covers that float) and output n - 1 stays scalar.
+template <class Op>
+void horizontal(const float* b, float* y, int64_t n, int64_t k, int64_t stride, int64_t dilation,
+                float scale) {
+    const __m256 vs = _mm256_set1_ps(scale);
     int64_t o = 0;
-    if (stride == 1) {
-        for (; o + 8 <= n; o += 8) {
-            __m256 m = _mm256_loadu_ps(b + o);
-            for (int64_t t = 1; t < k; ++t) m = _mm256_max_ps(_mm256_loadu_ps(b + o + t * dilation), m);
-            _mm256_storeu_ps(y + o, m);
-        }
-    } else if (stride == 2) {
-        // even_lanes reads 16 floats, the last one (odd) past the window of output o + 7: o + 8 < n keeps
-        // it inside the window of output n - 1.
-        for (; o + 8 < n; o += 8) {
-            const float* p = b + 2 * o;
-            __m256 m = even_lanes(p);
-            for (int64_t t = 1; t < k; ++t) m = _mm256_max_ps(even_lanes(p + t * dilation), m);
-            _mm256_storeu_ps(y + o, unshuffle(m));
-        }
+    if (stride == 1 && n >= 8) {
+        for (; o + 8 <= n; o += 8) block_s1<Op>(b, y, o, k, dilation, vs);
+        if (o < n) block_s1<Op>(b, y, n - 8, k, dilation, vs);
+        o = n;
+    } else if (stride == 2 && n >= 9) {
+        for (; o + 8 < n; o += 8) block_s2<Op>(b, y, o, k, dilation, vs);
+        if (o < n - 1) block_s2<Op>(b, y, n - 9, k, dilation, vs);
+        o = n - 1;
     }
     for (; o < n; ++o) {
         const float* w = b + o * stride;
         float m = w[0];
-        for (int64_t t = 1; t < k; ++t) m = w[t * dilation] > m ? w[t * dilation] : m;
-        y[o] = m;
+        for (int64_t t = 1; t < k; ++t) m = Op::s(m, w[t * dilation]);
+        y[o] = Op::finish(m, scale);
     }
+}
+
+}  // namespace
+
+void pool_hmax_f32__avx2(const float* b, float* y, int64_t n, int64_t k, int64_t stride, int64_t dilation) {
+    horizontal<MaxOp>(b, y, n, k, stride, dilation, 1.0f);
 }
 
 void pool_hsum_f32__avx2(const float* b, float* y, int64_t n, int64_t k, int64_t stride, int64_t dilation,
                          float scale) {
-    const __m256 vs = _mm256_set1_ps(scale);
-    int64_t o = 0;
-    if (stride == 1) {
-        for (; o + 8 <= n; o += 8) {
-            __m256 s = _mm256_loadu_ps(b + o);
-            for (int64_t t = 1; t < k; ++t) s = _mm256_add_ps(s, _mm256_loadu_ps(b + o + t * dilation));
-            _mm256_storeu_ps(y + o, _mm256_mul_ps(s, vs));
-        }
-    } else if (stride == 2) {
-        for (; o + 8 < n; o += 8) {  // o + 8 < n: see pool_hmax_f32__avx2
-            const float* p = b + 2 * o;
-            __m256 s = even_lanes(p);
-            for (int64_t t = 1; t < k; ++t) s = _mm256_add_ps(s, even_lanes(p + t * dilation));
-            _mm256_storeu_ps(y + o, _mm256_mul_ps(unshuffle(s), vs));
-        }
-    }
-    for (; o < n; ++o) {
-        const float* w = b + o * stride;
-        float s = w[0];
-        for (int64_t t = 1; t < k; ++t) s += w[t * dilation];
-        y[o] = s * scale;
-    }
+    horizontal<SumOp>(b, y, n, k, stride, dilation, scale);
 }
 
 // Four accumulators of 8 lanes (32 partial sums in float, 8 floats apart), combined in double.

@@ -10,67 +10,89 @@
 
 namespace flexpipe {
 
-void pool_vmax_f32__neon(float* acc, const float* row, int64_t n) {
+void pool_vmax_f32__neon(float* y, const float* a, const float* b, int64_t n) {
     int64_t i = 0;
-    for (; i + 4 <= n; i += 4) vst1q_f32(acc + i, vmaxq_f32(vld1q_f32(row + i), vld1q_f32(acc + i)));
-    for (; i < n; ++i) acc[i] = row[i] > acc[i] ? row[i] : acc[i];
+    for (; i + 4 <= n; i += 4) vst1q_f32(y + i, vmaxq_f32(vld1q_f32(b + i), vld1q_f32(a + i)));
+    if (i < n && n >= 4) {  // overlapping last vector: max is idempotent, even in place (y == a)
+        i = n - 4;
+        vst1q_f32(y + i, vmaxq_f32(vld1q_f32(b + i), vld1q_f32(a + i)));
+        i = n;
+    }
+    for (; i < n; ++i) y[i] = b[i] > a[i] ? b[i] : a[i];
 }
 
-void pool_vsum_f32__neon(float* acc, const float* row, int64_t n) {
+void pool_vsum_f32__neon(float* y, const float* a, const float* b, int64_t n) {
     int64_t i = 0;
-    for (; i + 4 <= n; i += 4) vst1q_f32(acc + i, vaddq_f32(vld1q_f32(acc + i), vld1q_f32(row + i)));
-    for (; i < n; ++i) acc[i] += row[i];
+    for (; i + 4 <= n; i += 4) vst1q_f32(y + i, vaddq_f32(vld1q_f32(a + i), vld1q_f32(b + i)));
+    for (; i < n; ++i) y[i] = a[i] + b[i];
 }
 
-void pool_hmax_f32__neon(const float* b, float* y, int64_t n, int64_t k, int64_t stride, int64_t dilation) {
+namespace {
+
+// The window reduction of the horizontal kernels: m = op(m, next tap), taps in order as in __ref.
+struct MaxOp {
+    static float32x4_t v(float32x4_t m, float32x4_t x) { return vmaxq_f32(x, m); }
+    static float s(float m, float x) { return x > m ? x : m; }
+    static float32x4_t finish(float32x4_t m, float) { return m; }
+    static float finish(float m, float) { return m; }
+};
+struct SumOp {
+    static float32x4_t v(float32x4_t m, float32x4_t x) { return vaddq_f32(m, x); }
+    static float s(float m, float x) { return m + x; }
+    static float32x4_t finish(float32x4_t m, float scale) { return vmulq_n_f32(m, scale); }
+    static float finish(float m, float scale) { return m * scale; }
+};
+
+// Outputs o..o+3 for stride 1.
+template <class Op>
+inline void block_s1(const float* b, float* y, int64_t o, int64_t k, int64_t dilation, float scale) {
+    float32x4_t m = vld1q_f32(b + o);
+    for (int64_t t = 1; t < k; ++t) m = Op::v(m, vld1q_f32(b + o + t * dilation));
+    vst1q_f32(y + o, Op::finish(m, scale));
+}
+
+// Outputs o..o+3 for stride 2 (reads b[2o .. 2o + 7 + (k - 1) * dilation]).
+template <class Op>
+inline void block_s2(const float* b, float* y, int64_t o, int64_t k, int64_t dilation, float scale) {
+    const float* p = b + 2 * o;
+    float32x4_t m = vld2q_f32(p).val[0];
+    for (int64_t t = 1; t < k; ++t) m = Op::v(m, vld2q_f32(p + t * dilation).val[0]);
+    vst1q_f32(y + o, Op::finish(m, scale));
+}
+
+// Vector blocks for strides 1 and 2, then scalar outputs; the last block overlaps the previous one
+// (recomputed outputs get the same value). Stride 2: a block reads one float past the window of its last
+// output, so blocks need o + 4 < n and output n - 1 stays scalar.
+template <class Op>
+void horizontal(const float* b, float* y, int64_t n, int64_t k, int64_t stride, int64_t dilation,
+                float scale) {
     int64_t o = 0;
-    if (stride == 1) {
-        for (; o + 4 <= n; o += 4) {
-            float32x4_t m = vld1q_f32(b + o);
-            for (int64_t t = 1; t < k; ++t) m = vmaxq_f32(vld1q_f32(b + o + t * dilation), m);
-            vst1q_f32(y + o, m);
-        }
-    } else if (stride == 2) {
-        // vld2q_f32 reads 8 floats, the last (odd) one past the window of output o + 3: o + 4 < n keeps it
-        // inside the window of output n - 1.
-        for (; o + 4 < n; o += 4) {
-            const float* p = b + 2 * o;
-            float32x4_t m = vld2q_f32(p).val[0];
-            for (int64_t t = 1; t < k; ++t) m = vmaxq_f32(vld2q_f32(p + t * dilation).val[0], m);
-            vst1q_f32(y + o, m);
-        }
+    if (stride == 1 && n >= 4) {
+        for (; o + 4 <= n; o += 4) block_s1<Op>(b, y, o, k, dilation, scale);
+        if (o < n) block_s1<Op>(b, y, n - 4, k, dilation, scale);
+        o = n;
+    } else if (stride == 2 && n >= 5) {
+        for (; o + 4 < n; o += 4) block_s2<Op>(b, y, o, k, dilation, scale);
+        if (o < n - 1) block_s2<Op>(b, y, n - 5, k, dilation, scale);
+        o = n - 1;
     }
     for (; o < n; ++o) {
         const float* w = b + o * stride;
         float m = w[0];
-        for (int64_t t = 1; t < k; ++t) m = w[t * dilation] > m ? w[t * dilation] : m;
-        y[o] = m;
+        for (int64_t t = 1; t < k; ++t) m = Op::s(m, w[t * dilation]);
+        y[o] = Op::finish(m, scale);
     }
+}
+
+}  // namespace
+
+void pool_hmax_f32__neon(const float* b, float* y, int64_t n, int64_t k, int64_t stride, int64_t dilation) {
+    horizontal<MaxOp>(b, y, n, k, stride, dilation, 1.0f);
 }
 
 void pool_hsum_f32__neon(const float* b, float* y, int64_t n, int64_t k, int64_t stride, int64_t dilation,
                          float scale) {
-    int64_t o = 0;
-    if (stride == 1) {
-        for (; o + 4 <= n; o += 4) {
-            float32x4_t s = vld1q_f32(b + o);
-            for (int64_t t = 1; t < k; ++t) s = vaddq_f32(s, vld1q_f32(b + o + t * dilation));
-            vst1q_f32(y + o, vmulq_n_f32(s, scale));
-        }
-    } else if (stride == 2) {
-        for (; o + 4 < n; o += 4) {  // o + 4 < n: see pool_hmax_f32__neon
-            const float* p = b + 2 * o;
-            float32x4_t s = vld2q_f32(p).val[0];
-            for (int64_t t = 1; t < k; ++t) s = vaddq_f32(s, vld2q_f32(p + t * dilation).val[0]);
-            vst1q_f32(y + o, vmulq_n_f32(s, scale));
-        }
-    }
-    for (; o < n; ++o) {
-        const float* w = b + o * stride;
-        float s = w[0];
-        for (int64_t t = 1; t < k; ++t) s += w[t * dilation];
-        y[o] = s * scale;
-    }
+    horizontal<SumOp>(b, y, n, k, stride, dilation, scale);
 }
 
 // Four accumulators of 4 lanes (16 partial sums in float), added pairwise, then combined in double.

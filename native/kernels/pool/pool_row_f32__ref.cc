@@ -4,12 +4,12 @@
 
 namespace flexpipe {
 
-void pool_vmax_f32__ref(float* acc, const float* row, int64_t n) {
-    for (int64_t i = 0; i < n; ++i) acc[i] = row[i] > acc[i] ? row[i] : acc[i];
+void pool_vmax_f32__ref(float* y, const float* a, const float* b, int64_t n) {
+    for (int64_t i = 0; i < n; ++i) y[i] = b[i] > a[i] ? b[i] : a[i];
 }
 
-void pool_vsum_f32__ref(float* acc, const float* row, int64_t n) {
-    for (int64_t i = 0; i < n; ++i) acc[i] += row[i];
+void pool_vsum_f32__ref(float* y, const float* a, const float* b, int64_t n) {
+    for (int64_t i = 0; i < n; ++i) y[i] = a[i] + b[i];
 }
 
 void pool_hmax_f32__ref(const float* b, float* y, int64_t n, int64_t k, int64_t stride, int64_t dilation) {

@@ -85,20 +85,20 @@ using ResizeBlendFn = void (*)(const float* a, const float* b, float wa, float w
 
 void resize_rep_f32__ref(const float* x, float* y, int64_t n, int64_t s);
 void resize_gather_f32__ref(const float* x, const int32_t* idx, float* y, int64_t n);
-void resize_lerp_f32__ref(const float* x, const int32_t* i0, const int32_t* i1, const float* w0, const float* w1,
-                          float* y, int64_t n);
+void resize_lerp_f32__ref(const float* x, const int32_t* i0, const int32_t* i1, const float* w0,
+                          const float* w1, float* y, int64_t n);
 void resize_blend_f32__ref(const float* a, const float* b, float wa, float wb, float* y, int64_t n);
 
 void resize_rep_f32__avx2(const float* x, float* y, int64_t n, int64_t s);
 void resize_gather_f32__avx2(const float* x, const int32_t* idx, float* y, int64_t n);
-void resize_lerp_f32__avx2(const float* x, const int32_t* i0, const int32_t* i1, const float* w0, const float* w1,
-                           float* y, int64_t n);
+void resize_lerp_f32__avx2(const float* x, const int32_t* i0, const int32_t* i1, const float* w0,
+                           const float* w1, float* y, int64_t n);
 void resize_blend_f32__avx2(const float* a, const float* b, float wa, float wb, float* y, int64_t n);
 
 void resize_rep_f32__neon(const float* x, float* y, int64_t n, int64_t s);
 void resize_gather_f32__neon(const float* x, const int32_t* idx, float* y, int64_t n);
-void resize_lerp_f32__neon(const float* x, const int32_t* i0, const int32_t* i1, const float* w0, const float* w1,
-                           float* y, int64_t n);
+void resize_lerp_f32__neon(const float* x, const int32_t* i0, const int32_t* i1, const float* w0,
+                           const float* w1, float* y, int64_t n);
 void resize_blend_f32__neon(const float* a, const float* b, float wa, float wb, float* y, int64_t n);
 
 }  // namespace flexpipe

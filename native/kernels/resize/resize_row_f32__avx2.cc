@@ -28,7 +28,8 @@ void resize_rep_f32__avx2(const float* x, float* y, int64_t n, int64_t s) {
         for (; j + 8 <= n; j += 8) {
             const __m256 src = _mm256_loadu_ps(x + j);
             float* out = y + j * s;
-            for (int64_t v = 0; v < s; ++v) _mm256_storeu_ps(out + 8 * v, _mm256_permutevar8x32_ps(src, perm[v]));
+            for (int64_t v = 0; v < s; ++v)
+                _mm256_storeu_ps(out + 8 * v, _mm256_permutevar8x32_ps(src, perm[v]));
         }
     } else {
         for (; j < n; ++j) {
@@ -52,14 +53,16 @@ void resize_gather_f32__avx2(const float* x, const int32_t* idx, float* y, int64
     for (; o < n; ++o) y[o] = x[idx[o]];
 }
 
-void resize_lerp_f32__avx2(const float* x, const int32_t* i0, const int32_t* i1, const float* w0, const float* w1,
-                           float* y, int64_t n) {
+void resize_lerp_f32__avx2(const float* x, const int32_t* i0, const int32_t* i1, const float* w0,
+                           const float* w1, float* y, int64_t n) {
     int64_t o = 0;
     for (; o + 8 <= n; o += 8) {
-        const __m256 a = _mm256_i32gather_ps(x, _mm256_loadu_si256(reinterpret_cast<const __m256i*>(i0 + o)), 4);
-        const __m256 b = _mm256_i32gather_ps(x, _mm256_loadu_si256(reinterpret_cast<const __m256i*>(i1 + o)), 4);
-        _mm256_storeu_ps(y + o, _mm256_fmadd_ps(a, _mm256_loadu_ps(w0 + o),
-                                                _mm256_mul_ps(b, _mm256_loadu_ps(w1 + o))));
+        const __m256 a =
+            _mm256_i32gather_ps(x, _mm256_loadu_si256(reinterpret_cast<const __m256i*>(i0 + o)), 4);
+        const __m256 b =
+            _mm256_i32gather_ps(x, _mm256_loadu_si256(reinterpret_cast<const __m256i*>(i1 + o)), 4);
+        _mm256_storeu_ps(
+            y + o, _mm256_fmadd_ps(a, _mm256_loadu_ps(w0 + o), _mm256_mul_ps(b, _mm256_loadu_ps(w1 + o))));
     }
     for (; o < n; ++o) y[o] = x[i0[o]] * w0[o] + x[i1[o]] * w1[o];
 }
@@ -68,7 +71,8 @@ void resize_blend_f32__avx2(const float* a, const float* b, float wa, float wb, 
     const __m256 va = _mm256_set1_ps(wa), vb = _mm256_set1_ps(wb);
     int64_t o = 0;
     for (; o + 8 <= n; o += 8)
-        _mm256_storeu_ps(y + o, _mm256_fmadd_ps(_mm256_loadu_ps(a + o), va, _mm256_mul_ps(_mm256_loadu_ps(b + o), vb)));
+        _mm256_storeu_ps(
+            y + o, _mm256_fmadd_ps(_mm256_loadu_ps(a + o), va, _mm256_mul_ps(_mm256_loadu_ps(b + o), vb)));
     for (; o < n; ++o) y[o] = a[o] * wa + b[o] * wb;
 }
 

@@ -62,8 +62,8 @@ void resize_gather_f32__neon(const float* x, const int32_t* idx, float* y, int64
     for (; o < n; ++o) y[o] = x[idx[o]];
 }
 
-void resize_lerp_f32__neon(const float* x, const int32_t* i0, const int32_t* i1, const float* w0, const float* w1,
-                           float* y, int64_t n) {
+void resize_lerp_f32__neon(const float* x, const int32_t* i0, const int32_t* i1, const float* w0,
+                           const float* w1, float* y, int64_t n) {
     int64_t o = 0;
     for (; o + 4 <= n; o += 4) {
         const float32x4_t b = vmulq_f32(gather4(x, i1 + o), vld1q_f32(w1 + o));

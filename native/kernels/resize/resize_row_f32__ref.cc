@@ -13,8 +13,8 @@ void resize_gather_f32__ref(const float* x, const int32_t* idx, float* y, int64_
     for (int64_t o = 0; o < n; ++o) y[o] = x[idx[o]];
 }
 
-void resize_lerp_f32__ref(const float* x, const int32_t* i0, const int32_t* i1, const float* w0, const float* w1,
-                          float* y, int64_t n) {
+void resize_lerp_f32__ref(const float* x, const int32_t* i0, const int32_t* i1, const float* w0,
+                          const float* w1, float* y, int64_t n) {
     for (int64_t o = 0; o < n; ++o) y[o] = x[i0[o]] * w0[o] + x[i1[o]] * w1[o];
 }
 

@@ -37,7 +37,8 @@ void softmax_f32__avx2(const float* x, float* y, int64_t n, int64_t stride) {
     }
     for (; i < n; i += 8) {
         const __m256i tm = tail_mask(n - i);
-        const __m256 e = _mm256_and_ps(exp_ps(_mm256_sub_ps(_mm256_maskload_ps(x + i, tm), m)), _mm256_castsi256_ps(tm));
+        const __m256 e =
+            _mm256_and_ps(exp_ps(_mm256_sub_ps(_mm256_maskload_ps(x + i, tm), m)), _mm256_castsi256_ps(tm));
         _mm256_maskstore_ps(y + i, tm, e);
         acc[0] = _mm256_add_ps(acc[0], e);
     }

@@ -108,15 +108,11 @@ Status op_attention(const OpCall& c) {
     FLEXPIPE_RETURN_IF_ERROR(expect_dtype(ws, DType::u8, "Attention", "workspace"));
     const int64_t per_thread = attention_workspace_floats(s.sk, s.dh) * 4;
     const int64_t t_ws = ws.numel / per_thread;
-    FLEXPIPE_CHECK_ARG(t_ws >= 1, "failed to run Attention: the workspace needs %lld bytes per thread (got %lld)",
+    FLEXPIPE_CHECK_ARG(t_ws >= 1,
+                       "failed to run Attention: the workspace needs %lld bytes per thread (got %lld)",
                        static_cast<long long>(per_thread), static_cast<long long>(ws.numel));
     const int threads = static_cast<int>(c.threads < t_ws ? (c.threads < 1 ? 1 : c.threads) : t_ws);
     const float scale = static_cast<float>(c.float_at(0, 1.0 / std::sqrt(static_cast<double>(s.dh))));
-    if (!s.packed && n < s.heads) {  // zero the columns of the heads not listed
-        for (int64_t r = 0; r < s.batch * s.sq; ++r)
-            for (int64_t h = 0; h < s.heads; ++h)
-                if (!seen[h]) std::memset(o.as<float>() + r * ow + h * s.dh, 0, static_cast<size_t>(s.dh) * 4);
-    }
     // work items (batch, head, row chunk): enough chunks per head that every thread has one
     const int64_t bh = s.batch * n;
     if (bh == 0 || s.sq == 0) return Status::ok();
@@ -127,6 +123,12 @@ Status op_attention(const OpCall& c) {
     parallel_for(threads, threads, [&](int64_t t0, int64_t t1) {
         for (int64_t t = t0; t < t1; ++t) {
             float* scratch = wsd + t * (per_thread / 4);
+            const int64_t rows = s.batch * s.sq;  // zero the unlisted heads' columns of this thread's rows
+            for (int64_t r = rows * t / threads; r < rows * (t + 1) / threads && !s.packed && n < s.heads;
+                 ++r)
+                for (int64_t h = 0; h < s.heads; ++h)
+                    if (!seen[h])
+                        std::memset(o.as<float>() + r * ow + h * s.dh, 0, static_cast<size_t>(s.dh) * 4);
             for (int64_t it = items * t / threads; it < items * (t + 1) / threads; ++it) {
                 const int64_t b = it / (n * chunks), i = it / chunks % n, ch = it % chunks;
                 const int64_t h = list[i];

@@ -30,6 +30,26 @@ Workspace workspace_of(const OpCall& c, int n_outputs) {
     return w;
 }
 
+// A fused activation clamp (lib/model/fuse-activations.ts): floats [min, max] at position `at`.
+struct Clamp {
+    bool on = false;
+    float min = 0.0f, max = 0.0f;
+};
+
+Clamp clamp_at(const OpCall& c, int at) {
+    Clamp k;
+    if (c.n_floats >= at + 2) k.on = true, k.min = static_cast<float>(c.floats[at]), k.max = static_cast<float>(c.floats[at + 1]);
+    return k;
+}
+
+void set_clamp(GemmProblem& p, const Clamp& k) { p.clamp = k.on, p.min = k.min, p.max = k.max; }
+
+// y = min(max(y, lo), hi) over rows [begin, end) of n columns (the reference path's epilogue).
+void clamp_rows(float* y, int64_t n, int64_t begin, int64_t end, const Clamp& k) {
+    if (!k.on) return;
+    for (int64_t i = begin * n; i < end * n; ++i) y[i] = y[i] < k.min ? k.min : (y[i] > k.max ? k.max : y[i]);
+}
+
 // A packed B from gemm_pack_b: float32 [ceil(N / NR), K, NR] with NR of this process's kernels.
 Status packed_b(const TensorView& b, int64_t k, int64_t n, const char* op, GemmPackedB* out) {
     const GemmKernels& g = kernels().gemm;
@@ -48,9 +68,10 @@ Status packed_b(const TensorView& b, int64_t k, int64_t n, const char* op, GemmP
 
 // Gemm: inputs A [M, K] (or [K, M] with transA), B [K, N] (or [N, K] with transB), C (optional,
 // unidirectionally broadcastable to [M, N]); output Y [M, N]. Y = alpha * A' * B' + beta * C.
-// ints: [transA, transB, packedB = 0]; floats: [alpha, beta]. With packedB = 1, B is the output of
-// the gemm_pack_b prepack ([ceil(N / NR), K, NR], transB already applied). Optional last output:
-// the uint8 workspace (gemm_workspace_bytes; required with packedB).
+// ints: [transA, transB, packedB = 0]; floats: [alpha, beta, (min, max)]. With packedB = 1, B is the
+// output of the gemm_pack_b prepack ([ceil(N / NR), K, NR], transB already applied). min/max: a fused
+// activation, Y = min(max(Y, min), max). Optional last output: the uint8 workspace
+// (gemm_workspace_bytes; required with packedB).
 Status op_gemm(const OpCall& c) {
     const char* op = "Gemm";
     FLEXPIPE_RETURN_IF_ERROR(expect_arity(c, op, 2, 3, 1, 2));
@@ -82,6 +103,7 @@ Status op_gemm(const OpCall& c) {
     if (packed) FLEXPIPE_RETURN_IF_ERROR(packed_b(b, k, n, op, &pb));
     const float alpha = static_cast<float>(c.float_at(0, 1.0));
     const float beta = static_cast<float>(c.float_at(1, 1.0));
+    const Clamp act = clamp_at(c, 2);
     const float* cd = nullptr;
     int64_t cs[max_rank] = {0, 0};
     if (c.n_in > 2 && c.in[2].present() && beta != 0.0f) {
@@ -115,6 +137,7 @@ Status op_gemm(const OpCall& c) {
             if (bias)
                 for (int64_t i = begin; i < end; ++i)
                     for (int64_t j = 0; j < n; ++j) g.c[i * n + j] += cd[j * cs[1]];
+            clamp_rows(g.c, n, begin, end, act);
         });
         return Status::ok();
     }
@@ -131,6 +154,7 @@ Status op_gemm(const OpCall& c) {
     p.alpha = alpha;
     p.beta = cd && !bias ? 1.0f : 0.0f;
     p.bias = bias ? cd : nullptr;
+    set_clamp(p, act);
     return gemm_run(kernels().gemm, p, ws.data, ws.bytes, c.threads);
 }
 
@@ -188,7 +212,7 @@ void batch_offsets(const MatMulShape& s, const TensorView& y, int64_t bi, int64_
 
 // The strided reference kernel over batches x rows (no workspace).
 void matmul_reference(const MatMulShape& s, const TensorView& a, const TensorView& b, const TensorView& y,
-                      int threads) {
+                      const Clamp& act, int threads) {
     const int64_t m = s.m, k = s.k, n = s.n;
     parallel_for(s.batches * m, threads, [&](int64_t begin, int64_t end) {
         for (int64_t r = begin; r < end;) {
@@ -202,6 +226,7 @@ void matmul_reference(const MatMulShape& s, const TensorView& a, const TensorVie
             g.b = b.as<float>() + bo, g.b_rs = n, g.b_cs = 1;
             g.c = y.as<float>() + bi * m * n, g.ldc = n;
             gemm_f32__ref(g, i0, i1);
+            clamp_rows(g.c, n, i0, i1, act);
             r += i1 - i0;
         }
     });
@@ -210,7 +235,7 @@ void matmul_reference(const MatMulShape& s, const TensorView& a, const TensorVie
 // Per-batch GEMMs with raw B. With room for several one-thread workspaces, threads take whole
 // batches (attention: many small products); otherwise batches run in turn, each on all threads.
 Status matmul_batched(const MatMulShape& s, const TensorView& a, const TensorView& b, const TensorView& y,
-                      const Workspace& ws, int threads) {
+                      const Workspace& ws, const Clamp& act, int threads) {
     const GemmKernels& g = kernels().gemm;
     auto problem = [&](int64_t bi) {
         int64_t ao, bo;
@@ -221,6 +246,7 @@ Status matmul_batched(const MatMulShape& s, const TensorView& a, const TensorVie
         p.b = b.as<float>() + bo, p.b_rs = s.n, p.b_cs = 1;
         p.c = y.as<float>() + bi * s.m * s.n, p.c_rs = s.n, p.c_cs = 1;
         p.m1 = s.m, p.n1 = s.n;
+        set_clamp(p, act);
         return p;
     };
     const size_t one = gemm_workspace_bytes(g, problem(0), 1);
@@ -247,9 +273,10 @@ Status matmul_batched(const MatMulShape& s, const TensorView& a, const TensorVie
 // MatMul: inputs A [..., M, K] or [K], B [..., K, N] or [K] (numpy matmul: 1-D A gains a leading 1
 // that is removed from Y, 1-D B gains a trailing 1 that is removed); batch dims broadcast.
 // Output Y [broadcast batch..., M (if A is not 1-D), N (if B is not 1-D)].
-// ints: [packedB = 0]. With packedB = 1, B is a constant 2-D [K, N] packed by gemm_pack_b
-// ([ceil(N / NR), K, NR]) and A's batches and rows form one GEMM of batch * M rows. Optional last
-// output: the uint8 workspace (required with packedB).
+// ints: [packedB = 0]; floats: [(min, max)]. With packedB = 1, B is a constant 2-D [K, N] packed by
+// gemm_pack_b ([ceil(N / NR), K, NR]) and A's batches and rows form one GEMM of batch * M rows.
+// min/max: a fused activation, Y = min(max(Y, min), max). Optional last output: the uint8 workspace
+// (required with packedB).
 Status op_matmul(const OpCall& c) {
     const char* op = "MatMul";
     FLEXPIPE_RETURN_IF_ERROR(expect_arity(c, op, 2, 2, 1, 2));
@@ -267,8 +294,9 @@ Status op_matmul(const OpCall& c) {
     if (y.numel == 0) return Status::ok();
     const Workspace ws = workspace_of(c, 1);
     FLEXPIPE_CHECK_ARG(ws.data || !packed, "failed to run MatMul: a packed B needs a workspace");
+    const Clamp act = clamp_at(c, 0);
     if (!ws.data) {
-        matmul_reference(s, a, b, y, c.threads);
+        matmul_reference(s, a, b, y, act, c.threads);
         return Status::ok();
     }
     // One GEMM of batches * M rows when B is shared (packed or 2-D) and A is not broadcast.
@@ -283,10 +311,11 @@ Status op_matmul(const OpCall& c) {
         }
         p.c = y.as<float>(), p.c_rs = s.n, p.c_cs = 1;
         p.m1 = s.batches * s.m, p.n1 = s.n;
+        set_clamp(p, act);
         return gemm_run(kernels().gemm, p, ws.data, ws.bytes, c.threads);
     }
     FLEXPIPE_CHECK_ARG(!packed, "failed to run MatMul: a packed B needs A without broadcast batch dims");
-    return matmul_batched(s, a, b, y, ws, c.threads);
+    return matmul_batched(s, a, b, y, ws, act, c.threads);
 }
 
 }  // namespace flexpipe

@@ -1,10 +1,11 @@
 // SPDX-License-Identifier: Apache-2.0
 // Pooling ops: MaxPool (with optional Indices), AveragePool, LpPool and the Global* variants.
+#include "runtime/ops/nn_pool.h"
+
 #include <cstring>
 
 #include "kernels/pool/pool.h"
 #include "runtime/ops/nn_ops.h"
-#include "runtime/ops/nn_pool.h"
 #include "runtime/ops/nn_spatial.h"
 #include "runtime/parallel.h"
 #include "runtime/pool_run.h"
@@ -35,8 +36,8 @@ static Status pool_shape(const OpCall& c, const char* op, const SpatialAttrs& sa
         ps->dilation[a] = sa.dilation[a];
         ps->pad[a] = sa.pad[a];
         ps->pad_end[a] = sa.pad_end[a];
-        const int64_t floor_len = window_out_len(ps->in[a], sa.kernel[a], sa.stride[a], sa.dilation[a],
-                                                 sa.pad[a], sa.pad_end[a]);
+        const int64_t floor_len =
+            window_out_len(ps->in[a], sa.kernel[a], sa.stride[a], sa.dilation[a], sa.pad[a], sa.pad_end[a]);
         if (ps->out[a] != floor_len && ps->out[a] != floor_len + 1) {
             return Status::error(StatusCode::shape_mismatch,
                                  "failed to run %s: output dim disagrees with the attributes "
@@ -119,7 +120,8 @@ static Status average_pool(const OpCall& c, const PoolKernels* k) {
     float* y = c.out[0].as<float>();
     if (k != nullptr && pool_rows_apply(ps)) {
         const PoolKind kind = include_pad ? PoolKind::avg_include_pad : PoolKind::avg_exclude_pad;
-        parallel_for(pool_rows(ps), c.threads, [&](int64_t b, int64_t e) { pool_rows_f32(*k, ps, kind, x, y, b, e); });
+        parallel_for(pool_rows(ps), c.threads,
+                     [&](int64_t b, int64_t e) { pool_rows_f32(*k, ps, kind, x, y, b, e); });
         return Status::ok();
     }
     parallel_for(ps.planes, c.threads,
@@ -162,20 +164,34 @@ static Status global_pool(const OpCall& c, const char* op, int kind, const PoolK
     float* y = c.out[0].as<float>();
     const double p = c.float_at(0, 2.0);
     parallel_for(x.dims[0] * x.dims[1], c.threads, [&](int64_t b, int64_t e) {
-        if (k != nullptr && kind < 2) global_pool_f32(*k, kind == 0, xd, y, size, b, e);
-        else if (kind == 0) global_avgpool_f32__ref(xd, y, size, b, e);
-        else if (kind == 1) global_maxpool_f32__ref(xd, y, size, b, e);
-        else global_lppool_f32__ref(xd, y, size, p, b, e);
+        if (k != nullptr && kind < 2)
+            global_pool_f32(*k, kind == 0, xd, y, size, b, e);
+        else if (kind == 0)
+            global_avgpool_f32__ref(xd, y, size, b, e);
+        else if (kind == 1)
+            global_maxpool_f32__ref(xd, y, size, b, e);
+        else
+            global_lppool_f32__ref(xd, y, size, p, b, e);
     });
     return Status::ok();
 }
 
 // GlobalAveragePool / GlobalMaxPool: no attributes. GlobalLpPool: floats [p].
-Status op_global_average_pool(const OpCall& c) { return global_pool(c, "GlobalAveragePool", 0, &pool_kernels()); }
-Status op_global_max_pool(const OpCall& c) { return global_pool(c, "GlobalMaxPool", 1, &pool_kernels()); }
-Status op_global_lp_pool(const OpCall& c) { return global_pool(c, "GlobalLpPool", 2, nullptr); }
-Status op_max_pool(const OpCall& c) { return max_pool(c, &pool_kernels()); }
-Status op_average_pool(const OpCall& c) { return average_pool(c, &pool_kernels()); }
+Status op_global_average_pool(const OpCall& c) {
+    return global_pool(c, "GlobalAveragePool", 0, &pool_kernels());
+}
+Status op_global_max_pool(const OpCall& c) {
+    return global_pool(c, "GlobalMaxPool", 1, &pool_kernels());
+}
+Status op_global_lp_pool(const OpCall& c) {
+    return global_pool(c, "GlobalLpPool", 2, nullptr);
+}
+Status op_max_pool(const OpCall& c) {
+    return max_pool(c, &pool_kernels());
+}
+Status op_average_pool(const OpCall& c) {
+    return average_pool(c, &pool_kernels());
+}
 
 Status pool_op_with(const char* name, const OpCall& c, const PoolKernels* k) {
     if (std::strcmp(name, "MaxPool") == 0) return max_pool(c, k);

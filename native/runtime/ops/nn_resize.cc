@@ -36,8 +36,7 @@ Status resize_with(const OpCall& c, const PoolKernels* k) {
                        static_cast<long long>(2 + 4 * rank), c.n_floats);
     const bool codes_ok = c.ints[1] >= 0 && c.ints[1] <= 2 && c.ints[2] >= 0 && c.ints[2] <= 6 &&
                           c.ints[3] >= 0 && c.ints[3] <= 4;
-    FLEXPIPE_CHECK_ARG(codes_ok,
-                       "failed to run Resize: bad mode codes (mode=%lld, coord=%lld, nearest=%lld)",
+    FLEXPIPE_CHECK_ARG(codes_ok, "failed to run Resize: bad mode codes (mode=%lld, coord=%lld, nearest=%lld)",
                        static_cast<long long>(c.ints[1]), static_cast<long long>(c.ints[2]),
                        static_cast<long long>(c.ints[3]));
     ResizeParams p;
@@ -91,6 +90,8 @@ Status resize_with(const OpCall& c, const PoolKernels* k) {
     return Status::ok();
 }
 
-Status op_resize(const OpCall& c) { return resize_with(c, &pool_kernels()); }
+Status op_resize(const OpCall& c) {
+    return resize_with(c, &pool_kernels());
+}
 
 }  // namespace flexpipe
