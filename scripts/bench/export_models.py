@@ -56,68 +56,10 @@ def randomize_batchnorm(model, seed):
 # BERT-base encoder (hand-written, same structure as scripts/fixtures/export_models.py's tiny BERT)
 # --------------------------------------------------------------------------
 
-class BertEmbeddings(nn.Module):
-    def __init__(self, vocab_size, hidden, max_positions, type_vocab_size):
-        super().__init__()
-        self.word_embeddings = nn.Embedding(vocab_size, hidden)
-        self.position_embeddings = nn.Embedding(max_positions, hidden)
-        self.token_type_embeddings = nn.Embedding(type_vocab_size, hidden)
-        self.layer_norm = nn.LayerNorm(hidden, eps=1e-12)
-
-    def forward(self, input_ids):
-        seq_len = input_ids.size(1)
-        position_ids = torch.arange(seq_len, dtype=torch.long, device=input_ids.device)
-        position_ids = position_ids.unsqueeze(0).expand_as(input_ids)
-        token_type_ids = torch.zeros_like(input_ids)
-        x = (
-            self.word_embeddings(input_ids)
-            + self.position_embeddings(position_ids)
-            + self.token_type_embeddings(token_type_ids)
-        )
-        return self.layer_norm(x)
-
-
-class BertSelfAttention(nn.Module):
-    def __init__(self, hidden, num_heads):
-        super().__init__()
-        assert hidden % num_heads == 0
-        self.num_heads = num_heads
-        self.head_dim = hidden // num_heads
-        self.query = nn.Linear(hidden, hidden)
-        self.key = nn.Linear(hidden, hidden)
-        self.value = nn.Linear(hidden, hidden)
-        self.output = nn.Linear(hidden, hidden)
-        self.layer_norm = nn.LayerNorm(hidden, eps=1e-12)
-
-    def split_heads(self, x):
-        b, s, _ = x.shape
-        return x.view(b, s, self.num_heads, self.head_dim).permute(0, 2, 1, 3)
-
-    def forward(self, hidden_states, additive_mask):
-        q = self.split_heads(self.query(hidden_states))
-        k = self.split_heads(self.key(hidden_states))
-        v = self.split_heads(self.value(hidden_states))
-        scores = torch.matmul(q, k.transpose(-1, -2)) / math.sqrt(self.head_dim)
-        scores = scores + additive_mask
-        probs = torch.softmax(scores, dim=-1)
-        ctx = torch.matmul(probs, v)
-        b, _, s, _ = ctx.shape
-        ctx = ctx.permute(0, 2, 1, 3).contiguous().view(b, s, self.num_heads * self.head_dim)
-        return self.layer_norm(self.output(ctx) + hidden_states)
-
-
-class BertLayer(nn.Module):
-    def __init__(self, hidden, num_heads, intermediate):
-        super().__init__()
-        self.attention = BertSelfAttention(hidden, num_heads)
-        self.intermediate = nn.Linear(hidden, intermediate)
-        self.act = nn.GELU()  # exact (erf) form, as BERT
-        self.ffn_output = nn.Linear(intermediate, hidden)
-        self.layer_norm = nn.LayerNorm(hidden, eps=1e-12)
-
-    def forward(self, hidden_states, additive_mask):
-        h = self.attention(hidden_states, additive_mask)
-        return self.layer_norm(self.ffn_output(self.act(self.intermediate(h))) + h)
+# The layer modules are the fixture exporter's, so the benchmark and the conformance fixture share one
+# definition of the architecture.
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "fixtures"))
+from export_models import BertEmbeddings, BertLayer  # noqa: E402  (fixtures/export_models.py)
 
 
 class BertEncoder(nn.Module):
