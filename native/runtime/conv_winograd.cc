@@ -47,7 +47,7 @@ void panel_stage(const Block& b, int64_t p, int64_t q0, int64_t q1, float* mw) {
     const int64_t a2 = int64_t{g.alpha} * g.alpha, C = s.in_channels, M = s.out_channels;
     const int64_t tl0 = q0 * winograd_mr, tl1 = q1 * winograd_mr < b.nt ? q1 * winograd_mr : b.nt;
     for (int64_t xi = 0; xi < a2; ++xi) {
-        const float* u = b.args->w + (xi * g.panels + p) * C * winograd_nr;
+        const float* u = b.args->w + (p * a2 + xi) * C * winograd_nr;
         for (int64_t tl = tl0; tl < tl1; tl += winograd_mr) {
             const int rows = static_cast<int>(tl1 - tl < winograd_mr ? tl1 - tl : winograd_mr);
             b.k->winograd_gemm(C, b.v + (tl * a2 + xi) * g.cv, a2 * g.cv, u,

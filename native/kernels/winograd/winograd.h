@@ -15,8 +15,10 @@
 // channel counts.
 //
 // Layouts (floats; all kernels read and write exactly these):
-//   transformed filter U: [a²][Mp / 16][C][16], Mp = round_up(M, 16), zero for oc >= M. A panel of
+//   transformed filter U: [Mp / 16][a²][C][16], Mp = round_up(M, 16), zero for oc >= M. A panel of
 //     16 output channels is contiguous per input channel: the GEMM's B operand, read with vector loads.
+//     Panels are outermost, so the filter of output channels [16 p0, 16 p1) is one contiguous range
+//     (floats [p0, p1) * a² * C * 16): a weight slice (FlexNN) is a byte range of the whole filter.
 //   input transform V: [tile][a²][Cv], Cv = round_up(C, 8); the transform handles 8 channels at once
 //     (SIMD lanes = channels, so interior and border tiles cost the same) and writes all 8 lanes.
 //   GEMM output Mw: [tile][a²][16] for one panel of 16 output channels: the microkernel stores rows of

@@ -32,7 +32,7 @@ void winograd_f32_f63_filter__ref(const float* w, int64_t M, int64_t C, float* u
             for (int j = 0; j < 3; ++j) filter_1d(g + j, 3, t + j, 3);   // t = G g      (8 x 3)
             for (int k = 0; k < 8; ++k) filter_1d(t + 3 * k, 1, r + 8 * k, 1);  // r = t Gᵀ  (8 x 8)
             for (int xi = 0; xi < 64; ++xi) {
-                u[((xi * panels + oc / winograd_nr) * C + c) * winograd_nr + oc % winograd_nr] =
+                u[(((oc / winograd_nr) * 64 + xi) * C + c) * winograd_nr + oc % winograd_nr] =
                     static_cast<float>(r[xi]);
             }
         }

@@ -8,7 +8,7 @@ namespace flexpipe {
 
 namespace {
 
-// winograd_f63_filter / winograd_f23_filter: W [M, C, 3, 3] float32 -> U float32 [a², ceil(M / 16), C, 16]
+// winograd_f63_filter / winograd_f23_filter: W [M, C, 3, 3] float32 -> U float32 [ceil(M / 16), a², C, 16]
 // (a = 8 or 4; layout in kernels/winograd/winograd.h). No ints. The transform is ISA-independent.
 Status check_filter(const char* name, const TensorView& w, int32_t n_ints) {
     FLEXPIPE_CHECK_ARG(w.dtype == DType::f32 && w.rank == 4 && w.dims[2] == 3 && w.dims[3] == 3,
@@ -24,8 +24,8 @@ Status filter_shape(const TensorView& w, const int64_t* ints, int32_t n_ints, Te
     FLEXPIPE_RETURN_IF_ERROR(check_filter(name, w, n_ints));
     out->dtype = DType::f32;
     out->rank = 4;
-    out->dims[0] = A == ConvAlgo::winograd63 ? 64 : 16;
-    out->dims[1] = (w.dims[0] + winograd_nr - 1) / winograd_nr;
+    out->dims[0] = (w.dims[0] + winograd_nr - 1) / winograd_nr;
+    out->dims[1] = A == ConvAlgo::winograd63 ? 64 : 16;
     out->dims[2] = w.dims[1];
     out->dims[3] = winograd_nr;
     out->numel = winograd_filter_floats(A, w.dims[0], w.dims[1]);

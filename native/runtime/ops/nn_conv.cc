@@ -101,15 +101,15 @@ static Status read_conv_plan(const OpCall& c, int at, ConvPlan* p) {
     return Status::ok();
 }
 
-// W checks: [M, C/group, kernel...] raw, or the transformed Winograd filter [a², ceil(M/16), C, 16].
+// W checks: [M, C/group, kernel...] raw, or the transformed Winograd filter [ceil(M/16), a², C, 16].
 static Status check_conv_weight(const TensorView& w, const ConvShape& cs, ConvAlgo algo) {
     if (algo == ConvAlgo::winograd63 || algo == ConvAlgo::winograd23) {
         const int64_t a2 = algo == ConvAlgo::winograd63 ? 64 : 16;
-        FLEXPIPE_CHECK_ARG(w.rank == 4 && w.dims[0] == a2 && w.dims[1] == (cs.out_channels + 15) / 16 &&
+        FLEXPIPE_CHECK_ARG(w.rank == 4 && w.dims[1] == a2 && w.dims[0] == (cs.out_channels + 15) / 16 &&
                                w.dims[2] == cs.in_channels && w.dims[3] == 16,
                            "failed to run Conv: %s needs the transformed filter [%lld, %lld, %lld, 16] (W rank=%d)",
-                           conv_algo_name(algo), static_cast<long long>(a2),
-                           static_cast<long long>((cs.out_channels + 15) / 16),
+                           conv_algo_name(algo), static_cast<long long>((cs.out_channels + 15) / 16),
+                           static_cast<long long>(a2),
                            static_cast<long long>(cs.in_channels), w.rank);
         return Status::ok();
     }
