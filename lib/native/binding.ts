@@ -18,8 +18,39 @@ export interface NativeStats {
   arenaHighWater: number
   reader: string
   threads: number
+  /** Bytes read by successful readFile calls since the session was created. */
+  bytesRead: number
+  /** Successful readFile calls that really used O_DIRECT. */
+  directReads: number
 }
 
+/** Options of NativeSession.readFile. */
+export interface NativeReadOptions {
+  /**
+   * Read with O_DIRECT (bypassing the page cache). Falls back to a buffered read for the call when
+   * the file system refuses it (EINVAL) or any range's file offset, length or arena address is not
+   * a multiple of 4096.
+   */
+  direct?: boolean
+  /** Emulated device bandwidth in bytes per second (> 0, finite): the call takes at least bytes / bandwidth. */
+  bandwidth?: number
+}
+
+/** What a readFile call did. */
+export interface NativeReadResult {
+  /** Whether O_DIRECT was really used. */
+  direct: boolean
+  bytes: number
+  /** Wall time of the call in milliseconds, throttle included. */
+  ms: number
+}
+
+/**
+ * The native session. It has two lanes: one run (compute) and one readFile (load) may be in flight at
+ * the same time; a second call on a busy lane, and resize/write/read/addProgram/removeProgram/
+ * setThreads/dispose while either lane is busy, throw ERR_FLEXPIPE_BUSY. The caller keeps the arena
+ * ranges of an overlapping run and readFile disjoint.
+ */
 export interface NativeSession {
   resize(bytes: number, keepBytes: number): void
   write(offset: number, data: ArrayBufferView): void
@@ -32,8 +63,13 @@ export interface NativeSession {
     inputs: Array<[number, ArrayBufferView]>,
     outputs: Array<[number, ArrayBufferView]>,
     profile?: boolean,
+    /** First op to run (default 0). Pass inputs only with the first range of a program. */
+    opBegin?: number,
+    /** One past the last op to run (default: the program's op count). Pass outputs only with the last range. */
+    opEnd?: number,
   ): Promise<Float64Array | undefined>
-  readFile(path: string, ranges: Float64Array): Promise<void>
+  /** ranges: [fileOffset, length, arenaOffset] triples. */
+  readFile(path: string, ranges: Float64Array, options?: NativeReadOptions): Promise<NativeReadResult>
   stats(): NativeStats
   setThreads(threads: number): void
   dispose(): void

@@ -35,17 +35,34 @@ SessionWrap::SessionWrap(const Napi::CallbackInfo& info) : Napi::ObjectWrap<Sess
     session_ = std::make_unique<Session>(threads, io);
 }
 
-void SessionWrap::check_usable(Napi::Env env, const char* what, bool claim) {
+void SessionWrap::check_alive(Napi::Env env, const char* what) {
     if (!session_) {
         Napi::Error e = Napi::Error::New(env, std::string(what) + ": the session is disposed");
         e.Set("code", Napi::String::New(env, "ERR_FLEXPIPE_DISPOSED"));
         throw e;
     }
+}
+
+static Napi::Error busy_error(Napi::Env env, const std::string& message) {
+    Napi::Error e = Napi::Error::New(env, message);
+    e.Set("code", Napi::String::New(env, "ERR_FLEXPIPE_BUSY"));
+    return e;
+}
+
+void SessionWrap::check_usable(Napi::Env env, const char* what, Lane lane) {
+    check_alive(env, what);
+    if (lane == Lane::none) {
+        if (compute_busy_.load() || load_busy_.load()) {
+            throw busy_error(env, std::string(what) + ": the session is busy (" +
+                                      (compute_busy_.load() ? "a run" : "a readFile") +
+                                      " is in flight); await it first");
+        }
+        return;
+    }
     bool expected = false;
-    if (claim ? !busy_.compare_exchange_strong(expected, true) : busy_.load()) {
-        Napi::Error e = Napi::Error::New(env, std::string(what) + ": the session is busy with another operation");
-        e.Set("code", Napi::String::New(env, "ERR_FLEXPIPE_BUSY"));
-        throw e;
+    if (!lane_flag(lane)->compare_exchange_strong(expected, true)) {
+        throw busy_error(env, std::string(what) + ": the session is busy with another " + what +
+                                  " (one run and one readFile may overlap, not two of either); await it first");
     }
 }
 
@@ -55,7 +72,7 @@ static void throw_if_error(Napi::Env env, const Status& s) {
 
 // resize(bytes, keepBytes)
 Napi::Value SessionWrap::resize(const Napi::CallbackInfo& info) {
-    check_usable(info.Env(), "resize", false);
+    check_usable(info.Env(), "resize", Lane::none);
     const auto bytes = static_cast<uint64_t>(integer_arg(info[0], 0, max_offset, "bytes"));
     const auto keep = static_cast<uint64_t>(integer_arg(info[1], 0, max_offset, "keep"));
     throw_if_error(info.Env(), session_->resize(bytes, keep));
@@ -64,7 +81,7 @@ Napi::Value SessionWrap::resize(const Napi::CallbackInfo& info) {
 
 // write(offset, typedArray)
 Napi::Value SessionWrap::write(const Napi::CallbackInfo& info) {
-    check_usable(info.Env(), "write", false);
+    check_usable(info.Env(), "write", Lane::none);
     const auto offset = static_cast<uint64_t>(integer_arg(info[0], 0, max_offset, "offset"));
     const ByteView src = typed_array_bytes(info[1], "data");
     throw_if_error(info.Env(), session_->write(offset, src.data, src.bytes));
@@ -73,7 +90,7 @@ Napi::Value SessionWrap::write(const Napi::CallbackInfo& info) {
 
 // read(offset, typedArray): copies arena bytes into the array
 Napi::Value SessionWrap::read(const Napi::CallbackInfo& info) {
-    check_usable(info.Env(), "read", false);
+    check_usable(info.Env(), "read", Lane::none);
     const auto offset = static_cast<uint64_t>(integer_arg(info[0], 0, max_offset, "offset"));
     const ByteView dst = typed_array_bytes(info[1], "data");
     throw_if_error(info.Env(), session_->read(offset, dst.data, dst.bytes));
@@ -82,7 +99,7 @@ Napi::Value SessionWrap::read(const Napi::CallbackInfo& info) {
 
 // addProgram(Float64Array) -> id
 Napi::Value SessionWrap::add_program(const Napi::CallbackInfo& info) {
-    check_usable(info.Env(), "addProgram", false);
+    check_usable(info.Env(), "addProgram", Lane::none);
     if (!info[0].IsTypedArray() || info[0].As<Napi::TypedArray>().TypedArrayType() != napi_float64_array) {
         throw Napi::TypeError::New(info.Env(), "program: expected a Float64Array");
     }
@@ -93,60 +110,66 @@ Napi::Value SessionWrap::add_program(const Napi::CallbackInfo& info) {
 }
 
 Napi::Value SessionWrap::remove_program(const Napi::CallbackInfo& info) {
-    check_usable(info.Env(), "removeProgram", false);
+    check_usable(info.Env(), "removeProgram", Lane::none);
     const auto id = static_cast<int32_t>(integer_arg(info[0], 0, INT32_MAX, "program"));
     throw_if_error(info.Env(), session_->remove_program(id));
     return info.Env().Undefined();
 }
 
 // run(programId, activationBase, inputs: [tensorId, TypedArray][], outputs: [tensorId, TypedArray][],
-//     profile?: boolean) -> Promise<undefined | Float64Array of per-op milliseconds>
+//     profile?: boolean, opBegin?: number, opEnd?: number)
+//   -> Promise<undefined | Float64Array of per-op milliseconds (one per op of the range)>
 Napi::Value SessionWrap::run(const Napi::CallbackInfo& info) {
-    check_usable(info.Env(), "run", true);
+    check_usable(info.Env(), "run", Lane::compute);
     try {
         const auto id = static_cast<int32_t>(integer_arg(info[0], 0, INT32_MAX, "program"));
         const auto base = static_cast<uint64_t>(integer_arg(info[1], 0, max_offset, "activationBase"));
-        auto worker = std::make_unique<RunWorker>(info.Env(), &busy_, session_.get(), id, base);
+        auto worker = std::make_unique<RunWorker>(info.Env(), &compute_busy_, session_.get(), id, base);
         worker->collect(info.This(), info[2], info[3]);  // pins the arrays; validates ids and sizes
+        worker->set_range(info[5], info[6]);             // validates 0 <= opBegin <= opEnd <= op count
+        if (!info[4].IsUndefined() && !info[4].IsBoolean()) throw Napi::TypeError::New(info.Env(), "profile: expected a boolean");
         if (info[4].IsBoolean() && info[4].As<Napi::Boolean>().Value()) worker->enable_profile();
         Napi::Promise promise = worker->promise();
         worker.release()->Queue();  // the worker deletes itself when it settles
         return promise;
     } catch (...) {
-        busy_.store(false);
+        compute_busy_.store(false);
         throw;
     }
 }
 
-// readFile(path, ranges: Float64Array of [fileOffset, length, arenaOffset]*) -> Promise
+// readFile(path, ranges: Float64Array of [fileOffset, length, arenaOffset]*,
+//          options?: { direct?: boolean, bandwidth?: number }) -> Promise<{ direct, bytes, ms }>
 Napi::Value SessionWrap::read_file(const Napi::CallbackInfo& info) {
-    check_usable(info.Env(), "readFile", true);
+    check_usable(info.Env(), "readFile", Lane::load);
     try {
         if (!info[0].IsString()) throw Napi::TypeError::New(info.Env(), "path: expected a string");
-        auto worker = std::make_unique<ReadWorker>(info.Env(), &busy_, session_.get(),
+        auto worker = std::make_unique<ReadWorker>(info.Env(), &load_busy_, session_.get(),
                                                    info[0].As<Napi::String>().Utf8Value());
-        worker->collect(info.This(), info[1]);
+        worker->collect(info.This(), info[1], info[2]);
         Napi::Promise promise = worker->promise();
         worker.release()->Queue();
         return promise;
     } catch (...) {
-        busy_.store(false);
+        load_busy_.store(false);
         throw;
     }
 }
 
 Napi::Value SessionWrap::stats(const Napi::CallbackInfo& info) {
-    check_usable(info.Env(), "stats", false);
+    check_alive(info.Env(), "stats");
     Napi::Object o = Napi::Object::New(info.Env());
     o.Set("arenaBytes", Napi::Number::New(info.Env(), static_cast<double>(session_->arena().size())));
     o.Set("arenaHighWater", Napi::Number::New(info.Env(), static_cast<double>(session_->arena().high_water())));
     o.Set("reader", Napi::String::New(info.Env(), session_->reader_note()));
     o.Set("threads", Napi::Number::New(info.Env(), session_->threads()));
+    o.Set("bytesRead", Napi::Number::New(info.Env(), static_cast<double>(session_->bytes_read())));
+    o.Set("directReads", Napi::Number::New(info.Env(), static_cast<double>(session_->direct_reads())));
     return o;
 }
 
 Napi::Value SessionWrap::set_threads(const Napi::CallbackInfo& info) {
-    check_usable(info.Env(), "setThreads", false);
+    check_usable(info.Env(), "setThreads", Lane::none);
     session_->set_threads(static_cast<int>(integer_arg(info[0], 1, 256, "threads")));
     return info.Env().Undefined();
 }
@@ -154,7 +177,7 @@ Napi::Value SessionWrap::set_threads(const Napi::CallbackInfo& info) {
 // dispose(): idempotent; refused while a run or read is in flight.
 Napi::Value SessionWrap::dispose(const Napi::CallbackInfo& info) {
     if (!session_) return info.Env().Undefined();
-    check_usable(info.Env(), "dispose", false);
+    check_usable(info.Env(), "dispose", Lane::none);
     session_.reset();
     return info.Env().Undefined();
 }

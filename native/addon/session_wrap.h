@@ -28,11 +28,19 @@ class SessionWrap : public Napi::ObjectWrap<SessionWrap> {
     Napi::Value set_threads(const Napi::CallbackInfo& info);
     Napi::Value dispose(const Napi::CallbackInfo& info);
 
-    // Throws ERR_FLEXPIPE_DISPOSED / ERR_FLEXPIPE_BUSY; marks busy when `claim` is set.
-    void check_usable(Napi::Env env, const char* what, bool claim);
+    // The long operations in flight: one run (compute lane) and one readFile (load lane) may
+    // overlap; everything that changes session state needs both lanes idle (see runtime/session.h).
+    enum class Lane { none, compute, load };
+    // Throws ERR_FLEXPIPE_DISPOSED.
+    void check_alive(Napi::Env env, const char* what);
+    // Throws ERR_FLEXPIPE_DISPOSED / ERR_FLEXPIPE_BUSY. Lane::none: both lanes must be idle;
+    // Lane::compute / Lane::load: claims that lane (the worker frees it when it settles).
+    void check_usable(Napi::Env env, const char* what, Lane lane);
+    std::atomic<bool>* lane_flag(Lane lane) { return lane == Lane::compute ? &compute_busy_ : &load_busy_; }
 
     std::unique_ptr<Session> session_;
-    std::atomic<bool> busy_{false};
+    std::atomic<bool> compute_busy_{false};
+    std::atomic<bool> load_busy_{false};
 };
 
 }  // namespace flexpipe

@@ -6,7 +6,8 @@
 // the activation region [persistent, persistent + activations) reused by every run — and encodes
 // the offsets into programs. The native side never decides where a tensor goes; it checks that
 // every planned [offset, offset + bytes) lies inside the arena before it runs anything.
-// Invariants: base is 64-byte aligned (4 KiB when possible, for O_DIRECT reads); FLEXPIPE_OVERREAD
+// Invariants: base is io_alignment (4 KiB) aligned, so planned offsets that are multiples of 4096
+// are valid O_DIRECT destinations (readFile with direct); FLEXPIPE_OVERREAD
 // bytes past the end are readable; resize() keeps the bytes of the persistent region. Memory is
 // allocated only by resize(), which the runtime calls between runs, never during one.
 #pragma once

@@ -4,7 +4,11 @@
 //
 // A read is a batch of requests; the reader splits them into chunks of at most chunk_bytes, keeps
 // several in flight, resubmits short reads, and fails with Status::io naming the errno on error or
-// on an unexpected end of file. Readers hold no state between calls except their ring or pool.
+// on an unexpected end of file. Readers hold no state between calls except their ring, and a read
+// allocates nothing (chunks come from ChunkCursor, in-flight state lives on the stack).
+//
+// O_DIRECT: the caller opens fd with O_DIRECT only when every request's file offset, length and
+// dst are multiples of 4096; chunk_bytes is a multiple of 4096, so every chunk stays aligned.
 #pragma once
 
 #include <cstddef>
@@ -32,6 +36,35 @@ class FileReader {
 
 constexpr uint64_t reader_chunk_bytes = 1u << 20;
 constexpr int reader_queue_depth = 16;
+static_assert(reader_chunk_bytes % 4096 == 0, "chunks of an O_DIRECT read must stay 4 KiB aligned");
+
+// Walks the requests as chunks of at most reader_chunk_bytes, in order, without a list.
+class ChunkCursor {
+  public:
+    ChunkCursor(const ReadRequest* requests, size_t n) : requests_(requests), n_(n) {}
+    // The next chunk as a request of its own; false when none is left.
+    bool next(ReadRequest* chunk) {
+        while (request_ < n_ && offset_ >= requests_[request_].length) ++request_, offset_ = 0;
+        if (request_ >= n_) return false;
+        const ReadRequest& r = requests_[request_];
+        const uint64_t len = r.length - offset_ < reader_chunk_bytes ? r.length - offset_ : reader_chunk_bytes;
+        *chunk = {r.file_offset + offset_, len, r.dst + offset_};
+        offset_ += len;
+        return true;
+    }
+    // Chunks in total (for sizing a thread pool).
+    static uint64_t count(const ReadRequest* requests, size_t n) {
+        uint64_t c = 0;
+        for (size_t i = 0; i < n; ++i) c += (requests[i].length + reader_chunk_bytes - 1) / reader_chunk_bytes;
+        return c;
+    }
+
+  private:
+    const ReadRequest* requests_;
+    size_t n_;
+    size_t request_ = 0;
+    uint64_t offset_ = 0;
+};
 
 std::unique_ptr<FileReader> make_pread_reader(int threads);
 // Returns nullptr (and why in *why) when io_uring is unavailable (not built in, ENOSYS, EPERM).

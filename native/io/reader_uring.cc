@@ -1,9 +1,10 @@
 // SPDX-License-Identifier: Apache-2.0
-// The io_uring reader (liburing): chunked reads kept reader_queue_depth deep, short reads resubmitted.
+// The io_uring reader (liburing): chunked reads kept reader_queue_depth deep, short reads resubmitted,
+// no allocation per call (chunk slots live on the stack).
 #include <liburing.h>
 
+#include <cerrno>
 #include <cstring>
-#include <vector>
 
 #include "io/reader.h"
 
@@ -29,44 +30,51 @@ class UringReader final : public FileReader {
         return r;
     }
 
+    // Up to reader_queue_depth chunks in flight, each in a fixed slot; a short read resubmits the
+    // rest from the same slot. After the first failure nothing new is submitted and the in-flight
+    // chunks are drained before returning (the ring is reused by the next call).
     Status read(int fd, const ReadRequest* requests, size_t n) override {
-        std::vector<Chunk> chunks;
-        for (size_t i = 0; i < n; ++i) {
-            for (uint64_t off = 0; off < requests[i].length; off += reader_chunk_bytes) {
-                const uint64_t len = std::min<uint64_t>(reader_chunk_bytes, requests[i].length - off);
-                chunks.push_back({requests[i].dst + off, requests[i].file_offset + off, len});
-            }
-        }
-        size_t next = 0, in_flight = 0;
+        Chunk slots[reader_queue_depth];
+        Chunk* free_slots[reader_queue_depth];
+        int n_free = 0;
+        for (Chunk& c : slots) free_slots[n_free++] = &c;
+        ChunkCursor cursor(requests, n);
+        bool more = true;
+        int in_flight = 0;
         Status failure;
-        while ((next < chunks.size() && failure.is_ok()) || in_flight > 0) {
-            while (next < chunks.size() && in_flight < reader_queue_depth && failure.is_ok()) {
-                submit(fd, &chunks[next++]);
+        while ((more && failure.is_ok()) || in_flight > 0) {
+            while (more && failure.is_ok() && n_free > 0) {
+                ReadRequest next;
+                if (!(more = cursor.next(&next))) break;
+                Chunk* c = free_slots[--n_free];
+                *c = {next.dst, next.file_offset, next.length};
+                submit(fd, c);
                 ++in_flight;
             }
             io_uring_submit(&ring_);
             io_uring_cqe* cqe = nullptr;
             const int rc = io_uring_wait_cqe(&ring_, &cqe);
+            if (rc == -EINTR) continue;
             if (rc < 0) return Status::error(StatusCode::io, "failed to read file: io_uring_wait_cqe: %s", strerror(-rc));
             Chunk* c = static_cast<Chunk*>(io_uring_cqe_get_data(cqe));
             const int res = cqe->res;
             io_uring_cqe_seen(&ring_, cqe);
             --in_flight;
-            if (res < 0) {
-                if (failure.is_ok()) failure = Status::error(StatusCode::io, "failed to read file: %s", strerror(-res));
-                continue;
+            if (res < 0 && failure.is_ok()) {
+                failure = Status::error(StatusCode::io, "failed to read file: %s (errno=%d)", strerror(-res), -res);
+            } else if (res == 0 && failure.is_ok()) {
+                failure = Status::error(StatusCode::io, "failed to read file: unexpected end of file");
+            } else if (res > 0) {
+                c->dst += res;
+                c->offset += static_cast<uint64_t>(res);
+                c->remaining -= static_cast<uint64_t>(res);
+                if (c->remaining > 0 && failure.is_ok()) {  // short read: ask for the rest
+                    submit(fd, c);
+                    ++in_flight;
+                    continue;
+                }
             }
-            if (res == 0) {
-                if (failure.is_ok()) failure = Status::error(StatusCode::io, "failed to read file: unexpected end of file");
-                continue;
-            }
-            c->dst += res;
-            c->offset += static_cast<uint64_t>(res);
-            c->remaining -= static_cast<uint64_t>(res);
-            if (c->remaining > 0 && failure.is_ok()) {  // short read: ask for the rest
-                submit(fd, c);
-                ++in_flight;
-            }
+            free_slots[n_free++] = c;
         }
         return failure;
     }

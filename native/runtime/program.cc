@@ -150,9 +150,14 @@ Status Program::bind(const Arena& arena, uint64_t activation_base) {
     return Status::ok();
 }
 
-Status Program::run(int threads, double* op_ms) const {
+Status Program::run(int threads, size_t op_begin, size_t op_end, double* op_ms) const {
     const auto& table = op_table();
-    for (const OpRecord& r : ops_) {
+    if (op_begin > op_end || op_end > ops_.size()) {
+        return Status::error(StatusCode::invalid_argument, "failed to run program: op range [%zu, %zu) outside [0, %zu)",
+                             op_begin, op_end, ops_.size());
+    }
+    for (size_t at = op_begin; at < op_end; ++at) {
+        const OpRecord& r = ops_[at];
         const auto start = op_ms ? std::chrono::steady_clock::now() : std::chrono::steady_clock::time_point{};
         OpCall call;
         call.in = op_views_.data() + r.views_begin;
@@ -166,12 +171,12 @@ Status Program::run(int threads, double* op_ms) const {
         call.threads = threads;
         Status s = table[static_cast<size_t>(r.code)].fn(call);
         if (!s.is_ok()) {
-            return Status::error(s.code(), "op %zu (%s): %s", static_cast<size_t>(&r - ops_.data()),
+            return Status::error(s.code(), "op %zu (%s): %s", at,
                                  table[static_cast<size_t>(r.code)].name, s.message().c_str());
         }
         if (op_ms) {
             const std::chrono::duration<double, std::milli> took = std::chrono::steady_clock::now() - start;
-            op_ms[&r - ops_.data()] = took.count();
+            op_ms[at - op_begin] = took.count();
         }
     }
     return Status::ok();

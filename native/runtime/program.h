@@ -48,9 +48,9 @@ class Program {
 
     // Points every tensor into the arena; fails if any lies outside it.
     Status bind(const Arena& arena, uint64_t activation_base);
-    // Runs every op in order on the bound tensors; with op_ms (op_count() entries), records each
-    // op's wall time in milliseconds.
-    Status run(int threads, double* op_ms = nullptr) const;
+    // Runs ops [op_begin, op_end) in order on the bound tensors (the caller checked the range); with
+    // op_ms (op_end - op_begin entries), records each op's wall time in milliseconds.
+    Status run(int threads, size_t op_begin, size_t op_end, double* op_ms = nullptr) const;
 
     size_t tensor_count() const { return slots_.size(); }
     const TensorSlot& slot(size_t i) const { return slots_[i]; }

@@ -2,10 +2,18 @@
 // Session: the native half of an engine — one arena, its decoded programs, and a file reader.
 //
 // The TypeScript runtime drives it: resize the arena, write constants or read file ranges into
-// it, register programs, then run them. A session does one thing at a time (the addon enforces
-// it); nothing here allocates during run() except what the program already owns.
+// it, register programs, then run them (whole, or as op ranges [op_begin, op_end)).
+//
+// Lanes: the addon lets one run (the compute lane) and one read_file (the load lane) be in flight at
+// once, and refuses every other method until both are idle. What each lane touches:
+//   compute: programs_ (bind writes its slots), threads_, arena bytes at the program's offsets;
+//   load:    reader_, arena bytes at the caller's destination ranges, the atomic read counters.
+// Both read arena_.base()/size(), which only resize() changes and resize needs both lanes idle.
+// The TypeScript planner keeps the two lanes' arena ranges disjoint; the native side guarantees
+// only that its own state is race-free. Neither run() nor read_file() allocates.
 #pragma once
 
+#include <atomic>
 #include <cstdint>
 #include <memory>
 #include <string>
@@ -30,6 +38,17 @@ struct FileRange {
     uint64_t arena_offset = 0;
 };
 
+struct ReadOptions {
+    bool direct = false;    // try O_DIRECT (falls back to buffered when refused or unaligned)
+    double bandwidth = 0;   // bytes per second to emulate (0: unthrottled)
+};
+
+struct ReadResult {
+    bool direct = false;  // O_DIRECT was really used
+    uint64_t bytes = 0;
+    double ms = 0;        // wall time, throttle sleep included
+};
+
 class Session {
   public:
     Session(int threads, const std::string& io_preference);
@@ -41,15 +60,24 @@ class Session {
     // Decodes a program; returns its id in *id.
     Status add_program(const double* words, size_t n, int32_t* id);
     Status remove_program(int32_t id);
-    // Copies inputs in, runs, copies outputs out. Buffers were checked by check_io().
-    // op_ms, when given, receives each op's wall time (op_count(id) entries).
+    // Copies inputs in, runs ops [op_begin, op_end), copies outputs out. Buffers were checked by
+    // check_io(), the range by check_range(). op_ms, when given, receives each op's wall time
+    // (op_end - op_begin entries).
     Status run(int32_t id, uint64_t activation_base, const HostBuffer* inputs, size_t n_in,
-               const HostBuffer* outputs, size_t n_out, double* op_ms = nullptr);
+               const HostBuffer* outputs, size_t n_out, size_t op_begin, size_t op_end, double* op_ms = nullptr);
+    // Ops of program id (0 when there is no such program).
     size_t op_count(int32_t id) const;
+    // Checks 0 <= op_begin <= op_end <= op_count(id) (ids are checked by check_io).
+    Status check_range(int32_t id, int64_t op_begin, int64_t op_end) const;
     // Validates program id and host buffers (tensor ids, byte sizes) before a run is queued.
     Status check_io(int32_t id, const HostBuffer* buffers, size_t n) const;
 
-    Status read_file(const std::string& path, const FileRange* ranges, size_t n);
+    // Reads ranges of path into the arena (session_read.cc). scratch has room for n requests (the
+    // caller sizes it beforehand, so the read allocates nothing).
+    Status read_file(const std::string& path, const FileRange* ranges, size_t n, const ReadOptions& options,
+                     ReadRequest* scratch, ReadResult* result);
+    uint64_t bytes_read() const { return bytes_read_.load(); }
+    uint64_t direct_reads() const { return direct_reads_.load(); }
 
     const Arena& arena() const { return arena_; }
     const char* reader_name() const { return reader_->name(); }
@@ -63,6 +91,8 @@ class Session {
     std::unique_ptr<FileReader> reader_;
     std::string reader_note_;
     int threads_;
+    std::atomic<uint64_t> bytes_read_{0};    // cumulative, over successful reads
+    std::atomic<uint64_t> direct_reads_{0};  // successful reads that used O_DIRECT
 };
 
 }  // namespace flexpipe

@@ -1,6 +1,12 @@
 // SPDX-License-Identifier: Apache-2.0
 // Gemm and MatMul (float32): output dims with numpy matmul rules and bias broadcasting; constant B
 // operands are packed once at plan time (prepack gemm_pack_b) for the packed-panel GEMM driver.
+//
+// Native op ints (native/runtime/ops/nn_gemm.cc): Gemm [transA, transB, packedB, (n0, n1)], MatMul
+// [packedB, (n0, n1)]. The optional trailing [n0, n1] make a weight (column) slice: only with
+// packedB = 1, B is then gemm_pack_b's packing of weight columns [n0, n1) only (prepack ints
+// [transB, n0, n1]) and the op writes only columns [n0, n1) of the full output Y (bias and fused clamp
+// by absolute column; other columns untouched). The calls built here never slice (whole weights).
 import { attrFloat, attrInt } from '../attrs.js'
 import { broadcastDims, concrete, isConcrete } from '../dims.js'
 import { fusedClamp } from '../fuse-activations.js'

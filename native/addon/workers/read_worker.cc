@@ -1,12 +1,12 @@
 // SPDX-License-Identifier: Apache-2.0
-// Decoding the range list of a file read.
+// Decoding the range list and options of a file read; the result object.
 #include "addon/workers/read_worker.h"
 
 #include <cmath>
 
 namespace flexpipe {
 
-void ReadWorker::collect(const Napi::Value& owner, const Napi::Value& ranges) {
+void ReadWorker::collect(const Napi::Value& owner, const Napi::Value& ranges, const Napi::Value& options) {
     owner_ = Napi::Persistent(owner.As<Napi::Object>());
     Napi::Env env = ranges.Env();
     if (!ranges.IsTypedArray() || ranges.As<Napi::TypedArray>().TypedArrayType() != napi_float64_array) {
@@ -23,6 +23,37 @@ void ReadWorker::collect(const Napi::Value& owner, const Napi::Value& ranges) {
         }
         ranges_.push_back({static_cast<uint64_t>(a[i]), static_cast<uint64_t>(a[i + 1]), static_cast<uint64_t>(a[i + 2])});
     }
+    requests_.resize(ranges_.size());
+    collect_options(options);
+}
+
+void ReadWorker::collect_options(const Napi::Value& options) {
+    Napi::Env env = options.Env();
+    if (options.IsUndefined() || options.IsNull()) return;
+    if (!options.IsObject()) throw Napi::TypeError::New(env, "options: expected an object { direct?, bandwidth? }");
+    Napi::Object o = options.As<Napi::Object>();
+    const Napi::Value direct = o.Get("direct");
+    if (!direct.IsUndefined()) {
+        if (!direct.IsBoolean()) throw Napi::TypeError::New(env, "options.direct: expected a boolean");
+        options_.direct = direct.As<Napi::Boolean>().Value();
+    }
+    const Napi::Value bandwidth = o.Get("bandwidth");
+    if (!bandwidth.IsUndefined()) {
+        const double bw = bandwidth.IsNumber() ? bandwidth.As<Napi::Number>().DoubleValue() : 0;
+        if (!bandwidth.IsNumber() || !(bw > 0) || !std::isfinite(bw)) {
+            throw Napi::RangeError::New(env, "options.bandwidth: expected a positive finite number of bytes per second, got " +
+                                                 bandwidth.ToString().Utf8Value());
+        }
+        options_.bandwidth = bw;
+    }
+}
+
+Napi::Value ReadWorker::result(Napi::Env env) {
+    Napi::Object o = Napi::Object::New(env);
+    o.Set("direct", Napi::Boolean::New(env, result_.direct));
+    o.Set("bytes", Napi::Number::New(env, static_cast<double>(result_.bytes)));
+    o.Set("ms", Napi::Number::New(env, result_.ms));
+    return o;
 }
 
 }  // namespace flexpipe

@@ -17,16 +17,26 @@ class ReadWorker final : public StatusWorker {
     ReadWorker(Napi::Env env, std::atomic<bool>* busy, Session* session, std::string path)
         : StatusWorker(env, busy), session_(session), path_(std::move(path)) {}
 
-    // ranges: Float64Array of [fileOffset, length, arenaOffset] triples.
-    void collect(const Napi::Value& owner, const Napi::Value& ranges);
+    // ranges: Float64Array of [fileOffset, length, arenaOffset] triples; options: undefined or
+    // { direct?: boolean, bandwidth?: number (bytes/s, positive and finite) }.
+    void collect(const Napi::Value& owner, const Napi::Value& ranges, const Napi::Value& options);
 
   protected:
-    Status work() override { return session_->read_file(path_, ranges_.data(), ranges_.size()); }
+    Status work() override {
+        return session_->read_file(path_, ranges_.data(), ranges_.size(), options_, requests_.data(), &result_);
+    }
+    // Resolves with { direct, bytes, ms }.
+    Napi::Value result(Napi::Env env) override;
 
   private:
+    void collect_options(const Napi::Value& options);
+
     Session* session_;
     std::string path_;
     std::vector<FileRange> ranges_;
+    std::vector<ReadRequest> requests_;  // scratch for read_file, sized here so the read allocates nothing
+    ReadOptions options_;
+    ReadResult result_;
     Napi::ObjectReference owner_;
 };
 

@@ -2,6 +2,7 @@
 // Collecting and validating the host buffers of a run.
 #include "addon/workers/run_worker.h"
 
+#include <cmath>
 #include <string>
 
 #include "addon/convert.h"
@@ -35,6 +36,30 @@ void RunWorker::collect(const Napi::Value& owner, const Napi::Value& inputs, con
     Status s = session_->check_io(program_, inputs_.data(), inputs_.size());
     if (s.is_ok()) s = session_->check_io(program_, outputs_.data(), outputs_.size());
     if (!s.is_ok()) throw status_to_error(owner.Env(), s);
+}
+
+// An optional op index: undefined -> fallback; otherwise an integer number.
+static double op_index(const Napi::Value& v, double fallback, const char* what) {
+    if (v.IsUndefined()) return fallback;
+    if (!v.IsNumber()) throw Napi::TypeError::New(v.Env(), std::string(what) + ": expected an integer op index");
+    const double d = v.As<Napi::Number>().DoubleValue();
+    if (d != std::floor(d)) {
+        throw Napi::RangeError::New(v.Env(), std::string(what) + ": expected an integer op index, got " + std::to_string(d));
+    }
+    return d;
+}
+
+void RunWorker::set_range(const Napi::Value& op_begin, const Napi::Value& op_end) {
+    const auto n = static_cast<double>(session_->op_count(program_));
+    const double b = op_index(op_begin, 0, "opBegin"), e = op_index(op_end, n, "opEnd");
+    if (!(b >= 0 && b <= e && e <= n)) {
+        throw Napi::RangeError::New(op_begin.Env(), "opBegin/opEnd: expected 0 <= opBegin <= opEnd <= " +
+                                                        std::to_string(static_cast<long long>(n)) + " (ops of program " +
+                                                        std::to_string(program_) + "), got opBegin=" + Napi::Number::New(op_begin.Env(), b).ToString().Utf8Value() +
+                                                        ", opEnd=" + Napi::Number::New(op_begin.Env(), e).ToString().Utf8Value());
+    }
+    op_begin_ = static_cast<size_t>(b);
+    op_end_ = static_cast<size_t>(e);
 }
 
 }  // namespace flexpipe

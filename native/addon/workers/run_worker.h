@@ -18,16 +18,20 @@ class RunWorker final : public StatusWorker {
 
     // Reads [tensorId, TypedArray] pairs, keeps references to the arrays, and validates sizes.
     void collect(const Napi::Value& owner, const Napi::Value& inputs, const Napi::Value& outputs);
-    // Records per-op times (sized before the worker is queued, so the run itself allocates nothing).
+    // opBegin / opEnd (undefined: 0 / the program's op count); throws a RangeError naming the
+    // bounds unless 0 <= opBegin <= opEnd <= op count. Call after collect().
+    void set_range(const Napi::Value& op_begin, const Napi::Value& op_end);
+    // Records per-op times of the range (sized before the worker is queued, so the run itself
+    // allocates nothing). Call after set_range().
     void enable_profile() {
         profile_ = true;
-        op_ms_.assign(session_->op_count(program_), 0.0);
+        op_ms_.assign(op_end_ - op_begin_, 0.0);
     }
 
   protected:
     Status work() override {
         return session_->run(program_, activation_base_, inputs_.data(), inputs_.size(), outputs_.data(),
-                             outputs_.size(), profile_ ? op_ms_.data() : nullptr);
+                             outputs_.size(), op_begin_, op_end_, profile_ ? op_ms_.data() : nullptr);
     }
     // With profiling, resolves with a Float64Array of per-op milliseconds.
     Napi::Value result(Napi::Env env) override {
@@ -43,6 +47,7 @@ class RunWorker final : public StatusWorker {
     Session* session_;
     int32_t program_;
     uint64_t activation_base_;
+    size_t op_begin_ = 0, op_end_ = 0;
     std::vector<HostBuffer> inputs_;
     std::vector<HostBuffer> outputs_;
     std::vector<Napi::ObjectReference> pins_;

@@ -11,7 +11,10 @@ namespace {
 // gemm_pack_b: a 2-D float32 weight B [K, N] (or [N, K] with trans_b) -> packed B panels of the
 // selected ISA, float32 [ceil((n1 - n0) / NR), K, NR] (layout in runtime/gemm_driver.h; dims[2]
 // records NR so a consumer can check it matches its kernel table).
-// ints: [trans_b, n0 = 0, n1 = N]: the weight columns [n0, n1) to pack (a weight slice).
+// ints: [trans_b, n0 = 0, n1 = N]: the weight columns [n0, n1) to pack (a weight slice, FlexNN). The
+// slice is laid out exactly as a whole weight of n1 - n0 columns would be, starting at column n0:
+//     out[q, p, t] = B[p, n0 + q * NR + t]   for n0 + q * NR + t < n1, else 0   (B after trans_b)
+// so a Gemm/MatMul with ints [..., n0, n1] computes Y's columns [n0, n1) from it.
 struct PackBArgs {
     int64_t k = 0, n = 0, n0 = 0, n1 = 0;
     bool trans = false;

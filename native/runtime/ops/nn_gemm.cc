@@ -50,17 +50,36 @@ void clamp_rows(float* y, int64_t n, int64_t begin, int64_t end, const Clamp& k)
     for (int64_t i = begin * n; i < end * n; ++i) y[i] = y[i] < k.min ? k.min : (y[i] > k.max ? k.max : y[i]);
 }
 
-// A packed B from gemm_pack_b: float32 [ceil(N / NR), K, NR] with NR of this process's kernels.
-Status packed_b(const TensorView& b, int64_t k, int64_t n, const char* op, GemmPackedB* out) {
+// A packed B from gemm_pack_b holding weight columns [n0, n1): float32 [ceil((n1 - n0) / NR), K, NR]
+// with NR of this process's kernels. The dims fix the panel count, not n0/n1 themselves: a slice of
+// another start, or a width within the same panel count, is the plan's responsibility (it stays
+// memory-safe: the kernel reads only the packed panels, whose padding columns are zero).
+Status packed_b(const TensorView& b, int64_t k, int64_t n0, int64_t n1, const char* op, GemmPackedB* out) {
     const GemmKernels& g = kernels().gemm;
-    if (b.rank != 3 || b.dims[2] != g.nr || b.dims[1] != k || b.dims[0] != (n + g.nr - 1) / g.nr) {
+    if (b.rank != 3 || b.dims[2] != g.nr || b.dims[1] != k || b.dims[0] != (n1 - n0 + g.nr - 1) / g.nr) {
         return Status::error(StatusCode::shape_mismatch,
-                             "failed to run %s: packed B [%lld, %lld, %lld] does not match K=%lld, N=%lld, NR=%d",
+                             "failed to run %s: packed B [%lld, %lld, %lld] does not match K=%lld, columns [%lld, %lld), "
+                             "NR=%d (pack it with gemm_pack_b ints [transB, n0, n1])",
                              op, static_cast<long long>(b.dims[0]), static_cast<long long>(b.dims[1]),
-                             static_cast<long long>(b.dims[2]), static_cast<long long>(k),
-                             static_cast<long long>(n), g.nr);
+                             static_cast<long long>(b.dims[2]), static_cast<long long>(k), static_cast<long long>(n0),
+                             static_cast<long long>(n1), g.nr);
     }
-    *out = GemmPackedB{b.as<float>(), k, 0, n, g.nr};
+    *out = GemmPackedB{b.as<float>(), k, n0, n1, g.nr};
+    return Status::ok();
+}
+
+// The weight slice [n0, n1) of an op whose ints hold it at `at` (absent: all n columns). A slice
+// needs a packed B (its columns are all the op has of the weight).
+Status column_slice(const OpCall& c, int at, bool packed, int64_t n, const char* op, int64_t* n0, int64_t* n1) {
+    *n0 = 0, *n1 = n;
+    if (c.n_ints <= at) return Status::ok();
+    FLEXPIPE_CHECK_ARG(c.n_ints == at + 2, "failed to run %s: a weight slice needs both n0 and n1 (got %d ints)", op,
+                       c.n_ints);
+    FLEXPIPE_CHECK_ARG(packed, "failed to run %s: a weight slice [n0, n1) needs a packed B (packedB = 1)", op);
+    *n0 = c.ints[at], *n1 = c.ints[at + 1];
+    FLEXPIPE_CHECK_ARG(0 <= *n0 && *n0 <= *n1 && *n1 <= n,
+                       "failed to run %s: weight slice [%lld, %lld) must satisfy 0 <= n0 <= n1 <= N = %lld", op,
+                       static_cast<long long>(*n0), static_cast<long long>(*n1), static_cast<long long>(n));
     return Status::ok();
 }
 
@@ -68,10 +87,15 @@ Status packed_b(const TensorView& b, int64_t k, int64_t n, const char* op, GemmP
 
 // Gemm: inputs A [M, K] (or [K, M] with transA), B [K, N] (or [N, K] with transB), C (optional,
 // unidirectionally broadcastable to [M, N]); output Y [M, N]. Y = alpha * A' * B' + beta * C.
-// ints: [transA, transB, packedB = 0]; floats: [alpha, beta, (min, max)]. With packedB = 1, B is the
-// output of the gemm_pack_b prepack ([ceil(N / NR), K, NR], transB already applied). min/max: a fused
-// activation, Y = min(max(Y, min), max). Optional last output: the uint8 workspace
+// ints: [transA, transB, packedB = 0, (n0, n1)]; floats: [alpha, beta, (min, max)]. With packedB = 1, B
+// is the output of the gemm_pack_b prepack ([ceil(N / NR), K, NR], transB already applied). min/max:
+// a fused activation, Y = min(max(Y, min), max). Optional last output: the uint8 workspace
 // (gemm_workspace_bytes; required with packedB).
+// Weight slice (FlexNN), packedB = 1 only: with n0, n1 (0 <= n0 <= n1 <= N, N = Y's columns), B holds
+// only weight columns [n0, n1) (gemm_pack_b ints [transB, n0, n1]: [ceil((n1 - n0) / NR), K, NR]) and
+// the op writes only Y[:, n0:n1]; the other columns are neither read nor written. C is indexed by
+// absolute column (a bias C[j] or a full C[i, j] alike) and the clamp applies to the written columns.
+// Running the slices of a partition of [0, N) in any order yields the unsliced op's Y.
 Status op_gemm(const OpCall& c) {
     const char* op = "Gemm";
     FLEXPIPE_RETURN_IF_ERROR(expect_arity(c, op, 2, 3, 1, 2));
@@ -99,8 +123,10 @@ Status op_gemm(const OpCall& c) {
                              static_cast<long long>(n), static_cast<long long>(y.dims[0]),
                              static_cast<long long>(y.dims[1]));
     }
+    int64_t n0, n1;
+    FLEXPIPE_RETURN_IF_ERROR(column_slice(c, 3, packed, n, op, &n0, &n1));
     GemmPackedB pb;
-    if (packed) FLEXPIPE_RETURN_IF_ERROR(packed_b(b, k, n, op, &pb));
+    if (packed) FLEXPIPE_RETURN_IF_ERROR(packed_b(b, k, n0, n1, op, &pb));
     const float alpha = static_cast<float>(c.float_at(0, 1.0));
     const float beta = static_cast<float>(c.float_at(1, 1.0));
     const Clamp act = clamp_at(c, 2);
@@ -114,7 +140,7 @@ Status op_gemm(const OpCall& c) {
                            ct.rank);
         cd = ct.as<float>();
     }
-    if (y.numel == 0) return Status::ok();
+    if (y.numel == 0 || n0 == n1) return Status::ok();
     const Workspace ws = workspace_of(c, 1);
     FLEXPIPE_CHECK_ARG(ws.data || !packed, "failed to run Gemm: a packed B needs a workspace");
     // A per-column C with beta 1 is the GEMM bias; any other C is written into Y (times beta) first.
@@ -122,7 +148,7 @@ Status op_gemm(const OpCall& c) {
     if (cd && !bias) {
         parallel_for(m, c.threads, [&](int64_t begin, int64_t end) {
             for (int64_t i = begin; i < end; ++i)
-                for (int64_t j = 0; j < n; ++j) y.as<float>()[i * n + j] = beta * cd[i * cs[0] + j * cs[1]];
+                for (int64_t j = n0; j < n1; ++j) y.as<float>()[i * n + j] = beta * cd[i * cs[0] + j * cs[1]];
         });
     }
     if (!ws.data) {
@@ -150,7 +176,7 @@ Status op_gemm(const OpCall& c) {
         p.b = b.as<float>(), p.b_rs = tb ? 1 : b.dims[1], p.b_cs = tb ? b.dims[1] : 1;
     }
     p.c = y.as<float>(), p.c_rs = n, p.c_cs = 1;
-    p.m1 = m, p.n1 = n;
+    p.m1 = m, p.n0 = n0, p.n1 = n1;
     p.alpha = alpha;
     p.beta = cd && !bias ? 1.0f : 0.0f;
     p.bias = bias ? cd : nullptr;
@@ -273,10 +299,14 @@ Status matmul_batched(const MatMulShape& s, const TensorView& a, const TensorVie
 // MatMul: inputs A [..., M, K] or [K], B [..., K, N] or [K] (numpy matmul: 1-D A gains a leading 1
 // that is removed from Y, 1-D B gains a trailing 1 that is removed); batch dims broadcast.
 // Output Y [broadcast batch..., M (if A is not 1-D), N (if B is not 1-D)].
-// ints: [packedB = 0]; floats: [(min, max)]. With packedB = 1, B is a constant 2-D [K, N] packed by
-// gemm_pack_b ([ceil(N / NR), K, NR]) and A's batches and rows form one GEMM of batch * M rows.
+// ints: [packedB = 0, (n0, n1)]; floats: [(min, max)]. With packedB = 1, B is a constant 2-D [K, N]
+// packed by gemm_pack_b ([ceil(N / NR), K, NR]) and A's batches and rows form one GEMM of batch * M rows.
 // min/max: a fused activation, Y = min(max(Y, min), max). Optional last output: the uint8 workspace
 // (required with packedB).
+// Weight slice (FlexNN), packedB = 1 only: with n0, n1 (0 <= n0 <= n1 <= N, N = Y's last dim), B holds
+// only weight columns [n0, n1) (gemm_pack_b ints [0, n0, n1]: [ceil((n1 - n0) / NR), K, NR]) and the
+// op writes only Y[..., n0:n1]; the other columns are neither read nor written, the clamp applies to
+// the written ones. MatMul has no bias.
 Status op_matmul(const OpCall& c) {
     const char* op = "MatMul";
     FLEXPIPE_RETURN_IF_ERROR(expect_arity(c, op, 2, 2, 1, 2));
@@ -291,7 +321,9 @@ Status op_matmul(const OpCall& c) {
     FLEXPIPE_CHECK_ARG(!packed || y.rank >= 1, "failed to run MatMul: a packed B needs Y of rank >= 1");
     MatMulShape s;
     FLEXPIPE_RETURN_IF_ERROR(matmul_shape(a, b, y, packed, &s));
-    if (y.numel == 0) return Status::ok();
+    int64_t n0, n1;
+    FLEXPIPE_RETURN_IF_ERROR(column_slice(c, 1, packed, s.n, op, &n0, &n1));
+    if (y.numel == 0 || n0 == n1) return Status::ok();
     const Workspace ws = workspace_of(c, 1);
     FLEXPIPE_CHECK_ARG(ws.data || !packed, "failed to run MatMul: a packed B needs a workspace");
     const Clamp act = clamp_at(c, 0);
@@ -305,12 +337,12 @@ Status op_matmul(const OpCall& c) {
         p.k = s.k;
         p.a = a.as<float>(), p.a_rs = s.k, p.a_cs = 1;
         if (packed) {
-            FLEXPIPE_RETURN_IF_ERROR(packed_b(b, s.k, s.n, op, &p.b_packed));
+            FLEXPIPE_RETURN_IF_ERROR(packed_b(b, s.k, n0, n1, op, &p.b_packed));
         } else {
             p.b = b.as<float>(), p.b_rs = b.rank >= 2 ? s.n : 1, p.b_cs = 1;
         }
         p.c = y.as<float>(), p.c_rs = s.n, p.c_cs = 1;
-        p.m1 = s.batches * s.m, p.n1 = s.n;
+        p.m1 = s.batches * s.m, p.n0 = n0, p.n1 = n1;
         set_clamp(p, act);
         return gemm_run(kernels().gemm, p, ws.data, ws.bytes, c.threads);
     }
