@@ -80,6 +80,16 @@ export class InputError extends FlexpipeError {
   }
 }
 
+/** The memory budget is below what the model needs even with the most slicing. */
+export class MemoryBudgetError extends FlexpipeError {
+  /** The smallest budget (bytes) this package plans in, when known. */
+  readonly minimumBudget?: number
+  constructor(message: string, minimumBudget?: number) {
+    super('ERR_FLEXPIPE_BUDGET', message)
+    if (minimumBudget !== undefined) this.minimumBudget = minimumBudget
+  }
+}
+
 /** The engine was closed. */
 export class DisposedError extends FlexpipeError {
   constructor(what: string) {

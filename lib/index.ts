@@ -1,6 +1,9 @@
 // SPDX-License-Identifier: Apache-2.0
 // flexpipe's public API.
-export { open, Engine, type OpenOptions, type EngineStats, type OpTiming } from './runtime/engine.js'
+export { open, openPackage } from './open.js'
+export { Engine, type OpenOptions, type EngineStats, type OpTiming } from './runtime/engine.js'
+export { BudgetedEngine, type PackageOpenOptions, type BudgetStats, type BudgetChange } from './runtime/budget/budgeted-engine.js'
+export { prepare, type PrepareOptions, type PrepareReport } from './prepare/prepare.js'
 export { tensor, type Tensor, type TensorInfo, type DType, type TypedArray } from './tensor.js'
 export {
   FlexpipeError,
@@ -14,6 +17,7 @@ export {
   NativeError,
   AddonLoadError,
   PackageError,
+  MemoryBudgetError,
 } from './errors.js'
 export { supportedOpTypes } from './model/ops/registry.js'
 export { nativeInfo } from './native/info.js'

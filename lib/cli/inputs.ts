@@ -3,9 +3,11 @@
 import { readFile } from 'node:fs/promises'
 import { ArgumentError } from '../errors.js'
 import { allocArray, isDType } from '../model/dtype.js'
-import type { Engine } from '../runtime/engine.js'
-import { tensor, type Tensor } from '../tensor.js'
+import { tensor, type Tensor, type TensorInfo } from '../tensor.js'
 import { imageTensor, readPpm } from './image.js'
+
+/** What feeding needs of an engine: its inputs. */
+type Engine = { readonly inputs: readonly TensorInfo[] }
 
 /** Deterministic pseudo-random numbers (mulberry32), so runs are repeatable. */
 export function seededRandom(seed: number): () => number {

@@ -5,12 +5,17 @@ import { parseArgs } from 'node:util'
 import { FlexpipeError } from '../errors.js'
 import { runDemo } from './demo.js'
 import { runModel } from './run.js'
+import { runPrepare } from './prepare.js'
+import { parseBytes } from './sizes.js'
 import { nativeInfo } from '../native/info.js'
 
 const usage = `usage:
   flexpipe demo                                 classify text orientation with the bundled PP-OCR cls model
   flexpipe run <model.onnx> [--input name=file.json|file.ppm]... [--random] [--dim name=N]...
                             [--threads N] [--repeat N] [--output out.json]
+  flexpipe prepare <model.onnx> -o <model.fpk> [--budget 100MB] [--dim name=N]... [--threads N] [--kernels auto|direct]
+                            plan for a memory budget and write a package (pre-transformed weights)
+  flexpipe run <model.fpk> [--budget 100MB] [--bandwidth 257MB] ...   run a package within a memory budget
   flexpipe info                                 show the native build (ISA, OpenMP, io_uring)`
 
 async function main(argv: string[]): Promise<number> {
@@ -24,7 +29,10 @@ async function main(argv: string[]): Promise<number> {
       random: { type: 'boolean', default: false },
       threads: { type: 'string' },
       repeat: { type: 'string', default: '1' },
-      output: { type: 'string' },
+      output: { type: 'string', short: 'o' },
+      budget: { type: 'string' },
+      bandwidth: { type: 'string' },
+      kernels: { type: 'string' },
     },
   })
   const threads = values.threads === undefined ? undefined : Number(values.threads)
@@ -35,7 +43,22 @@ async function main(argv: string[]): Promise<number> {
     case 'run': {
       const model = positionals[0]
       if (!model) break
-      await runModel(model, { inputs: values.input, dims: values.dim, random: values.random, threads, repeat: Number(values.repeat), output: values.output })
+      await runModel(model, {
+        inputs: values.input,
+        dims: values.dim,
+        random: values.random,
+        threads,
+        repeat: Number(values.repeat),
+        output: values.output,
+        ...(values.budget === undefined ? {} : { budget: parseBytes(values.budget, '--budget') }),
+        ...(values.bandwidth === undefined ? {} : { bandwidth: parseBytes(values.bandwidth, '--bandwidth') }),
+      })
+      return 0
+    }
+    case 'prepare': {
+      const model = positionals[0]
+      if (!model) break
+      await runPrepare(model, { output: values.output, budget: values.budget, dims: values.dim, threads, kernels: values.kernels })
       return 0
     }
     case 'info':

@@ -3,7 +3,7 @@
 import { writeFile } from 'node:fs/promises'
 import { performance } from 'node:perf_hooks'
 import { ArgumentError } from '../errors.js'
-import { open } from '../runtime/engine.js'
+import { open, openPackage } from '../open.js'
 import type { Tensor } from '../tensor.js'
 import { buildFeeds } from './inputs.js'
 
@@ -14,6 +14,10 @@ export interface RunOptions {
   readonly threads?: number
   readonly repeat: number
   readonly output?: string
+  /** Memory budget in bytes (packages only). */
+  readonly budget?: number
+  /** Read bandwidth throttle in bytes/s (packages only). */
+  readonly bandwidth?: number
 }
 
 function summary(t: Tensor): string {
@@ -26,7 +30,13 @@ function summary(t: Tensor): string {
 
 export async function runModel(model: string, options: RunOptions): Promise<void> {
   if (!Number.isInteger(options.repeat) || options.repeat < 1) throw new ArgumentError(`--repeat: expected a positive integer`)
-  const engine = await open(model, { threads: options.threads })
+  const isPackage = model.endsWith('.fpk')
+  if (!isPackage && (options.budget !== undefined || options.bandwidth !== undefined)) {
+    throw new ArgumentError(`--budget and --bandwidth need a package: run \`flexpipe prepare ${model} -o model.fpk\` first`)
+  }
+  const engine = isPackage
+    ? await openPackage(model, { threads: options.threads, memoryBudget: options.budget, ioBandwidth: options.bandwidth })
+    : await open(model, { threads: options.threads })
   try {
     const feeds = await buildFeeds(engine, options.inputs, options.random, options.dims)
     const times: number[] = []
@@ -38,7 +48,9 @@ export async function runModel(model: string, options: RunOptions): Promise<void
     }
     for (const [name, t] of Object.entries(outputs)) console.log(`${name}: ${summary(t)}`)
     const sorted = times.slice().sort((a, b) => a - b)
-    console.log(`latency: first ${times[0]!.toFixed(1)} ms, median ${sorted[Math.floor(sorted.length / 2)]!.toFixed(1)} ms over ${times.length} run(s); threads ${engine.stats().threads}; arena ${(engine.stats().arenaBytes / 2 ** 20).toFixed(1)} MiB`)
+    const st = engine.stats()
+    const budget = 'memoryBudget' in st ? `; budget ${(st.memoryBudget / 1e6).toFixed(1)} MB, ${(st.loadBytesPerInference / 1e6).toFixed(1)} MB loaded per inference` : ''
+    console.log(`latency: first ${times[0]!.toFixed(1)} ms, median ${sorted[Math.floor(sorted.length / 2)]!.toFixed(1)} ms over ${times.length} run(s); threads ${st.threads}; arena ${(st.arenaBytes / 1e6).toFixed(1)} MB${budget}`)
     if (options.output) {
       const json = Object.fromEntries(Object.entries(outputs).map(([k, t]) => [k, { dtype: t.dtype, dims: t.dims, data: Array.from(t.data as ArrayLike<number | bigint>, Number) }]))
       await writeFile(options.output, JSON.stringify(json))

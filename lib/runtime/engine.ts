@@ -74,7 +74,7 @@ function checkSupported(graph: Graph): void {
   }
 }
 
-const foldNative: FoldFn = (node, call, inputs, outputs) => {
+export const foldNative: FoldFn = (node, call, inputs, outputs) => {
   const n = call.outputs ?? outputs.length
   const outs = outputs.slice(0, n).map((o) => ({ dtype: o.dtype, dims: o.dims as number[], data: allocArray(o.dtype, numel(o.dims as number[])) }))
   const ins = call.inputs.map((i, j) => {
@@ -346,9 +346,4 @@ export class Engine {
       throw fromNative(err)
     }
   }
-}
-
-/** Opens an ONNX model for inference. */
-export function open(path: string, options?: OpenOptions): Promise<Engine> {
-  return Engine.open(path, options)
 }

@@ -12,7 +12,7 @@ import { hostTensor } from '../model/values.js'
 import { nativeOpCode } from '../native/binding.js'
 import { planMemory, type BufferRequest } from '../plan/memory-plan.js'
 
-const maxRank = 8
+export const maxRank = 8
 
 export type OutputSource =
   | { readonly kind: 'tensor'; readonly tensor: number }
@@ -126,7 +126,7 @@ export function buildProgram(graph: Graph, inferred: InferredGraph, constantSlot
   })
   const mem = planMemory(st.buffers as BufferRequest[])
   for (const s of st.slots) if (s.buffer >= 0) s.offset = mem.offsets[s.buffer]!
-  return { program: encode(st.slots, words, opNodes.length), activationBytes: mem.size, inputs, outputs, opNodes, opKinds }
+  return { program: encodeProgram(st.slots, words, opNodes.length), activationBytes: mem.size, inputs, outputs, opNodes, opKinds }
 
   function encodeStep(step: Step, k: number): void {
     if (step.aliasOf !== undefined) {
@@ -166,7 +166,8 @@ export function buildProgram(graph: Graph, inferred: InferredGraph, constantSlot
   }
 }
 
-function encode(slots: readonly Slot[], opWords: readonly number[], nOps: number): Float64Array {
+/** Encodes tensor slots and op words as the descriptor of native/runtime/program.h. */
+export function encodeProgram(slots: ReadonlyArray<Pick<Slot, 'region' | 'offset' | 'dtype' | 'dims'>>, opWords: readonly number[], nOps: number): Float64Array {
   const out = new Float64Array(3 + slots.length * (4 + maxRank) + opWords.length)
   out[0] = 1
   out[1] = slots.length

@@ -192,3 +192,41 @@ const convTranspose: OpDef = {
 }
 
 export const convOps: OpDef[] = [conv, convTranspose]
+
+/** The parts of a Conv KernelCall's ints (layout above the native Conv op). */
+export interface ConvCallInts {
+  readonly shape: ConvShape
+  readonly kernel: ConvKernel
+  readonly slices: number
+  /** Index of the algo int (slices follows it). */
+  readonly algoAt: number
+}
+
+const convKernelOfCode = new Map(Object.entries(convAlgoCode).map(([k, v]) => [v, k as ConvKernel]))
+
+/** Decodes a Conv call made by convCall for input dims x and output dims y (the budget planner re-chooses). */
+export function decodeConvCall(call: KernelCall, x: readonly number[], y: readonly number[]): ConvCallInts {
+  const [group, nsp] = call.ints as [number, number]
+  const at = (i: number): number[] => call.ints.slice(2 + i * nsp, 2 + (i + 1) * nsp) as number[]
+  const win = { kernel: at(0), strides: at(1), dilations: at(2) } as unknown as Window
+  const algoAt = 2 + 5 * nsp
+  const kernel = convKernelOfCode.get(call.ints[algoAt]!)
+  if (call.op !== 'Conv' || kernel === undefined) throw new Error(`decodeConvCall: not a Conv call (${call.op})`)
+  return { shape: convShape(x, y[1]!, group, win, y.slice(2), at(3)), kernel, slices: call.ints[algoAt + 1]!, algoAt }
+}
+
+/** The same Conv call with another algorithm and input slice count, its workspace sized for `threads`. */
+export function withConvKernel(call: KernelCall, c: ConvCallInts, kernel: ConvKernel, slices: number, threads: number): KernelCall {
+  const ints = call.ints.slice()
+  ints[c.algoAt] = convAlgoCode[kernel]
+  ints[c.algoAt + 1] = slices
+  const workspace = convCost(kernel, c.shape, slices, { threads }).workspaceBytes
+  const winograd = kernel === 'winograd63' || kernel === 'winograd23'
+  const { workspace: _w, prepack: _p, ...rest } = call
+  return {
+    ...rest,
+    ints,
+    ...(workspace > 0 ? { workspace } : {}),
+    ...(winograd ? { prepack: [{ input: 1, transform: kernel === 'winograd63' ? 'winograd_f63_filter' : 'winograd_f23_filter', ints: [] }] } : {}),
+  }
+}

@@ -1,0 +1,61 @@
+// SPDX-License-Identifier: Apache-2.0
+// `flexpipe prepare model.onnx -o model.fpk [--budget 100MB] [--dim name=N]...`: plan and write a package,
+// with a progress bar over the weight transforms (cli-progress) when stderr is a terminal.
+import cliProgress from 'cli-progress'
+import { ArgumentError } from '../errors.js'
+import { prepare } from '../prepare/prepare.js'
+import { formatMB, parseBytes } from './sizes.js'
+
+export interface PrepareCliOptions {
+  readonly output?: string
+  readonly budget?: string
+  readonly dims: string[]
+  readonly threads?: number
+  readonly kernels?: string
+}
+
+function parseDims(dims: string[]): Record<string, number> {
+  const out: Record<string, number> = {}
+  for (const d of dims) {
+    const [k, v] = d.split('=')
+    const n = Number(v)
+    if (!k || !Number.isSafeInteger(n) || n < 1) throw new ArgumentError(`--dim: expected name=N with N >= 1, got '${d}'`)
+    out[k] = n
+  }
+  return out
+}
+
+export async function runPrepare(model: string, options: PrepareCliOptions): Promise<void> {
+  if (options.output === undefined) throw new ArgumentError('prepare: give the package path with -o model.fpk')
+  if (!options.output.endsWith('.fpk')) throw new ArgumentError(`prepare: the package path must end in .fpk, got ${options.output}`)
+  const kernels = options.kernels ?? 'auto'
+  if (kernels !== 'auto' && kernels !== 'direct') throw new ArgumentError(`--kernels: expected auto or direct, got ${kernels}`)
+  const bar = new cliProgress.SingleBar(
+    { format: 'prepare |{bar}| {value}/{total} weights  {what}', stream: process.stderr, hideCursor: true, noTTYOutput: false, clearOnComplete: true },
+    cliProgress.Presets.shades_classic,
+  )
+  let started = false
+  try {
+    const report = await prepare(model, options.output, {
+      ...(options.budget === undefined ? {} : { budget: parseBytes(options.budget, '--budget') }),
+      dims: parseDims(options.dims),
+      kernels,
+      ...(options.threads === undefined ? {} : { threads: options.threads }),
+      onProgress: (done, total, what) => {
+        if (!started) {
+          bar.start(total, 0, { what })
+          started = true
+        }
+        bar.update(done, { what: what.length > 40 ? `…${what.slice(-39)}` : what })
+      },
+    })
+    bar.stop()
+    console.log(
+      `${options.output}: ${report.blobs} weight blobs, ${formatMB(report.packageBytes)}; ${report.layers} layers` +
+        (options.budget === undefined ? '' : `, ${report.slicedLayers} sliced or re-kerneled at ${options.budget}`) +
+        `; runs in ${formatMB(report.minimumBudget)} .. ${formatMB(report.unlimitedBudget)} (every weight resident); ${(report.ms / 1000).toFixed(1)} s`,
+    )
+  } finally {
+    if (started) bar.stop()
+  }
+}

@@ -1,0 +1,49 @@
+// SPDX-License-Identifier: Apache-2.0
+// open(): an ONNX model (Engine: all weights in memory) or a package from `flexpipe prepare`
+// (BudgetedEngine: runs within a memory budget), told apart by the file's first bytes.
+import { open as openFile } from 'node:fs/promises'
+import { ArgumentError, IOError } from './errors.js'
+import { magic } from './package/format.js'
+import { BudgetedEngine, type PackageOpenOptions } from './runtime/budget/budgeted-engine.js'
+import { Engine, type OpenOptions } from './runtime/engine.js'
+
+async function isPackage(path: string): Promise<boolean> {
+  if (typeof path !== 'string' || path === '') throw new ArgumentError(`path: expected a file path, got ${String(path)}`)
+  let h
+  try {
+    h = await openFile(path, 'r')
+    const head = new Uint8Array(magic.length)
+    const { bytesRead } = await h.read(head, 0, head.length, 0)
+    return bytesRead === head.length && Buffer.from(head).toString('latin1') === magic
+  } catch (err) {
+    throw new IOError(`failed to read ${path}: ${(err as Error).message}`, { cause: err })
+  } finally {
+    await h?.close()
+  }
+}
+
+const packageOnly = ['memoryBudget', 'direct', 'ioBandwidth', 'preload', 'pin', 'staticPlan', 'verify'] as const
+
+/** Opens a package (.fpk) for memory-budgeted inference. */
+export function openPackage(path: string, options?: PackageOpenOptions): Promise<BudgetedEngine> {
+  return BudgetedEngine.open(path, options)
+}
+
+/**
+ * Opens an ONNX model (Engine, every weight in memory) or, for a path ending in .fpk, a package made by
+ * `flexpipe prepare` (BudgetedEngine, within `memoryBudget`). The return type follows the extension, and
+ * so does the check: a package under another name is rejected (open it with openPackage()).
+ */
+export function open(path: `${string}.fpk`, options?: PackageOpenOptions): Promise<BudgetedEngine>
+export function open(path: string, options?: OpenOptions): Promise<Engine>
+export async function open(path: string, options: OpenOptions & PackageOpenOptions = {}): Promise<Engine | BudgetedEngine> {
+  if (typeof path === 'string' && path.endsWith('.fpk')) return BudgetedEngine.open(path, options)
+  if (await isPackage(path)) {
+    throw new ArgumentError(`${path} is a flexpipe package: open it with openPackage(), or name it *.fpk`)
+  }
+  const given = packageOnly.filter((k) => options[k] !== undefined)
+  if (given.length > 0) {
+    throw new ArgumentError(`${given.join(', ')}: only packages run within a memory budget; make one with \`flexpipe prepare ${path} -o model.fpk\` and open that`)
+  }
+  return Engine.open(path, options)
+}

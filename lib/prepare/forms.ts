@@ -1,0 +1,44 @@
+// SPDX-License-Identifier: Apache-2.0
+// Storage forms of a constant: 'raw' (as in the model) or a prepack transform ('#gemm_pack_b(1)',
+// '#winograd_f63_filter()' ...). Their shapes and sizes follow native/runtime/prepack.h, computed here
+// without running the transform, so prepare can plan before it transforms anything.
+import { dtypeBytes, type DType } from '../model/dtype.js'
+import { numel } from '../model/ir.js'
+
+export interface FormShape {
+  readonly dtype: DType
+  readonly dims: number[]
+}
+
+/** Parses '#transform(i,j)' into the transform name and ints; undefined for 'raw'. */
+export function parseFormKey(form: string): { transform: string; ints: number[] } | undefined {
+  if (form === 'raw') return undefined
+  const m = /^#([a-z0-9_]+)\(([-0-9,]*)\)$/.exec(form)
+  if (m === null) throw new Error(`unknown form '${form}'`)
+  return { transform: m[1]!, ints: m[2] === '' ? [] : m[2]!.split(',').map(Number) }
+}
+
+/** The shape of a constant of `dtype`/`dims` in `form`, for this build's GEMM panel width `nr`. */
+export function formShape(dtype: DType, dims: readonly number[], form: string, nr: number): FormShape | undefined {
+  const p = parseFormKey(form)
+  if (p === undefined) return { dtype, dims: dims.slice() }
+  const winograd = (a2: number): FormShape => ({ dtype: 'float32', dims: [Math.ceil(dims[0]! / 16), a2, dims[1]!, 16] })
+  switch (p.transform) {
+    case 'winograd_f63_filter':
+      return winograd(64)
+    case 'winograd_f23_filter':
+      return winograd(16)
+    case 'gemm_pack_b': {
+      const transposed = p.ints[0] === 1
+      const k = transposed ? dims[1]! : dims[0]!
+      const n = transposed ? dims[0]! : dims[1]!
+      return { dtype: 'float32', dims: [Math.ceil(n / nr), k, nr] }
+    }
+    default:
+      return undefined
+  }
+}
+
+export function formBytes(s: FormShape): number {
+  return numel(s.dims) * dtypeBytes(s.dtype)
+}

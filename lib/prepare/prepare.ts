@@ -1,0 +1,247 @@
+// SPDX-License-Identifier: Apache-2.0
+// prepare(): ONNX model -> package (.fpk) for memory-budgeted inference (FlexNN's offline stage).
+//
+//   1. import, fuse activations, fix the input dims (symbolic dims from `dims`), infer shapes and fold
+//      constant subgraphs: the planned graph;
+//   2. list each layer's kernel options and plan for the budget (bottleneck-aware slicing, kernel choice
+//      Winograd -> im2col + GEMM -> direct, preload-aware memory plan; lib/runtime/budget/plan-budget.ts)
+//      to learn which storage forms the kernels need: the forms chosen without a budget and at the
+//      budget, plus every convolution's raw weight (the im2col/direct fallback that lets the runtime
+//      re-slice below the prepared budget);
+//   3. pre-transform the weights (packed GEMM panels, Winograd filters) and write the package: the graph
+//      (small constants inline), one 4 KiB-aligned, checksummed blob per (constant, form), and the
+//      smallest feasible budget.
+// Slicing itself is not frozen into the package: every form is stored so that any channel slice is one
+// contiguous byte range, and the runtime slices for whatever budget it gets (>= the recorded minimum).
+import { availableParallelism } from 'node:os'
+import { basename } from 'node:path'
+import { ArgumentError, MemoryBudgetError, UnsupportedOperatorError } from '../errors.js'
+import { dtypeBytes } from '../model/dtype.js'
+import { fuseActivations } from '../model/fuse-activations.js'
+import { inferGraph, type InferredGraph } from '../model/infer-graph.js'
+import { numel, type Graph, type TensorData, type ValueInfo } from '../model/ir.js'
+import { loadOnnx } from '../model/onnx-import.js'
+import { opDef } from '../model/ops/registry.js'
+import { hostTensor } from '../model/values.js'
+import { binding } from '../native/binding.js'
+import { PackageWriter, alignUp, type BlobEntry } from '../package/index.js'
+import { constantHost, runPrepack } from '../runtime/constants.js'
+import { foldNative } from '../runtime/engine.js'
+import { budgetModel } from '../runtime/budget/budgeted-engine.js'
+import { isConstantValue, residentMaxBytes } from '../runtime/budget/layer-options.js'
+import { directConvolutionOnly, minimumBudget, planForBudget, unlimitedBudget, type PlanPolicy } from '../runtime/budget/plan-budget.js'
+import { encodePackageGraph, type StoredConstant } from './graph-codec.js'
+import { formBytes, formShape, parseFormKey } from './forms.js'
+
+export interface PrepareOptions {
+  /** Memory budget (bytes) the package must run in; the package then serves every budget >= it. */
+  readonly budget?: number
+  /** Values of symbolic input dims, e.g. { batch: 1, seq_len: 128 }. */
+  readonly dims?: Readonly<Record<string, number>>
+  /** 'direct': every convolution uses direct convolution (the NCNN-Direct baseline). Default 'auto'. */
+  readonly kernels?: 'auto' | 'direct'
+  /** Allow weight/input slicing (default true; false gives the On-Demand baseline's whole layers). */
+  readonly slicing?: boolean
+  /** Threads the engine will run with (workspace sizes depend on it). Default: cores, at most 4. */
+  readonly threads?: number
+  /** Progress of the weight transform and write stage. */
+  readonly onProgress?: (done: number, total: number, what: string) => void
+}
+
+export interface PrepareReport {
+  readonly minimumBudget: number
+  readonly unlimitedBudget: number
+  readonly layers: number
+  /** Layers sliced (or given a leaner kernel) at the prepared budget. */
+  readonly slicedLayers: number
+  readonly blobs: number
+  readonly packageBytes: number
+  readonly ms: number
+}
+
+const producer = 'flexpipe 0.1.0 prepare'
+
+function checkSupported(graph: Graph): void {
+  for (const node of graph.nodes) {
+    if (node.domain !== '' || opDef(node.opType) === undefined) {
+      throw new UnsupportedOperatorError(node.name, node.domain ? `${node.domain}.${node.opType}` : node.opType, graph.opset)
+    }
+  }
+}
+
+/** Graph inputs with every dim concrete (symbolic ones from `dims`). */
+function fixInputs(graph: Graph, dims: Readonly<Record<string, number>>): Graph {
+  const inputs = graph.inputs.map((d) => {
+    if (d.dims === undefined) throw new ArgumentError(`input '${d.name}' has no declared shape; prepare needs fixed input shapes`)
+    return {
+      ...d,
+      dims: d.dims.map((x) => {
+        if (typeof x === 'number') return x
+        const v = dims[x]
+        if (v === undefined || !Number.isSafeInteger(v) || v < 1) {
+          throw new ArgumentError(`input '${d.name}' has the symbolic dim '${x}': give its value, e.g. --dim ${x}=1 (dims: { ${JSON.stringify(x)}: 1 })`)
+        }
+        return v
+      }),
+    }
+  })
+  return { ...graph, inputs }
+}
+
+/** The planned graph: the nodes that still run, the inputs fixed, constants split inline / stored. */
+function plannedGraph(graph: Graph, inferred: InferredGraph): { graph: Graph; constants: Map<string, ValueInfo> } {
+  const constants = new Map<string, ValueInfo>()
+  for (const step of inferred.steps) {
+    for (const name of step.node.inputs) {
+      const v = name === '' ? undefined : inferred.values.get(name)
+      if (v !== undefined && isConstantValue(v)) constants.set(name, v)
+    }
+  }
+  for (const o of graph.outputs) {
+    const v = inferred.values.get(o.name)
+    if (v !== undefined && isConstantValue(v)) constants.set(o.name, v)
+  }
+  const outputs = graph.outputs.map((o) => ({ ...o, dims: inferred.values.get(o.name)!.dims }))
+  return { graph: { ...graph, nodes: inferred.steps.map((s) => s.node), outputs, initializers: new Map() }, constants }
+}
+
+const bytesOf = (v: ValueInfo): number => numel(v.dims as number[]) * dtypeBytes(v.dtype)
+
+/** Prepares `modelPath` (ONNX) into the package `outPath`. */
+export async function prepare(modelPath: string, outPath: string, options: PrepareOptions = {}): Promise<PrepareReport> {
+  const t0 = performance.now()
+  if (options.budget !== undefined && !(Number.isSafeInteger(options.budget) && options.budget > 0)) {
+    throw new ArgumentError(`budget: expected a positive integer number of bytes, got ${options.budget}`)
+  }
+  const kernels = options.kernels ?? 'auto'
+  if (kernels !== 'auto' && kernels !== 'direct') throw new ArgumentError(`kernels: expected 'auto' or 'direct', got ${String(kernels)}`)
+  const threads = options.threads ?? Math.min(availableParallelism(), 4)
+  const source = fuseActivations(await loadOnnx(modelPath))
+  checkSupported(source)
+  const fixed = fixInputs(source, options.dims ?? {})
+  const inputs = new Map<string, ValueInfo>(fixed.inputs.map((d) => [d.name, { dtype: d.dtype, dims: d.dims! }]))
+  const inferred = inferGraph(fixed, inputs, { concrete: true, fold: foldNative, foldCache: new Map() })
+  const planned = plannedGraph(fixed, inferred)
+  const nr = binding().prepack('gemm_pack_b', { dtype: 1, dims: [1, 1], data: new Float32Array(1) }, [0]).dims[2]!
+
+  // Every form any kernel option could read, as virtual blobs, to plan before transforming anything.
+  const large = new Map([...planned.constants].filter(([, v]) => bytesOf(v) >= residentMaxBytes))
+  const virtual = new Map<string, BlobEntry>()
+  const stored = new Map<string, { dtype: StoredConstant['dtype']; dims: number[]; forms: Record<string, string> }>()
+  const blobName = (name: string, form: string): string => (form === 'raw' ? name : `${name}${form}`)
+  const formsOf = (name: string, v: ValueInfo): Record<string, string> => {
+    const forms: Record<string, string> = {}
+    for (const form of ['raw', '#winograd_f63_filter()', '#winograd_f23_filter()', '#gemm_pack_b(0)', '#gemm_pack_b(1)']) {
+      const shape = form === 'raw' || (v.dims.length === 4 && form.startsWith('#winograd')) || (v.dims.length === 2 && form.startsWith('#gemm')) ? formShape(v.dtype, v.dims as number[], form, nr) : undefined
+      if (shape === undefined) continue
+      const b = blobName(name, form)
+      const length = formBytes(shape)
+      virtual.set(b, { name: b, offset: 0, length, paddedLength: alignUp(length), crc32: 0, dtype: shape.dtype, dims: shape.dims })
+      forms[form] = b
+    }
+    return forms
+  }
+  for (const [name, v] of large) stored.set(name, { dtype: v.dtype, dims: v.dims as number[], forms: formsOf(name, v) })
+  // budgetModel re-infers the planned graph; its constants resolve to the virtual forms.
+  const withForms = budgetModel(withConstants(planned.graph, planned.constants), stored, virtual, nr, threads)
+  const policy: PlanPolicy = { preload: true, pin: true, staticPlan: true, slicing: options.slicing ?? true }
+  const direct = kernels === 'direct'
+  const restrict = direct ? directConvolutionOnly(withForms) : withForms
+  const unlimited = planForBudget(restrict, unlimitedBudget(restrict, policy), policy)
+  const atBudget = options.budget === undefined ? undefined : planOrExplain(restrict, options.budget, policy)
+
+  // The forms to write: chosen ones, plus raw conv weights (the lean fallback).
+  const needed = new Set<string>()
+  const addChosen = (p: typeof unlimited): void => {
+    for (const r of p.build.resident) if (r.source.kind === 'blob') needed.add(r.source.blob)
+    for (const l of p.build.loads) if (l !== undefined) needed.add(l.blob)
+  }
+  addChosen(unlimited)
+  if (atBudget !== undefined) addChosen(atBudget)
+  for (const layer of restrict.layers) {
+    if (layer.step.node.opType !== 'Conv') continue
+    const w = layer.step.node.inputs[1] ?? ''
+    const s = stored.get(w)
+    if (s?.forms.raw !== undefined) needed.add(s.forms.raw)
+  }
+  for (const s of stored.values()) for (const [form, b] of Object.entries(s.forms)) if (!needed.has(b)) delete s.forms[form]
+  const storedFinal = new Map([...stored].filter(([, s]) => Object.keys(s.forms).length > 0))
+  const finalBlobs = new Map([...virtual].filter(([b]) => needed.has(b)))
+  const packageModel = budgetModel(withConstants(planned.graph, planned.constants), storedFinal, finalBlobs, nr, threads)
+  const minimum = minimumBudget(direct ? directConvolutionOnly(packageModel) : packageModel, policy)
+
+  // Inline constants: small ones, and large ones no kernel reads from a blob (outputs, shape inputs).
+  const inline = new Map<string, TensorData>()
+  for (const [name, v] of planned.constants) {
+    if (storedFinal.has(name)) continue
+    inline.set(name, constantHost(v))
+  }
+  const writer = await PackageWriter.create(outPath, { producer })
+  try {
+    const jobs = [...storedFinal].flatMap(([name, s]) => Object.entries(s.forms).map(([form, blob]) => ({ name, form, blob })))
+    let done = 0
+    const hosts = new Map<string, TensorData>()
+    for (const job of jobs) {
+      options.onProgress?.(done, jobs.length, job.blob)
+      let host = hosts.get(job.name)
+      if (host === undefined) {
+        host = constantHost(planned.constants.get(job.name)!)
+        if (Object.keys(storedFinal.get(job.name)!.forms).length > 1) hosts.set(job.name, host)
+      }
+      const p = parseFormKey(job.form)
+      const data = p === undefined ? host : runPrepack(host, { input: 0, transform: p.transform, ints: p.ints }, job.name)
+      const v = finalBlobs.get(job.blob)!
+      await writer.addBlob(job.blob, data.data, { dtype: data.dtype, dims: data.dims.slice(), kind: job.form === 'raw' ? 'weight' : 'weight-transformed', group: job.name })
+      if (v.dims !== undefined && data.dims.join() !== v.dims.join()) throw new Error(`prepare: form ${job.form} of '${job.name}' has dims [${data.dims}], expected [${v.dims}]`)
+      done++
+      if (done === jobs.length || hosts.size > 64) hosts.clear()
+    }
+    options.onProgress?.(jobs.length, jobs.length, 'manifest')
+    const graph = encodePackageGraph(planned.graph, inline, storedFinal)
+    const manifest = await writer.finish(graph, {
+      kind: 'flexpipe-model',
+      source: basename(modelPath),
+      gemmNr: nr,
+      isa: binding().info().isa,
+      kernels,
+      slicing: policy.slicing,
+      preparedBudget: options.budget ?? null,
+      minimumBudget: minimum,
+      minimumThreads: threads,
+      unlimitedBudget: unlimited.budget,
+    })
+    const end = manifest.blobs.reduce((m, b) => Math.max(m, b.offset + b.paddedLength), 0)
+    return {
+      minimumBudget: minimum,
+      unlimitedBudget: unlimited.budget,
+      layers: restrict.layers.length,
+      slicedLayers: atBudget === undefined ? 0 : atBudget.choices.filter((c) => c.weightSlices > 1 || c.option > 0).length,
+      blobs: manifest.blobs.length,
+      packageBytes: end,
+      ms: performance.now() - t0,
+    }
+  } catch (err) {
+    await writer.abort()
+    throw err
+  }
+}
+
+/** The planned graph with its constants as initializers (host data stays in memory until written). */
+function withConstants(graph: Graph, constants: ReadonlyMap<string, ValueInfo>): Graph {
+  const initializers = new Map<string, TensorData | NonNullable<ValueInfo['tensor']>>()
+  for (const [name, v] of constants) {
+    const t = v.tensor ?? hostTensor(v)
+    if (t !== undefined) initializers.set(name, t)
+  }
+  return { ...graph, initializers }
+}
+
+function planOrExplain(m: Parameters<typeof planForBudget>[0], budget: number, policy: PlanPolicy): ReturnType<typeof planForBudget> {
+  try {
+    return planForBudget(m, budget, policy)
+  } catch (err) {
+    if (!(err instanceof MemoryBudgetError)) throw err
+    const least = minimumBudget(m, policy)
+    throw new MemoryBudgetError(`--budget ${budget} bytes is below the minimum of ${least} bytes for this model; prepare with --budget ${least} or more`, least)
+  }
+}

@@ -1,0 +1,418 @@
+// SPDX-License-Identifier: Apache-2.0
+// BudgetedEngine: runs a package (.fpk, written by `flexpipe prepare`) inside a memory budget (FlexNN).
+//
+// open():   reads and checks the manifest, infers shapes of the planned graph, lists each step's kernel
+//           options, plans for the budget (slicing + preload-aware memory plan), sizes ONE arena
+//           (resident constants, then the planned region), writes the resident constants and loads the
+//           pinned weights.
+// infer():  copies inputs in, then runs the load queue (weights read from the package into planned
+//           offsets: io_uring, O_DIRECT, optional bandwidth throttle) and the compute queue (op ranges)
+//           concurrently, synchronized by the plan's dependencies (pipeline.ts), and copies outputs out.
+// setMemoryBudget(): between inferences, re-plans (keeping the slicing when it still fits), re-sizes
+//           the arena and continues; inferences queued before it finish under the old plan.
+import { availableParallelism } from 'node:os'
+import { ArgumentError, DisposedError, MemoryBudgetError, PackageError } from '../../errors.js'
+import { allocArray, dtypeCode, type DType } from '../../model/dtype.js'
+import { inferGraph } from '../../model/infer-graph.js'
+import type { ValueInfo } from '../../model/ir.js'
+import { numel } from '../../model/ir.js'
+import { binding, type NativeSession } from '../../native/binding.js'
+import { PackageReader, type BlobEntry } from '../../package/index.js'
+import { decodePackageGraph, type StoredConstant } from '../../prepare/graph-codec.js'
+import { parseFormKey } from '../../prepare/forms.js'
+import type { Tensor, TensorInfo } from '../../tensor.js'
+import { runPrepack } from '../constants.js'
+import { foldNative } from '../engine.js'
+import { checkFeeds } from '../feeds.js'
+import { fromNative } from '../native-errors.js'
+import { SerialQueue } from '../serial-queue.js'
+import { finishProgram, type BudgetProgram } from './budget-program.js'
+import { isConstantValue, stepLayers, type OptionContext } from './layer-options.js'
+import { loadsNeeded, runPipeline, type PipelineSchedule } from './pipeline.js'
+import { directConvolutionOnly, liveBytesPerStep, minimumBudget, planForBudget, unlimitedBudget, type BudgetModel, type BudgetPlan, type PlanPolicy } from './plan-budget.js'
+
+export interface PackageOpenOptions {
+  /** Threads for compute (OpenMP). Default: available cores, at most 4. */
+  readonly threads?: number
+  /** File reader: io_uring when available ('auto'), or 'uring' / 'pread'. */
+  readonly io?: 'auto' | 'uring' | 'pread'
+  /** Arena bytes the engine may use (default: as much as the model needs with every weight resident). */
+  readonly memoryBudget?: number
+  /** Read weights with O_DIRECT (cold IO, no page cache) where the file system allows. Default true. */
+  readonly direct?: boolean
+  /** Throttle weight reads to this many bytes per second (emulates an SD card or eMMC). */
+  readonly ioBandwidth?: number
+  /** Preload weights ahead of their layer (default true). */
+  readonly preload?: boolean
+  /** Keep weights resident across inferences when the budget allows (default true). */
+  readonly pin?: boolean
+  /** Static memory plan (default true; false: dynamic first-fit, for the ablation benchmark). */
+  readonly staticPlan?: boolean
+  /** Verify every blob's checksum at open ('all', default) or only the structure ('header'). */
+  readonly verify?: 'header' | 'all'
+}
+
+export interface BudgetStats {
+  readonly arenaBytes: number
+  readonly memoryBudget: number
+  readonly residentBytes: number
+  readonly plannedBytes: number
+  readonly pinnedBytes: number
+  /** Bytes read from the package per inference (weights that are not pinned). */
+  readonly loadBytesPerInference: number
+  readonly loadsPerInference: number
+  readonly ops: number
+  readonly slicedLayers: number
+  readonly preloadedWeights: number
+  readonly reader: string
+  readonly threads: number
+  readonly bytesRead: number
+}
+
+export interface BudgetChange {
+  /** Whether layer slicing ran again (false: the current slicing fit the new budget). */
+  readonly resliced: boolean
+  /** Planning time (slicing + memory planning), ms. */
+  readonly planMs: number
+  /** Re-allocation and reloading of resident data, ms. */
+  readonly applyMs: number
+}
+
+interface Active {
+  readonly plan: BudgetPlan
+  readonly program: number
+  readonly base: number
+  readonly schedule: PipelineSchedule
+  readonly need: Int32Array
+  /** Per load in queue order: [fileOffset, bytes, arenaOffset]. */
+  readonly ranges: readonly Float64Array[]
+}
+
+const alignUp = (n: number, a: number): number => Math.ceil(n / a) * a
+
+/** The GEMM panel width of this build's kernels (the packed weight layout depends on it). */
+function gemmPanelWidth(): number {
+  const r = binding().prepack('gemm_pack_b', { dtype: dtypeCode('float32'), dims: [1, 1], data: new Float32Array(1) }, [0])
+  return r.dims[2]!
+}
+
+function checkOptions(o: PackageOpenOptions): Required<Omit<PackageOpenOptions, 'memoryBudget' | 'ioBandwidth'>> & Pick<PackageOpenOptions, 'memoryBudget' | 'ioBandwidth'> {
+  const threads = o.threads ?? Math.min(availableParallelism(), 4)
+  if (!Number.isInteger(threads) || threads < 1 || threads > 256) throw new ArgumentError(`threads: expected integer 1..256, got ${o.threads}`)
+  const io = o.io ?? 'auto'
+  if (io !== 'auto' && io !== 'uring' && io !== 'pread') throw new ArgumentError(`io: expected 'auto', 'uring' or 'pread', got ${String(io)}`)
+  if (o.memoryBudget !== undefined) checkBudget(o.memoryBudget)
+  if (o.ioBandwidth !== undefined && !(Number.isFinite(o.ioBandwidth) && o.ioBandwidth > 0)) {
+    throw new ArgumentError(`ioBandwidth: expected bytes per second > 0, got ${o.ioBandwidth}`)
+  }
+  const verify = o.verify ?? 'all'
+  if (verify !== 'all' && verify !== 'header') throw new ArgumentError(`verify: expected 'all' or 'header', got ${String(verify)}`)
+  const bool = (v: boolean | undefined, name: string, d: boolean): boolean => {
+    if (v !== undefined && typeof v !== 'boolean') throw new ArgumentError(`${name}: expected a boolean, got ${String(v)}`)
+    return v ?? d
+  }
+  return {
+    threads,
+    io,
+    memoryBudget: o.memoryBudget,
+    ioBandwidth: o.ioBandwidth,
+    direct: bool(o.direct, 'direct', true),
+    preload: bool(o.preload, 'preload', true),
+    pin: bool(o.pin, 'pin', true),
+    staticPlan: bool(o.staticPlan, 'staticPlan', true),
+    verify,
+  }
+}
+
+function checkBudget(bytes: number): void {
+  if (!Number.isSafeInteger(bytes) || bytes <= 0) throw new ArgumentError(`memoryBudget: expected a positive integer number of bytes, got ${bytes}`)
+}
+
+export class BudgetedEngine {
+  readonly inputs: readonly TensorInfo[]
+  readonly outputs: readonly TensorInfo[]
+  /** The smallest memory budget (bytes) this package runs in with this engine's options. */
+  readonly minimumBudget: number
+  private session: NativeSession | undefined
+  private readonly queue = new SerialQueue()
+  private active: Active | undefined
+  private budget: number
+
+  private constructor(
+    private readonly path: string,
+    private readonly model: PackageModel,
+    private readonly policy: PlanPolicy,
+    private readonly options: ReturnType<typeof checkOptions>,
+    minimum: number,
+  ) {
+    this.inputs = model.graph.inputs.map((d) => ({ name: d.name, dtype: d.dtype, dims: d.dims! }))
+    this.outputs = model.graph.outputs.map((o) => {
+      const v = model.inferred.values.get(o.name)!
+      return { name: o.name, dtype: v.dtype, dims: v.dims }
+    })
+    this.minimumBudget = minimum
+    this.budget = 0
+    this.session = new (binding().Session)(options.threads, options.io)
+  }
+
+  /** Opens a package for inference within `memoryBudget`. */
+  static async open(path: string, options: PackageOpenOptions = {}): Promise<BudgetedEngine> {
+    const opts = checkOptions(options)
+    const reader = await PackageReader.open(path, { verify: opts.verify })
+    let model: PackageModel
+    let minimum: number
+    let policy: PlanPolicy = { preload: opts.preload, pin: opts.pin, staticPlan: opts.staticPlan, slicing: true }
+    try {
+      const meta = reader.manifest.meta
+      const label = `package ${path}`
+      if (meta.kind !== 'flexpipe-model') throw new PackageError(`${label}: not a model package (meta.kind ${JSON.stringify(meta.kind)}); re-run flexpipe prepare`)
+      const nr = gemmPanelWidth()
+      if (meta.gemmNr !== nr) {
+        throw new PackageError(
+          `${label}: its weights are packed for GEMM panels of ${String(meta.gemmNr)} floats (${String(meta.isa)}), but this machine's kernels use ${nr} (${binding().info().isa}); run flexpipe prepare on this machine`,
+        )
+      }
+      const blobs = new Map<string, BlobEntry>(reader.manifest.blobs.map((b) => [b.name, b]))
+      const pg = decodePackageGraph(reader.manifest.graph, reader.path, (n) => blobs.get(n), label)
+      model = budgetModel(pg.graph, pg.stored, blobs, nr, opts.threads)
+      if (meta.kernels === 'direct') model = directConvolutionOnly(model)
+      if (meta.slicing === false) policy = { ...policy, slicing: false }
+      const recorded = typeof meta.minimumBudget === 'number' ? meta.minimumBudget : undefined
+      const defaults = opts.preload && opts.pin && opts.staticPlan
+      minimum = defaults && recorded !== undefined && meta.minimumThreads === opts.threads ? recorded : minimumBudget(model, policy)
+    } finally {
+      await reader.close()
+    }
+    const engine = new BudgetedEngine(path, model, policy, opts, minimum)
+    try {
+      await engine.apply(engine.planFor(opts.memoryBudget))
+    } catch (err) {
+      await engine.close()
+      throw err
+    }
+    return engine
+  }
+
+  /** Runs the model. Calls are queued: concurrent infer() calls run one after another. */
+  infer(feeds: Record<string, Tensor>): Promise<Record<string, Tensor>> {
+    if (this.session === undefined) return Promise.reject(new DisposedError('infer'))
+    let tensors: Tensor[]
+    try {
+      tensors = checkFeeds(feeds, this.model.graph.inputs)
+    } catch (err) {
+      return Promise.reject(err)
+    }
+    return this.queue.push(() => this.run(tensors))
+  }
+
+  /**
+   * Changes the memory budget. Takes effect after the inferences already queued; re-plans (keeping the
+   * slicing when it still fits), re-sizes the arena and reloads resident data. Rejects with a
+   * MemoryBudgetError naming the minimum when the budget is too small (the old plan stays).
+   */
+  setMemoryBudget(bytes: number): Promise<BudgetChange> {
+    if (this.session === undefined) return Promise.reject(new DisposedError('setMemoryBudget'))
+    try {
+      checkBudget(bytes)
+    } catch (err) {
+      return Promise.reject(err)
+    }
+    return this.queue.push(async () => {
+      const before = this.active!.plan
+      const plan = this.planFor(bytes, before)
+      const t0 = performance.now()
+      await this.apply(plan, !plan.resliced)
+      return { resliced: plan.resliced, planMs: plan.ms, applyMs: performance.now() - t0 }
+    })
+  }
+
+  get memoryBudget(): number {
+    return this.budget
+  }
+
+  stats(): BudgetStats {
+    const s = this.live('stats').stats() as ReturnType<NativeSession['stats']> & { bytesRead?: number }
+    const a = this.active!
+    const b = a.plan.build
+    let loadBytes = 0
+    for (const r of a.ranges) loadBytes += r[1]!
+    return {
+      arenaBytes: s.arenaBytes,
+      memoryBudget: this.budget,
+      residentBytes: b.residentBytes,
+      plannedBytes: a.plan.plan.arenaBytes,
+      pinnedBytes: a.plan.plan.pinnedBytes,
+      loadBytesPerInference: loadBytes,
+      loadsPerInference: a.ranges.length,
+      ops: b.ops,
+      slicedLayers: a.plan.choices.filter((c) => c.weightSlices > 1 || c.option > 0).length,
+      preloadedWeights: a.plan.plan.preloadedWeights,
+      reader: s.reader,
+      threads: s.threads,
+      bytesRead: s.bytesRead ?? 0,
+    }
+  }
+
+  /** Waits for queued work, then frees the arena. Idempotent. */
+  async close(): Promise<void> {
+    const session = this.session
+    if (session === undefined) return
+    await this.queue.idle()
+    this.session = undefined
+    session.dispose()
+  }
+
+  private live(what: string): NativeSession {
+    if (this.session === undefined) throw new DisposedError(what)
+    return this.session
+  }
+
+  private planFor(budget: number | undefined, previous?: BudgetPlan): BudgetPlan {
+    const bytes = budget ?? unlimitedBudget(this.model, this.policy)
+    if (bytes < this.minimumBudget) {
+      throw new MemoryBudgetError(
+        `a memory budget of ${bytes} bytes is below the minimum of ${this.minimumBudget} bytes for this package; give at least ${this.minimumBudget} bytes`,
+        this.minimumBudget,
+      )
+    }
+    try {
+      return planForBudget(this.model, bytes, this.policy, previous)
+    } catch (err) {
+      if (err instanceof MemoryBudgetError) {
+        throw new MemoryBudgetError(`${err.message}; the minimum for this package is ${this.minimumBudget} bytes`, this.minimumBudget)
+      }
+      throw err
+    }
+  }
+
+  /** Makes `plan` the active plan: arena, resident constants, pinned weights, program. */
+  private async apply(plan: BudgetPlan, keepResident = false): Promise<void> {
+    const session = this.live('plan')
+    const b = plan.build
+    const base = alignUp(b.residentBytes, 4096)
+    const old = this.active
+    if (old !== undefined) session.removeProgram(old.program)
+    this.active = undefined
+    try {
+      session.resize(base + plan.plan.arenaBytes, keepResident ? base : 0)
+      if (!keepResident) await this.writeResident(session, b)
+      const loads: number[] = []
+      const pinned: number[] = []
+      for (const t of plan.plan.order.weight) (plan.plan.placements[t]!.pinned ? pinned : loads).push(t)
+      const rangeOf = (t: number): Float64Array => {
+        const l = b.loads[t]!
+        const blob = this.blob(l.blob)
+        return new Float64Array([blob.offset + l.start, l.bytes, base + plan.plan.placements[t]!.offset])
+      }
+      for (const t of pinned) await this.read(session, rangeOf(t))
+      const program = session.addProgram(finishProgram(b, plan.plan, base))
+      const schedule: PipelineSchedule = {
+        ops: b.ops,
+        loads: loads.map((t) => ({ step: b.problem.tensors[t]!.first, after: plan.plan.loadAfter[t]! })),
+      }
+      this.active = { plan, program, base, schedule, need: loadsNeeded(schedule), ranges: loads.map(rangeOf) }
+      this.budget = plan.budget
+    } catch (err) {
+      throw fromNative(err)
+    }
+  }
+
+  private blob(name: string): BlobEntry {
+    const b = this.model.blobs.get(name)
+    if (b === undefined) throw new PackageError(`package ${this.path}: blob '${name}' is missing; re-run flexpipe prepare`, { blob: name })
+    return b
+  }
+
+  private read(session: NativeSession, range: Float64Array): Promise<unknown> {
+    const opts: { direct: boolean; bandwidth?: number } = { direct: this.options.direct }
+    if (this.options.ioBandwidth !== undefined) opts.bandwidth = this.options.ioBandwidth
+    return session.readFile(this.path, range, opts)
+  }
+
+  private async writeResident(session: NativeSession, b: BudgetProgram): Promise<void> {
+    const ranges: number[] = []
+    for (const r of b.resident) {
+      if (r.source.kind === 'blob') {
+        const blob = this.blob(r.source.blob)
+        ranges.push(blob.offset, blob.length, r.offset)
+      } else {
+        const s = r.source
+        const p = parseFormKey(s.form)
+        const data = p === undefined ? s.data : runPrepack(s.data, { input: 0, ...p }, s.node)
+        session.write(r.offset, data.data)
+      }
+    }
+    if (ranges.length > 0) await session.readFile(this.path, new Float64Array(ranges), { direct: false })
+  }
+
+  private async run(tensors: Tensor[]): Promise<Record<string, Tensor>> {
+    const a = this.active
+    if (a === undefined) throw new MemoryBudgetError('the engine has no plan (the last budget change failed); call setMemoryBudget() with a feasible budget', this.minimumBudget)
+    const session = this.live('infer')
+    const b = a.plan.build
+    const byName = new Map(this.model.graph.inputs.map((d, i) => [d.name, tensors[i]!]))
+    const outputs: Record<string, Tensor> = {}
+    const pairs: Array<[number, ArrayBufferView]> = []
+    for (const o of b.outputs) {
+      const data = allocArray(o.dtype, numel(o.dims))
+      if (o.source.kind === 'constant') data.set(o.source.data.data as never)
+      else if (o.source.kind === 'input') data.set(byName.get(o.source.name)!.data as never)
+      else pairs.push([o.source.tensor, data])
+      outputs[o.name] = { dtype: o.dtype, dims: o.dims, data }
+    }
+    const inputs = b.inputs.map((i): [number, ArrayBufferView] => [i.tensor, byName.get(i.name)!.data])
+    try {
+      await runPipeline(
+        a.schedule,
+        {
+          load: (j) => this.read(session, a.ranges[j]!).then(() => undefined),
+          compute: (begin, end) => session.run(a.program, 0, begin === 0 ? inputs : [], end === b.ops ? pairs : [], false, begin, end).then(() => undefined),
+        },
+        a.need,
+      )
+    } catch (err) {
+      throw fromNative(err, b.opNodes)
+    }
+    return outputs
+  }
+}
+
+type PackageModel = BudgetModel & { readonly blobs: ReadonlyMap<string, BlobEntry> }
+
+/** The planner's model of a package graph: shapes, kernel options, live bytes, blob lookup. */
+export function budgetModel(
+  graph: BudgetModel['graph'],
+  stored: ReadonlyMap<string, StoredConstant>,
+  blobs: ReadonlyMap<string, BlobEntry>,
+  gemmNr: number,
+  threads: number,
+): PackageModel {
+  const inputs = new Map<string, ValueInfo>(graph.inputs.map((d) => [d.name, { dtype: d.dtype, dims: d.dims! }]))
+  const inferred = inferGraph(graph, inputs, { concrete: true, fold: foldNative, foldCache: new Map() })
+  const blobOf = (name: string, form: string): BlobEntry | undefined => {
+    const b = stored.get(name)?.forms[form]
+    return b === undefined ? undefined : blobs.get(b)
+  }
+  const ctx: OptionContext = {
+    inferred,
+    hasForm: (name, form) => blobOf(name, form) !== undefined,
+    formBytes: (name, form) => blobOf(name, form)?.length ?? 0,
+    gemmNr,
+    threads,
+  }
+  const layers = stepLayers(ctx)
+  const live = liveBytesPerStep(graph, inferred, (n) => isConstantValue(inferred.values.get(n)))
+  return {
+    graph,
+    inferred,
+    layers,
+    live: layers.map((l) => live[l.index]!),
+    lookup: { blob: (name, form) => blobOf(name, form) },
+    formShape: (name, form) => {
+      const b = blobOf(name, form)
+      return b?.dtype === undefined || b.dims === undefined ? undefined : { dtype: b.dtype as DType, dims: b.dims.slice() }
+    },
+    gemmNr,
+    blobs,
+  }
+}

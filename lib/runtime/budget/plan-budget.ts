@@ -1,0 +1,207 @@
+// SPDX-License-Identifier: Apache-2.0
+// Planning for a memory budget, as FlexNN does it: layer slicing (lib/plan/slicing.ts) for a per-layer
+// limit, then the preload-aware memory plan (lib/plan/preload-plan.ts) of the resulting program; when
+// the plan fails (fragmentation, no room to preload) the per-layer limit tightens and slicing runs
+// again. A budget change first tries the current slicing (re-planning memory only) and re-slices only
+// when that fails. Pure apart from reading the addon's op codes.
+import { MemoryBudgetError, PlanInfeasibleError } from '../../errors.js'
+import { numel, type Graph } from '../../model/ir.js'
+import type { InferredGraph } from '../../model/infer-graph.js'
+import { dtypeBytes, type DType } from '../../model/dtype.js'
+import { planMemory } from '../../plan/memory-plan.js'
+import { planOnDemandFirstFit, planPreload, type PreloadPlan } from '../../plan/preload-plan.js'
+import { LayerTooLargeError, layerMinimumBytes, planSlicing, type LayerChoice, type LayerInfo } from '../../plan/slicing.js'
+import { buildBudgetProgram, type BudgetProgram, type ConstantLookup } from './budget-program.js'
+import { layerInfo, type StepLayer } from './layer-options.js'
+
+export interface PlanPolicy {
+  /** Preload weights ahead of their layer (default true; false: the seed's 'w/o preload'). */
+  readonly preload: boolean
+  /** Keep weights resident across inferences when the budget allows (default true). */
+  readonly pin: boolean
+  /** The static plan (default true; false: a dynamic first-fit allocator, the seed's 'w/o static plan'). */
+  readonly staticPlan: boolean
+  /** Allow weight and input slicing (default true; false: the On-Demand baseline's whole layers). */
+  readonly slicing: boolean
+}
+
+export interface BudgetModel {
+  readonly graph: Graph
+  readonly inferred: InferredGraph
+  readonly layers: readonly StepLayer[]
+  /** Activation bytes live at each layer's step, parallel to layers. */
+  readonly live: readonly number[]
+  readonly lookup: ConstantLookup
+  readonly formShape: (name: string, form: string) => { dtype: DType; dims: number[] } | undefined
+  readonly gemmNr: number
+}
+
+export interface BudgetPlan {
+  readonly budget: number
+  readonly choices: readonly LayerChoice[]
+  readonly build: BudgetProgram
+  readonly plan: PreloadPlan
+  /** Whether slicing ran for this plan (false: the previous slicing was re-planned). */
+  readonly resliced: boolean
+  /** Planning time (slicing + memory planning), ms. */
+  readonly ms: number
+}
+
+const layerInfos = (m: BudgetModel, policy: PlanPolicy): LayerInfo[] =>
+  m.layers.map((l, i) => {
+    const info = layerInfo(l, m.live[i]!)
+    if (policy.slicing) return info
+    // Whole layers: the first (default) kernel, no weight slices, default input slices.
+    const o = info.options[0]!
+    return { ...info, options: [{ ...o, weightSliceable: false, maxInputSlices: o.defaultInputSlices }] }
+  })
+
+function build(m: BudgetModel, choices: readonly LayerChoice[]): BudgetProgram {
+  return buildBudgetProgram({ graph: m.graph, inferred: m.inferred, layers: m.layers, choices, lookup: m.lookup, formShape: m.formShape, gemmNr: m.gemmNr })
+}
+
+/** The memory plan of a built program inside `region` bytes (throws PlanInfeasibleError). */
+function planRegion(b: BudgetProgram, region: number, policy: PlanPolicy): PreloadPlan {
+  if (policy.staticPlan) return planPreload(b.problem, { budget: region, preload: policy.preload, pin: policy.pin })
+  const plan = planOnDemandFirstFit(b.problem)
+  if (plan.arenaBytes > region) throw new PlanInfeasibleError(-1, plan.arenaBytes, region)
+  return plan
+}
+
+const defaultChoices = (m: BudgetModel, policy: PlanPolicy): LayerChoice[] =>
+  layerInfos(m, policy).map((l) => ({ option: 0, weightSlices: 1, inputSlices: l.options[0]!.defaultInputSlices, bytes: 0 }))
+
+/**
+ * A budget in which the default kernels fit with every weight pinned: resident constants + all weights
+ * + the activation plan (the 'unlimited' budget, as large as the model needs and no larger).
+ */
+export function unlimitedBudget(m: BudgetModel, policy: PlanPolicy): number {
+  const b = build(m, defaultChoices(m, policy))
+  const t = b.problem.tensors
+  const weights = t.filter((x) => x.kind === 'weight').reduce((n, x) => n + Math.ceil(x.bytes / 4096) * 4096, 0)
+  const acts = planMemory(t.filter((x) => x.kind !== 'weight').map((x) => ({ bytes: x.bytes, first: x.first, last: x.last }))).size
+  return b.residentBytes + weights + Math.ceil(acts / 4096) * 4096 + (1 << 20)
+}
+
+/** The model with every convolution restricted to direct convolution (the NCNN-Direct baseline). */
+export function directConvolutionOnly<M extends BudgetModel>(m: M): M {
+  const layers = m.layers.map((l) => (l.step.node.opType !== 'Conv' ? l : { ...l, options: l.options.filter((o) => o.kernel === 'direct' || o.kernel === 'as-is') }))
+  return { ...m, layers }
+}
+
+/** Plans for `budget`; with `previous`, tries its slicing first. Throws MemoryBudgetError. */
+export function planForBudget(m: BudgetModel, budget: number, policy: PlanPolicy, previous?: BudgetPlan): BudgetPlan {
+  const t0 = performance.now()
+  if (previous !== undefined) {
+    try {
+      const plan = planRegion(previous.build, budget - previous.build.residentBytes, policy)
+      return { budget, choices: previous.choices, build: previous.build, plan, resliced: false, ms: performance.now() - t0 }
+    } catch (err) {
+      if (!(err instanceof PlanInfeasibleError)) throw err
+    }
+  }
+  const infos = layerInfos(m, policy)
+  let resident = build(m, defaultChoices(m, policy)).residentBytes
+  let limit = budget - resident
+  let last: unknown
+  for (let attempt = 0; attempt < 12 && limit > 0; attempt++) {
+    let choices: LayerChoice[]
+    try {
+      choices = planSlicing(infos, limit)
+    } catch (err) {
+      if (err instanceof LayerTooLargeError) {
+        last = err
+        break
+      }
+      throw err
+    }
+    const b = build(m, choices)
+    resident = b.residentBytes
+    try {
+      const plan = planRegion(b, budget - resident, policy)
+      return { budget, choices, build: b, plan, resliced: true, ms: performance.now() - t0 }
+    } catch (err) {
+      if (!(err instanceof PlanInfeasibleError)) throw err
+      last = err
+      limit = Math.floor(limit * 0.85)
+    }
+  }
+  const why = last instanceof Error ? ` (${last.message})` : ''
+  throw new MemoryBudgetError(`a memory budget of ${budget} bytes is too small for this model${why}`)
+}
+
+/** Whether `budget` plans. */
+function plans(m: BudgetModel, budget: number, policy: PlanPolicy): boolean {
+  try {
+    planForBudget(m, budget, policy)
+    return true
+  } catch (err) {
+    if (err instanceof MemoryBudgetError) return false
+    throw err
+  }
+}
+
+/** The smallest budget (a multiple of 64 KiB) that plans: binary search between the layer bound and the unlimited budget. */
+export function minimumBudget(m: BudgetModel, policy: PlanPolicy): number {
+  const step = 64 * 1024
+  const infos = layerInfos(m, policy)
+  const resident = build(m, defaultChoices(m, policy)).residentBytes
+  let lo = Math.floor((resident + Math.max(0, ...infos.map(layerMinimumBytes))) / step) // does not plan (or barely)
+  let hi = Math.ceil(unlimitedBudget(m, policy) / step)
+  if (!plans(m, hi * step, policy)) {
+    throw new MemoryBudgetError(`this model does not plan even with ${hi * step} bytes (every weight resident); re-run flexpipe prepare`)
+  }
+  if (plans(m, lo * step, policy)) return lo * step
+  while (hi - lo > 1) {
+    const mid = (lo + hi) >> 1
+    if (plans(m, mid * step, policy)) hi = mid
+    else lo = mid
+  }
+  return hi * step
+}
+
+/** Activation bytes live at each step of the inferred graph (aliases share their source's bytes). */
+export function liveBytesPerStep(graph: Graph, inferred: InferredGraph, isConstant: (name: string) => boolean): Float64Array {
+  const steps = inferred.steps
+  const root = new Map<string, string>()
+  const span = new Map<string, { bytes: number; first: number; last: number }>()
+  const touch = (name: string, k: number): void => {
+    if (name === '' || isConstant(name)) return
+    const r = root.get(name) ?? name
+    const v = inferred.values.get(r)
+    if (v === undefined) return
+    const s = span.get(r)
+    if (s === undefined) {
+      span.set(r, { bytes: numel(v.dims as number[]) * dtypeBytes(v.dtype), first: k, last: k })
+    } else {
+      s.first = Math.min(s.first, k)
+      s.last = Math.max(s.last, k)
+    }
+  }
+  for (const d of graph.inputs) touch(d.name, -1)
+  steps.forEach((step, k) => {
+    if (step.aliasOf !== undefined) {
+      const src = step.node.inputs[step.aliasOf]!
+      touch(src, k)
+      root.set(step.node.outputs[0]!, root.get(src) ?? src)
+      return
+    }
+    step.node.inputs.forEach((n) => touch(n, k))
+    step.node.outputs.forEach((n) => touch(n, k))
+  })
+  for (const o of graph.outputs) touch(o.name, steps.length)
+  const diff = new Float64Array(steps.length + 3)
+  for (const s of span.values()) {
+    const from = Math.max(0, s.first + 1)
+    const to = Math.min(steps.length + 1, s.last + 1) + 1
+    diff[from] = diff[from]! + s.bytes
+    diff[to] = diff[to]! - s.bytes
+  }
+  const live = new Float64Array(steps.length)
+  let acc = diff[0]!
+  for (let k = 0; k < steps.length; k++) {
+    acc += diff[k + 1]!
+    live[k] = acc
+  }
+  return live
+}
