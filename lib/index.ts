@@ -14,6 +14,7 @@ export {
   NativeError,
   AddonLoadError,
   PackageError,
+  PlanInfeasibleError,
 } from './errors.js'
 export { supportedOpTypes } from './model/ops/registry.js'
 export { nativeInfo } from './native/info.js'
