@@ -87,6 +87,28 @@ export class MemoryBudgetError extends FlexpipeError {
   constructor(message: string, minimumBudget?: number) {
     super('ERR_FLEXPIPE_BUDGET', message)
     if (minimumBudget !== undefined) this.minimumBudget = minimumBudget
+
+/**
+ * A memory plan does not fit in its budget. `step` is the compute step where planning failed (-1: the
+ * graph inputs, before step 0) and `bytesNeeded` the bytes live at that step (padded as planned).
+ */
+export class PlanInfeasibleError extends FlexpipeError {
+  readonly step: number
+  readonly bytesNeeded: number
+  readonly budget: number
+  constructor(step: number, bytesNeeded: number, budget: number) {
+    const where = step < 0 ? 'the graph inputs (before step 0)' : `step ${step}`
+    const advice =
+      bytesNeeded > budget
+        ? `raise the budget to at least ${bytesNeeded} bytes`
+        : 'the free memory at that step is fragmented; raise the budget (minimumBudget() gives the smallest that plans)'
+    super(
+      'ERR_FLEXPIPE_MEMORY_BUDGET',
+      `failed to plan memory: ${where} does not fit (bytesNeeded=${bytesNeeded}, budget=${budget}); ${advice}`,
+    )
+    this.step = step
+    this.bytesNeeded = bytesNeeded
+    this.budget = budget
   }
 }
 

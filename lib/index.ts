@@ -18,6 +18,7 @@ export {
   AddonLoadError,
   PackageError,
   MemoryBudgetError,
+  PlanInfeasibleError,
 } from './errors.js'
 export { supportedOpTypes } from './model/ops/registry.js'
 export { nativeInfo } from './native/info.js'

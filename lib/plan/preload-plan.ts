@@ -1,0 +1,213 @@
+// SPDX-License-Identifier: Apache-2.0
+// Preload-aware static memory planning: where every tensor lives in one arena and when each weight may load.
+//
+// Model. A program runs as compute steps 0..S-1 on one compute queue, in order. Weights come from
+// the package file through a second, sequential load queue, so a weight can be read while earlier
+// steps compute -- if memory for it is free early enough. Every tensor has a kind, a size and an
+// inclusive lifetime [first, last] in steps:
+//   - weight: read by steps first..last; its load may begin at any allocStep in [0, first] and its
+//     bytes are occupied from allocStep to last. Offsets and sizes are multiples of 4096 (O_DIRECT
+//     reads of 4096-padded blobs).
+//   - activation: written and read by compute; graph inputs have first = -1 (copied in before step
+//     0), graph outputs last = S (copied out after the last step).
+//   - intermediate: an op's workspace, live during its one step.
+// A plan gives each tensor an offset and an allocStep such that two tensors whose occupied step
+// ranges intersect never share a byte, and everything fits in [0, budget).
+//
+// Algorithm (FlexNN, "preload-aware memory planning", seed steps 1-4, plus pinning):
+//   0. Pin: weights that fit stay resident across runs at the top of the arena. We pin the weights
+//      of the leading k steps (early layers have no compute to hide their loads behind), with the
+//      largest k for which the rest still plans, found by a galloping binary search over full plans.
+//      A cheap lower bound (pinned bytes + live bytes of the rest) rejects hopeless k without planning.
+//      Greedy planning is not monotone in k, so this finds a good k, not always the largest.
+//   1. Activations first, by first step: each goes to the lowest free address from the bottom or
+//      the highest from the top, whichever reaches less far into the middle (ties: bottom), so the
+//      middle of the arena stays one contiguous block for weights and workspaces.
+//   2. Per step, its weights: the earliest allocStep t in [0, first] such that some gap of the
+//      weight's size is free over [t, last] (widening the window only adds busy bytes, so we scan
+//      down from first and stop at the first t that does not fit), placed best-fit in that window.
+//   3. Then the step's intermediates, best-fit.
+//   4. If (3) fails, greedy preloading fragmented the step: undo it and place its weights with
+//      allocStep = first, then the intermediates again. If that fails too, we go beyond the seed:
+//      weights of earlier steps that were preloaded and are still live at the failing step lose
+//      their preload and the plan is redone (a few rounds), and last the whole plan without
+//      preload, so preloading never needs a larger budget than not preloading. Only then is the
+//      budget too small (PlanInfeasibleError names the step and the bytes live at it).
+// Finally the post-processing the seed's online execution needs (preload-tables.ts): the
+// type-based static allocator's (kind, ordinal) -> offset order, and the dependency
+// comp(i) < load(j) for weights whose bytes reuse those of tensors freed by step i.
+//
+// The arena is capped at the padded total of all tensors (when the budget is larger), so a generous
+// budget does not push top-placed tensors to its end. Sizes exclude the FLEXPIPE_OVERREAD pad the
+// runtime keeps after the arena. Pure and deterministic: the same inputs give the same plan.
+import { ArgumentError, PlanInfeasibleError } from '../errors.js'
+import { alignDown, alignUp } from './address-space.js'
+import { attemptPlan, attemptWithFallback, pinnedBytesByK, type AttemptResult } from './preload-place.js'
+import { kindWeight, prepare, weightAlignment, type Prepared } from './preload-problem.js'
+import { finishPlan } from './preload-tables.js'
+
+export { PlanInfeasibleError } from '../errors.js'
+export { planOnDemandFirstFit } from './on-demand-plan.js'
+
+export type TensorKind = 'weight' | 'activation' | 'intermediate'
+
+export interface PlanTensor {
+  readonly kind: TensorKind
+  readonly bytes: number
+  /** First step that uses it (-1 for graph inputs). */
+  readonly first: number
+  /** Last step that uses it, inclusive (S for graph outputs). */
+  readonly last: number
+  readonly name?: string
+}
+
+export interface PreloadProblem {
+  readonly steps: number
+  readonly tensors: readonly PlanTensor[]
+}
+
+export interface PreloadOptions {
+  /** Arena bytes available: the plan fits in [0, budget). */
+  readonly budget: number
+  /** Default true; false is the seed's 'w/o preload' ablation: weights load at their first step. */
+  readonly preload?: boolean
+  /** Default true: keep as many weights resident (loaded once) as the budget allows. */
+  readonly pin?: boolean
+  /** Offset and size alignment of activations and intermediates (default 64). Weights always use 4096. */
+  readonly alignment?: number
+}
+
+export interface Placement {
+  readonly offset: number
+  /** Bytes the tensor occupies: its size padded to its alignment (4096 for weights). */
+  readonly size: number
+  /**
+   * Step from which the tensor occupies its bytes. For weights, the step at whose start its load may
+   * begin (issued once comp(allocStep - 1) completes); 0 for pinned weights; first for the others.
+   */
+  readonly allocStep: number
+  /** Loaded once and kept at the top of the arena across runs. */
+  readonly pinned: boolean
+}
+
+export interface PreloadPlan {
+  /** max(offset + size) over tensors; <= budget. */
+  readonly arenaBytes: number
+  /** One per tensor, in problem order. */
+  readonly placements: readonly Placement[]
+  /**
+   * Allocation order per kind (tensor indices), the type-based static allocator's table
+   * (kind, ordinal) -> offset. Weights in load-queue order: pinned first (loaded on the first run
+   * only), then by allocStep, then first step; activations and intermediates by first step.
+   */
+  readonly order: { readonly weight: readonly number[]; readonly activation: readonly number[]; readonly intermediate: readonly number[] }
+  /**
+   * Per tensor: for a loaded weight, the step whose compute must finish before its load may start
+   * (comp(i) < load(j) because they share bytes): the latest `last` among tensors at overlapping
+   * addresses freed before the weight's allocStep. -1 for other tensors and weights without one.
+   */
+  readonly loadAfter: Int32Array
+  readonly pinnedBytes: number
+  /** Loaded weights with allocStep < first. */
+  readonly preloadedWeights: number
+  /** Steps whose weights were re-planned without preload (seed step 4). */
+  readonly fallbackSteps: readonly number[]
+}
+
+/** Cheap necessary condition for pinning the leading k steps: pinned bytes plus what must be live beside them. */
+function pinLowerBound(prep: Prepared, limit: number): (k: number) => boolean {
+  const S = prep.steps
+  const pinned = pinnedBytesByK(prep)
+  // Live bytes without weights, and the weights first used at each step (never pinned when step >= k).
+  const others = Float64Array.from(prep.live)
+  for (let i = 0; i < prep.count; i++) {
+    if (prep.kind[i] !== kindWeight) continue
+    for (let s = prep.first[i]!; s <= prep.last[i]!; s++) others[s + 1] = others[s + 1]! - prep.size[i]!
+  }
+  const before = new Float64Array(S + 3) // before[k + 1] = max over steps < k of others
+  for (let s = -1; s <= S; s++) before[s + 2] = Math.max(before[s + 1]!, others[s + 1]!)
+  const after = new Float64Array(S + 3) // after[k + 1] = max over steps >= k of others + weights starting there
+  for (let s = S; s >= -1; s--) {
+    const starting = s >= 0 && s < S ? pinned[s + 1]! - pinned[s]! : 0
+    after[s + 1] = Math.max(after[s + 2]!, others[s + 1]! + starting)
+  }
+  const top = alignDown(limit, weightAlignment)
+  return (k) => pinned[k]! + Math.max(before[k + 1]!, after[k + 1]!) <= (pinned[k] === 0 ? limit : top)
+}
+
+/**
+ * Plans inside [0, limit), pinning the weights of as many leading steps as still plan (step 0).
+ * The search starts at the largest k the lower bound allows and gallops down, then bisects: the
+ * answer is usually close to that bound, and attempts with large k are the cheap ones (few loaded
+ * weights, short preload windows). k = 0 is tried only when nothing larger plans.
+ */
+function planWithin(prep: Prepared, limit: number, pin: boolean, preload: boolean): AttemptResult {
+  // Probes with k > 0 skip the wider fallback: a failing probe then costs one attempt, not five.
+  const attempt = (k: number): AttemptResult =>
+    k === 0 ? attemptWithFallback(prep, limit, 0, preload) : attemptPlan(prep, limit, k, preload, new Uint8Array(prep.count))
+  if (!pin || prep.steps === 0) return attempt(0)
+  const bound = pinLowerBound(prep, limit)
+  let hi = prep.steps + 1 // smallest k known not to plan
+  while (hi > 1 && !bound(hi - 1)) hi--
+  let best: AttemptResult | undefined
+  let lo = 0
+  for (let k = hi - 1, stride = 1; k > 0 && best === undefined; k = Math.max(0, k - stride), stride *= 2) {
+    const r = attempt(k)
+    if (r.ok) [best, lo] = [r, k]
+    else hi = k
+  }
+  if (best === undefined) return attempt(0)
+  while (hi - lo > 1) {
+    const mid = (lo + hi) >> 1
+    const r = bound(mid) ? attempt(mid) : undefined
+    if (r?.ok) [best, lo] = [r, mid]
+    else hi = mid
+  }
+  return best
+}
+
+/** The plan for a budget: first inside the capped arena, then (if that fails) the whole budget. */
+function planForBudget(prep: Prepared, budget: number, pin: boolean, preload: boolean): AttemptResult {
+  const cap = alignUp(prep.total, weightAlignment)
+  if (cap < budget) {
+    const capped = planWithin(prep, cap, pin, preload)
+    if (capped.ok) return capped
+  }
+  return planWithin(prep, budget, pin, preload)
+}
+
+function checkBudget(budget: number): void {
+  if (!Number.isSafeInteger(budget) || budget < 0) throw new ArgumentError(`budget: expected integer >= 0, got ${budget}`)
+}
+
+/** Plans every tensor of `problem` inside `options.budget` bytes; throws PlanInfeasibleError if it does not fit. */
+export function planPreload(problem: PreloadProblem, options: PreloadOptions): PreloadPlan {
+  checkBudget(options.budget)
+  const prep = prepare(problem, options.alignment)
+  const r = planForBudget(prep, options.budget, options.pin ?? true, options.preload ?? true)
+  if (!r.ok) throw new PlanInfeasibleError(r.step, prep.live[r.step + 1]!, options.budget)
+  return finishPlan(prep, r.attempt)
+}
+
+/**
+ * The smallest budget (a multiple of 4096) for which planPreload succeeds. Starts at the live-bytes
+ * lower bound (the busiest step without preload), gallops up to a budget that plans, then bisects.
+ * The greedy planner is not guaranteed monotone in the budget; the search keeps the invariant that
+ * the answer was planned and answer - 4096 failed (or is below the lower bound).
+ */
+export function minimumBudget(problem: PreloadProblem, options: Omit<PreloadOptions, 'budget'> = {}): number {
+  const prep = prepare(problem, options.alignment)
+  const plans = (b: number): boolean => planForBudget(prep, b, options.pin ?? true, options.preload ?? true).ok
+  let hi = alignUp(Math.max(0, ...prep.live), weightAlignment)
+  let lo = hi - weightAlignment
+  for (let stride = weightAlignment; !plans(hi); stride *= 2) {
+    lo = hi
+    hi += stride
+  }
+  while (hi - lo > weightAlignment) {
+    const mid = lo + alignDown((hi - lo) / 2, weightAlignment)
+    if (plans(mid)) hi = mid
+    else lo = mid
+  }
+  return hi
+}
