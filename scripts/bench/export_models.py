@@ -1,5 +1,6 @@
 # SPDX-License-Identifier: Apache-2.0
-"""Export the full-size benchmark models (ResNet-50, MobileNetV2, SqueezeNet 1.1, BERT-base encoder) to ONNX."""
+"""Export the full-size benchmark models (ResNet-50/152, VGG-19, MobileNetV2, SqueezeNet 1.1, ViT-B/16,
+BERT-base encoder, GPT-2 small) to ONNX."""
 
 # Usage (from the repository root; needs the Debian system python with python3-torch,
 # python3-torchvision, python3-onnx -- a pyenv `python3` on PATH does not have torch):
@@ -97,6 +98,101 @@ class BertEncoder(nn.Module):
 
 
 # --------------------------------------------------------------------------
+# GPT-2 small (hand-written, same spirit as the BERT modules: plain nn.Linear / nn.LayerNorm / matmul)
+# --------------------------------------------------------------------------
+
+GPT2_SEQ = 128  # fixed: the memory benchmark plans one shape, so the causal mask is a constant
+
+
+class Gpt2Attention(nn.Module):
+    """Causal self-attention with GPT-2's fused QKV projection (c_attn) and output projection (c_proj)."""
+
+    def __init__(self, hidden, num_heads, seq):
+        super().__init__()
+        assert hidden % num_heads == 0
+        self.num_heads = num_heads
+        self.head_dim = hidden // num_heads
+        self.c_attn = nn.Linear(hidden, 3 * hidden)
+        self.c_proj = nn.Linear(hidden, hidden)
+        # Additive causal mask [1, 1, s, s]: 0 on and below the diagonal, -10000 above (GPT-2's masked_bias).
+        causal = torch.triu(torch.full((seq, seq), -10000.0), diagonal=1)
+        self.register_buffer("causal_mask", causal[None, None], persistent=False)
+
+    def split_heads(self, x):
+        b, s, _ = x.shape
+        return x.view(b, s, self.num_heads, self.head_dim).permute(0, 2, 1, 3)
+
+    def forward(self, x):
+        q, k, v = self.c_attn(x).split(x.shape[-1], dim=-1)
+        q, k, v = self.split_heads(q), self.split_heads(k), self.split_heads(v)
+        scores = torch.matmul(q, k.transpose(-1, -2)) / math.sqrt(self.head_dim) + self.causal_mask
+        ctx = torch.matmul(torch.softmax(scores, dim=-1), v)
+        b, _, s, _ = ctx.shape
+        return self.c_proj(ctx.permute(0, 2, 1, 3).contiguous().view(b, s, self.num_heads * self.head_dim))
+
+
+class Gpt2Block(nn.Module):
+    """Pre-LayerNorm block: x + attn(ln_1(x)), then x + mlp(ln_2(x)); GELU in GPT-2's tanh form."""
+
+    def __init__(self, hidden, num_heads, seq):
+        super().__init__()
+        self.ln_1 = nn.LayerNorm(hidden, eps=1e-5)
+        self.attn = Gpt2Attention(hidden, num_heads, seq)
+        self.ln_2 = nn.LayerNorm(hidden, eps=1e-5)
+        self.c_fc = nn.Linear(hidden, 4 * hidden)
+        self.act = nn.GELU(approximate="tanh")
+        self.c_proj = nn.Linear(4 * hidden, hidden)
+
+    def forward(self, x):
+        x = x + self.attn(self.ln_1(x))
+        return x + self.c_proj(self.act(self.c_fc(self.ln_2(x))))
+
+
+class Gpt2(nn.Module):
+    """GPT-2 small: 12 layers, d 768, 12 heads, vocab 50257, 1024 positions (only the first 128 used).
+
+    The LM head is tied to the token embedding, as in GPT-2: the head is a Gemm with transB=1 on the
+    [50257, 768] embedding matrix itself, so the ONNX file holds that matrix once (Gather reads it for
+    the embedding, Gemm for the logits). GPT-2 has no LM-head bias; this one has a small random bias
+    (lm_head_bias, 50257 floats) because torch exports a biased 2-D linear as one Gemm(transB=1) on the
+    original weight, while a bias-free one becomes MatMul on a constant-folded transposed copy, which
+    would store the 154 MB matrix twice.
+    """
+
+    def __init__(self, vocab_size=50257, hidden=768, num_layers=12, num_heads=12, max_positions=1024,
+                 seq=GPT2_SEQ):
+        super().__init__()
+        self.wte = nn.Embedding(vocab_size, hidden)
+        self.wpe = nn.Embedding(max_positions, hidden)
+        self.blocks = nn.ModuleList([Gpt2Block(hidden, num_heads, seq) for _ in range(num_layers)])
+        self.ln_f = nn.LayerNorm(hidden, eps=1e-5)
+        self.lm_head_bias = nn.Parameter(torch.zeros(vocab_size))
+        self.register_buffer("position_ids", torch.arange(seq)[None], persistent=False)
+        self.apply(self._init_weights)
+        nn.init.normal_(self.lm_head_bias, mean=0.0, std=0.02)
+
+    @staticmethod
+    def _init_weights(m):
+        # GPT-2's initializer_range 0.02; non-trivial biases and LayerNorm affine params.
+        if isinstance(m, (nn.Linear, nn.Embedding)):
+            nn.init.normal_(m.weight, mean=0.0, std=0.02)
+        if isinstance(m, nn.Linear):
+            nn.init.normal_(m.bias, mean=0.0, std=0.02)
+        if isinstance(m, nn.LayerNorm):
+            nn.init.normal_(m.weight, mean=1.0, std=0.05)
+            nn.init.normal_(m.bias, mean=0.0, std=0.02)
+
+    def forward(self, input_ids):
+        h = self.wte(input_ids) + self.wpe(self.position_ids)
+        for block in self.blocks:
+            h = block(h)
+        h = self.ln_f(h)
+        b, s, d = h.shape
+        logits = torch.nn.functional.linear(h.reshape(b * s, d), self.wte.weight, self.lm_head_bias)
+        return logits.reshape(b, s, -1)
+
+
+# --------------------------------------------------------------------------
 # Model table
 # --------------------------------------------------------------------------
 
@@ -112,10 +208,32 @@ def image_model(ctor, seed):
     return make
 
 
+def make_vit():
+    # torchvision zero-initialises the classification head, which would make every logit 0 (and any
+    # comparison of outputs vacuous): give it seeded random weights like the rest of the network.
+    m = image_model(torchvision.models.vit_b_16, 8001)()
+    g = torch.Generator().manual_seed(8002)
+    with torch.no_grad():
+        head = m.heads.head
+        head.weight.copy_(0.02 * torch.randn(head.weight.shape, generator=g))
+        head.bias.copy_(0.02 * torch.randn(head.bias.shape, generator=g))
+    return m
+
+
 def bert_args():
     g = torch.Generator().manual_seed(4242)
     input_ids = torch.randint(1, 30522, (1, 128), generator=g, dtype=torch.int64)
     return (input_ids, torch.ones(1, 128, dtype=torch.int64))
+
+
+def gpt2_args():
+    g = torch.Generator().manual_seed(5252)
+    return (torch.randint(0, 50257, (1, GPT2_SEQ), generator=g, dtype=torch.int64),)
+
+
+def make_gpt2():
+    seed_everything(6001)
+    return Gpt2().eval()
 
 
 def make_bert():
@@ -130,6 +248,18 @@ MODELS = {
         "inputs": ["input"], "outputs": ["logits"], "axes": IMAGE_AXES,
         "describe": "torchvision resnet50, 1x3x224x224, BatchNorm folded into Conv (eval export)",
     },
+    "resnet152": {
+        "make": image_model(torchvision.models.resnet152, 5001),
+        "args": lambda: (torch.randn(1, 3, 224, 224, generator=torch.Generator().manual_seed(5)),),
+        "inputs": ["input"], "outputs": ["logits"], "axes": IMAGE_AXES,
+        "describe": "torchvision resnet152, 1x3x224x224, BatchNorm folded into Conv (eval export)",
+    },
+    "vgg19": {
+        "make": image_model(torchvision.models.vgg19, 7001),
+        "args": lambda: (torch.randn(1, 3, 224, 224, generator=torch.Generator().manual_seed(7)),),
+        "inputs": ["input"], "outputs": ["logits"], "axes": IMAGE_AXES,
+        "describe": "torchvision vgg19 (no BatchNorm), 1x3x224x224; fc6 alone is 25088x4096 (411 MB)",
+    },
     "mobilenetv2": {
         "make": image_model(torchvision.models.mobilenet_v2, 2001),
         "args": lambda: (torch.randn(1, 3, 224, 224, generator=torch.Generator().manual_seed(2)),),
@@ -141,6 +271,13 @@ MODELS = {
         "args": lambda: (torch.randn(1, 3, 224, 224, generator=torch.Generator().manual_seed(3)),),
         "inputs": ["input"], "outputs": ["logits"], "axes": IMAGE_AXES,
         "describe": "torchvision squeezenet1_1, 1x3x224x224",
+    },
+    "vit_b_16": {
+        "make": make_vit,
+        "args": lambda: (torch.randn(1, 3, 224, 224, generator=torch.Generator().manual_seed(8)),),
+        "inputs": ["input"], "outputs": ["logits"], "axes": IMAGE_AXES,
+        "describe": "torchvision vit_b_16 (patch 16, 12 layers, d 768, 12 heads), 1x3x224x224; "
+                    "random head (torchvision zero-initialises it)",
     },
     "bert_base": {
         "make": make_bert,
@@ -154,6 +291,14 @@ MODELS = {
         },
         "describe": "BERT-base encoder (768 hidden, 12 layers, 12 heads, FFN 3072, vocab 30522, "
                     "exact GELU, fused LayerNormalization) + pooler; benchmarked at [1, 128]",
+    },
+    "gpt2": {
+        "make": make_gpt2,
+        "args": gpt2_args,
+        "inputs": ["input_ids"], "outputs": ["logits"], "axes": {},
+        "describe": f"GPT-2 small (12 layers, d 768, 12 heads, vocab 50257, pre-LN, tanh GELU, causal "
+                    f"mask), LM head tied to the token embedding (+ small bias, see Gpt2); input_ids "
+                    f"int64 [1, {GPT2_SEQ}] fixed",
     },
 }
 

@@ -1,0 +1,119 @@
+// SPDX-License-Identifier: Apache-2.0
+// The memory benchmark's outputs: the table, the acceptance checks (printed, not asserted) and one
+// latency-memory SVG per model.
+import { label, type ChildFailure, type ChildResult, type Series } from './configs.js'
+import { MB } from './memory-cases.js'
+import { lineChart, type Marker, type PlotSeries } from './svg-plot.js'
+
+export interface Pending {
+  readonly model: string
+  readonly what: string
+  readonly reason: string
+}
+
+const mb = (bytes: number | undefined) => (bytes === undefined || !Number.isFinite(bytes) ? '-' : (bytes / MB).toFixed(1))
+export const throttleLabel = (t: number | undefined) => (t === undefined ? 'off' : `${(t / MB).toFixed(0)}MB/s`)
+const arenaOf = (r: ChildResult) => (typeof r.stats.arenaBytes === 'number' ? r.stats.arenaBytes : undefined)
+
+/** The unconstrained flexpipe run of the same model and throttle (the curve package opened unlimited; else open(onnx)). */
+export function reference(results: readonly ChildResult[], r: ChildResult): ChildResult | undefined {
+  const same = results.filter((x) => x.model === r.model)
+  const curve = same.find((x) => x.config.series === 'flexpipe' && x.config.budget === 'unlimited' && x.throttle === r.throttle)
+  return curve ?? same.find((x) => x.config.pkg === 'onnx')
+}
+
+export function table(results: readonly ChildResult[], failures: readonly ChildFailure[], pending: readonly Pending[]): string[] {
+  const head = ['model', 'throttle', 'config', 'budget MB', 'peak MB', 'arena MB', 'median ms (p10-p90)', 'ratio']
+  const rows = results.map((r) => {
+    const ref = reference(results, r)
+    return [
+      r.model,
+      r.config.pkg === 'onnx' ? '-' : throttleLabel(r.throttle),
+      label(r.config),
+      r.memoryBudget === undefined ? 'unlimited' : mb(r.memoryBudget),
+      mb(r.peakBytes),
+      mb(arenaOf(r)),
+      `${r.median.toFixed(1)} (${r.p10.toFixed(1)}-${r.p90.toFixed(1)})`,
+      ref === undefined ? '-' : `${(r.median / ref.median).toFixed(2)}x`,
+    ]
+  })
+  const widths = head.map((h, i) => Math.max(h.length, ...rows.map((r) => r[i]!.length)))
+  const right = [false, false, false, true, true, true, true, true]
+  const fmt = (r: string[]) => `| ${r.map((x, i) => (right[i] ? x.padStart(widths[i]!) : x.padEnd(widths[i]!))).join(' | ')} |`
+  const lines = [fmt(head), `|${widths.map((w, i) => (right[i] ? `${'-'.repeat(w + 1)}:` : '-'.repeat(w + 2))).join('|')}|`, ...rows.map(fmt)]
+  for (const f of failures) lines.push(`error: ${f.model} ${label(f.config)} throttle ${throttleLabel(f.throttle)}: ${f.error}`)
+  for (const p of pending) lines.push(`not run: ${p.model} ${p.what}: ${p.reason}`)
+  return lines
+}
+
+function curvePoint(results: readonly ChildResult[], model: string, budget: number): ChildResult[] {
+  return results.filter((r) => r.model === model && r.config.series === 'flexpipe' && r.memoryBudget === budget)
+}
+
+/** The acceptance checks of the issue, printed as PASS / MISS / not measured. */
+export function checks(results: readonly ChildResult[], models: readonly string[]): string[] {
+  const lines = ['Checks (MB = 1e6 bytes; "100 MB" = 100e6 bytes):']
+  const verdict = (ok: boolean) => (ok ? 'PASS' : 'MISS')
+  const at100 = (model: string, withLatency: boolean) => {
+    if (!models.includes(model)) return
+    const rs = curvePoint(results, model, 100 * MB)
+    if (rs.length === 0) lines.push(`  ${model} @ 100 MB: not measured`)
+    for (const r of rs) {
+      const ref = reference(results, r)
+      const ratio = ref === undefined ? NaN : r.median / ref.median
+      let s = `  ${model} @ 100 MB, throttle ${throttleLabel(r.throttle)}: peak ${mb(r.peakBytes)} MB <= 105: ${verdict(r.peakBytes <= 105 * MB)}`
+      if (withLatency) s += `; median ${r.median.toFixed(1)} ms = ${ratio.toFixed(2)}x unconstrained <= 1.10: ${verdict(ratio <= 1.1)}`
+      lines.push(s)
+    }
+  }
+  at100('resnet152', true)
+  at100('vgg19', false)
+  for (const model of models) {
+    const curve = results.filter((r) => r.model === model && r.config.series === 'flexpipe' && r.memoryBudget !== undefined)
+    const minimum = curve.map((r) => r.minimumBudget ?? r.memoryBudget!).sort((a, b) => a - b)[0]
+    const od = results.filter((r) => r.model === model && r.config.series === 'On-Demand')
+    if (minimum === undefined || od.length === 0) {
+      lines.push(`  ${model}: smallest feasible budget vs On-Demand peak: not measured`)
+      continue
+    }
+    for (const o of od) {
+      lines.push(`  ${model}, throttle ${throttleLabel(o.throttle)}: smallest feasible budget ${mb(minimum)} MB vs On-Demand peak ${mb(o.peakBytes)} MB: ${verdict(minimum <= o.peakBytes)}`)
+    }
+  }
+  return lines
+}
+
+const style: Record<Series, { color: string; marker: Marker }> = {
+  flexpipe: { color: '#1f77b4', marker: 'circle' },
+  'flexpipe (onnx)': { color: '#7f7f7f', marker: 'circle' },
+  'NCNN-Default': { color: '#d62728', marker: 'square' },
+  'NCNN-Direct': { color: '#ff7f0e', marker: 'triangle' },
+  'On-Demand': { color: '#2ca02c', marker: 'diamond' },
+  'w/o static plan': { color: '#9467bd', marker: 'cross' },
+  'w/o preload': { color: '#8c564b', marker: 'cross' },
+  'w/o both': { color: '#e377c2', marker: 'cross' },
+}
+
+/** Latency against measured peak memory: the flexpipe curve per throttle setting, one marker per baseline run. */
+export function plot(model: string, describe: string, results: readonly ChildResult[]): string {
+  const mine = results.filter((r) => r.model === model)
+  const series: PlotSeries[] = []
+  const groups = new Map<string, ChildResult[]>()
+  for (const r of mine) {
+    const key = `${r.config.series}\u0000${r.config.pkg === 'onnx' ? '' : throttleLabel(r.throttle)}`
+    groups.set(key, [...(groups.get(key) ?? []), r])
+  }
+  for (const [key, rs] of groups) {
+    const [name, throttle] = key.split('\u0000') as [Series, string]
+    const throttled = throttle !== '' && throttle !== 'off'
+    series.push({
+      label: `${name}${name === 'flexpipe (onnx)' ? '' : throttled ? ` @${throttle}` : ''}`,
+      points: rs.map((r) => [r.peakBytes / MB, r.median] as const),
+      ...style[name],
+      line: name === 'flexpipe',
+      dashed: throttled,
+      hollow: throttled,
+    })
+  }
+  return lineChart({ title: `${describe}: latency vs memory`, xLabel: 'peak memory, MB (measured: VmHWM - baseline RSS)', yLabel: 'median latency, ms', series })
+}
