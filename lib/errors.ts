@@ -87,6 +87,8 @@ export class MemoryBudgetError extends FlexpipeError {
   constructor(message: string, minimumBudget?: number) {
     super('ERR_FLEXPIPE_BUDGET', message)
     if (minimumBudget !== undefined) this.minimumBudget = minimumBudget
+  }
+}
 
 /**
  * A memory plan does not fit in its budget. `step` is the compute step where planning failed (-1: the
