@@ -13,3 +13,4 @@ export {
   type PackageManifest,
 } from './format.js'
 export { crc32, crc32Source } from './crc32.js'
+export { rewritePackageMeta } from './rewrite-meta.js'

@@ -73,6 +73,11 @@ export interface PreloadOptions {
   readonly preload?: boolean
   /** Default true: keep as many weights resident (loaded once) as the budget allows. */
   readonly pin?: boolean
+  /**
+   * Pin the weights of at most this many leading steps (default: as many as fit). Pinning less leaves a
+   * wider preload window; the runtime picks this from measured compute and read times.
+   */
+  readonly maxPinSteps?: number
   /** Offset and size alignment of activations and intermediates (default 64). Weights always use 4096. */
   readonly alignment?: number
 }
@@ -141,13 +146,13 @@ function pinLowerBound(prep: Prepared, limit: number): (k: number) => boolean {
  * answer is usually close to that bound, and attempts with large k are the cheap ones (few loaded
  * weights, short preload windows). k = 0 is tried only when nothing larger plans.
  */
-function planWithin(prep: Prepared, limit: number, pin: boolean, preload: boolean): AttemptResult {
+function planWithin(prep: Prepared, limit: number, pin: boolean, preload: boolean, maxPinSteps: number): AttemptResult {
   // Probes with k > 0 skip the wider fallback: a failing probe then costs one attempt, not five.
   const attempt = (k: number): AttemptResult =>
     k === 0 ? attemptWithFallback(prep, limit, 0, preload) : attemptPlan(prep, limit, k, preload, new Uint8Array(prep.count))
   if (!pin || prep.steps === 0) return attempt(0)
   const bound = pinLowerBound(prep, limit)
-  let hi = prep.steps + 1 // smallest k known not to plan
+  let hi = Math.min(prep.steps, Math.max(0, Math.floor(maxPinSteps))) + 1 // smallest k known not to plan (or not allowed)
   while (hi > 1 && !bound(hi - 1)) hi--
   let best: AttemptResult | undefined
   let lo = 0
@@ -167,13 +172,13 @@ function planWithin(prep: Prepared, limit: number, pin: boolean, preload: boolea
 }
 
 /** The plan for a budget: first inside the capped arena, then (if that fails) the whole budget. */
-function planForBudget(prep: Prepared, budget: number, pin: boolean, preload: boolean): AttemptResult {
+function planForBudget(prep: Prepared, budget: number, pin: boolean, preload: boolean, maxPinSteps = Infinity): AttemptResult {
   const cap = alignUp(prep.total, weightAlignment)
   if (cap < budget) {
-    const capped = planWithin(prep, cap, pin, preload)
+    const capped = planWithin(prep, cap, pin, preload, maxPinSteps)
     if (capped.ok) return capped
   }
-  return planWithin(prep, budget, pin, preload)
+  return planWithin(prep, budget, pin, preload, maxPinSteps)
 }
 
 function checkBudget(budget: number): void {
@@ -184,7 +189,7 @@ function checkBudget(budget: number): void {
 export function planPreload(problem: PreloadProblem, options: PreloadOptions): PreloadPlan {
   checkBudget(options.budget)
   const prep = prepare(problem, options.alignment)
-  const r = planForBudget(prep, options.budget, options.pin ?? true, options.preload ?? true)
+  const r = planForBudget(prep, options.budget, options.pin ?? true, options.preload ?? true, options.maxPinSteps ?? Infinity)
   if (!r.ok) throw new PlanInfeasibleError(r.step, prep.live[r.step + 1]!, options.budget)
   return finishPlan(prep, r.attempt)
 }

@@ -24,7 +24,8 @@ import { loadOnnx } from '../model/onnx-import.js'
 import { opDef } from '../model/ops/registry.js'
 import { hostTensor } from '../model/values.js'
 import { binding } from '../native/binding.js'
-import { PackageWriter, alignUp, type BlobEntry } from '../package/index.js'
+import { PackageWriter, alignUp, rewritePackageMeta, type BlobEntry } from '../package/index.js'
+import { profilePackage } from './profile.js'
 import { constantHost, runPrepack } from '../runtime/constants.js'
 import { foldNative } from '../runtime/engine.js'
 import { budgetModel } from '../runtime/budget/budgeted-engine.js'
@@ -44,6 +45,12 @@ export interface PrepareOptions {
   readonly slicing?: boolean
   /** Threads the engine will run with (workspace sizes depend on it). Default: cores, at most 4. */
   readonly threads?: number
+  /**
+   * Measure the device profile (kernel times per layer, cold read bandwidth) on the written package and
+   * record it (default true): the planner then orders kernels by measured time and trades compute for
+   * IO when loading bounds the latency. Costs about six inferences with every weight resident.
+   */
+  readonly profile?: boolean
   /** Progress of the weight transform and write stage. */
   readonly onProgress?: (done: number, total: number, what: string) => void
 }
@@ -176,7 +183,11 @@ export async function prepare(modelPath: string, outPath: string, options: Prepa
     if (storedFinal.has(name)) continue
     inline.set(name, constantHost(v))
   }
-  const writer = await PackageWriter.create(outPath, { producer })
+  const graph = encodePackageGraph(planned.graph, inline, storedFinal)
+  const graphBytes = Buffer.byteLength(JSON.stringify(graph))
+  // Room for the manifest: the graph, ~300 bytes per blob entry, and the profile added after writing.
+  const manifestReserve = alignUp(graphBytes + 300 * finalBlobs.size + 64 * restrict.layers.length * 4 + (256 << 10))
+  const writer = await PackageWriter.create(outPath, { producer, manifestReserve })
   try {
     const jobs = [...storedFinal].flatMap(([name, s]) => Object.entries(s.forms).map(([form, blob]) => ({ name, form, blob })))
     let done = 0
@@ -197,8 +208,7 @@ export async function prepare(modelPath: string, outPath: string, options: Prepa
       if (done === jobs.length || hosts.size > 64) hosts.clear()
     }
     options.onProgress?.(jobs.length, jobs.length, 'manifest')
-    const graph = encodePackageGraph(planned.graph, inline, storedFinal)
-    const manifest = await writer.finish(graph, {
+    const meta = {
       kind: 'flexpipe-model',
       source: basename(modelPath),
       gemmNr: nr,
@@ -209,7 +219,12 @@ export async function prepare(modelPath: string, outPath: string, options: Prepa
       minimumBudget: minimum,
       minimumThreads: threads,
       unlimitedBudget: unlimited.budget,
-    })
+    }
+    const manifest = await writer.finish(graph, meta)
+    if (options.profile ?? true) {
+      options.onProgress?.(jobs.length, jobs.length, 'profile')
+      await rewritePackageMeta(outPath, { ...meta, profile: await profilePackage(outPath, threads) })
+    }
     const end = manifest.blobs.reduce((m, b) => Math.max(m, b.offset + b.paddedLength), 0)
     return {
       minimumBudget: minimum,

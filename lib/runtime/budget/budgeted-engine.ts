@@ -27,9 +27,10 @@ import { checkFeeds } from '../feeds.js'
 import { fromNative } from '../native-errors.js'
 import { SerialQueue } from '../serial-queue.js'
 import { finishProgram, type BudgetProgram } from './budget-program.js'
-import { isConstantValue, stepLayers, type OptionContext } from './layer-options.js'
+import { isConstantValue, stepLayers, type OptionContext, type StepLayer } from './layer-options.js'
+import type { DeviceProfile } from '../../prepare/profile.js'
 import { loadsNeeded, runPipeline, type PipelineSchedule } from './pipeline.js'
-import { directConvolutionOnly, liveBytesPerStep, minimumBudget, planForBudget, unlimitedBudget, type BudgetModel, type BudgetPlan, type PlanPolicy } from './plan-budget.js'
+import { directConvolutionOnly, orderByProfile, withoutWinograd, liveBytesPerStep, type PlanProfile, minimumBudget, planForBudget, unlimitedBudget, type BudgetModel, type BudgetPlan, type PlanPolicy } from './plan-budget.js'
 
 export interface PackageOpenOptions {
   /** Threads for compute (OpenMP). Default: available cores, at most 4. */
@@ -156,7 +157,7 @@ export class BudgetedEngine {
   }
 
   /** Opens a package for inference within `memoryBudget`. */
-  static async open(path: string, options: PackageOpenOptions = {}): Promise<BudgetedEngine> {
+  static async open(path: string, options: PackageOpenOptions = {}, internal: { leanKernels?: boolean } = {}): Promise<BudgetedEngine> {
     const opts = checkOptions(options)
     const reader = await PackageReader.open(path, { verify: opts.verify })
     let model: PackageModel
@@ -174,8 +175,9 @@ export class BudgetedEngine {
       }
       const blobs = new Map<string, BlobEntry>(reader.manifest.blobs.map((b) => [b.name, b]))
       const pg = decodePackageGraph(reader.manifest.graph, reader.path, (n) => blobs.get(n), label)
-      model = budgetModel(pg.graph, pg.stored, blobs, nr, opts.threads)
+      model = budgetModel(pg.graph, pg.stored, blobs, nr, opts.threads, planProfile(meta.profile, opts.threads, opts.ioBandwidth))
       if (meta.kernels === 'direct') model = directConvolutionOnly(model)
+      if (internal.leanKernels === true) model = withoutWinograd(model)
       if (meta.slicing === false) policy = { ...policy, slicing: false }
       const recorded = typeof meta.minimumBudget === 'number' ? meta.minimumBudget : undefined
       const defaults = opts.preload && opts.pin && opts.staticPlan
@@ -345,7 +347,28 @@ export class BudgetedEngine {
     if (ranges.length > 0) await session.readFile(this.path, new Float64Array(ranges), { direct: false })
   }
 
-  private async run(tensors: Tensor[]): Promise<Record<string, Tensor>> {
+  /**
+   * Like infer(), and also reports each native op's wall time with its node and the kernel of its
+   * layer (for the device profile prepare records, and for benchmarks).
+   */
+  inferProfiled(feeds: Record<string, Tensor>): Promise<{ outputs: Record<string, Tensor>; ops: Array<{ node: string; kernel: string; ms: number }> }> {
+    if (this.session === undefined) return Promise.reject(new DisposedError('inferProfiled'))
+    let tensors: Tensor[]
+    try {
+      tensors = checkFeeds(feeds, this.model.graph.inputs)
+    } catch (err) {
+      return Promise.reject(err)
+    }
+    return this.queue.push(async () => {
+      const b = this.active!.plan.build
+      const times = new Float64Array(b.ops)
+      const outputs = await this.run(tensors, times)
+      const kernelOf = new Map(this.model.layers.map((l, i) => [l.step.node.name, l.options[this.active!.plan.choices[i]!.option]!.kernel]))
+      return { outputs, ops: b.opNodes.map((node, k) => ({ node, kernel: kernelOf.get(node) ?? 'as-is', ms: times[k]! })) }
+    })
+  }
+
+  private async run(tensors: Tensor[], opMs?: Float64Array): Promise<Record<string, Tensor>> {
     const a = this.active
     if (a === undefined) throw new MemoryBudgetError('the engine has no plan (the last budget change failed); call setMemoryBudget() with a feasible budget', this.minimumBudget)
     const session = this.live('infer')
@@ -366,7 +389,10 @@ export class BudgetedEngine {
         a.schedule,
         {
           load: (j) => this.read(session, a.ranges[j]!).then(() => undefined),
-          compute: (begin, end) => session.run(a.program, 0, begin === 0 ? inputs : [], end === b.ops ? pairs : [], false, begin, end).then(() => undefined),
+          compute: async (begin, end) => {
+            const ms = await session.run(a.program, 0, begin === 0 ? inputs : [], end === b.ops ? pairs : [], opMs !== undefined, begin, end)
+            if (opMs !== undefined && ms !== undefined) opMs.set(ms, begin)
+          },
         },
         a.need,
       )
@@ -386,6 +412,7 @@ export function budgetModel(
   blobs: ReadonlyMap<string, BlobEntry>,
   gemmNr: number,
   threads: number,
+  profile?: (layers: readonly StepLayer[]) => PlanProfile,
 ): PackageModel {
   const inputs = new Map<string, ValueInfo>(graph.inputs.map((d) => [d.name, { dtype: d.dtype, dims: d.dims! }]))
   const inferred = inferGraph(graph, inputs, { concrete: true, fold: foldNative, foldCache: new Map() })
@@ -402,7 +429,7 @@ export function budgetModel(
   }
   const layers = stepLayers(ctx)
   const live = liveBytesPerStep(graph, inferred, (n) => isConstantValue(inferred.values.get(n)))
-  return {
+  return orderByProfile({
     graph,
     inferred,
     layers,
@@ -414,5 +441,25 @@ export function budgetModel(
     },
     gemmNr,
     blobs,
-  }
+    ...(profile === undefined ? {} : { profile: profile(layers) }),
+  })
+}
+
+/**
+ * The planner's view of a recorded device profile (lib/prepare/profile.ts), when it was measured with
+ * the engine's thread count; the read bandwidth is capped by the throttle.
+ */
+function planProfile(recorded: unknown, threads: number, throttle?: number): ((layers: readonly StepLayer[]) => PlanProfile) | undefined {
+  if (typeof recorded !== 'object' || recorded === null) return undefined
+  const r = recorded as Partial<DeviceProfile>
+  if (r.threads !== threads || typeof r.readBandwidth !== 'number' || !(r.readBandwidth > 0) || typeof r.layers !== 'object' || r.layers === null) return undefined
+  const table = r.layers as Record<string, Record<string, unknown>>
+  const bandwidth = Math.min(r.readBandwidth, throttle ?? Infinity)
+  return (layers) => ({
+    bandwidth,
+    ms: (i, kernel) => {
+      const v = table[layers[i]?.step.node.name ?? '']?.[kernel]
+      return typeof v === 'number' && Number.isFinite(v) && v >= 0 ? v : undefined
+    },
+  })
 }

@@ -34,6 +34,15 @@ export interface BudgetModel {
   readonly lookup: ConstantLookup
   readonly formShape: (name: string, form: string) => { dtype: DType; dims: number[] } | undefined
   readonly gemmNr: number
+  /** Measured kernel times and read bandwidth (the package's device profile), when recorded. */
+  readonly profile?: PlanProfile
+}
+
+export interface PlanProfile {
+  /** Milliseconds of layer i (index into layers) with `kernel`, when measured. */
+  readonly ms: (layer: number, kernel: string) => number | undefined
+  /** Weight read bandwidth, bytes per second (the throttle, when lower). */
+  readonly bandwidth: number
 }
 
 export interface BudgetPlan {
@@ -61,11 +70,62 @@ function build(m: BudgetModel, choices: readonly LayerChoice[]): BudgetProgram {
 }
 
 /** The memory plan of a built program inside `region` bytes (throws PlanInfeasibleError). */
-function planRegion(b: BudgetProgram, region: number, policy: PlanPolicy): PreloadPlan {
-  if (policy.staticPlan) return planPreload(b.problem, { budget: region, preload: policy.preload, pin: policy.pin })
+function planRegion(m: BudgetModel, b: BudgetProgram, choices: readonly LayerChoice[], region: number, policy: PlanPolicy): PreloadPlan {
+  if (policy.staticPlan) {
+    const maxPinSteps = policy.pin ? pinStepsForProfile(m, b, choices, region) : 0
+    return planPreload(b.problem, { budget: region, preload: policy.preload, pin: policy.pin, maxPinSteps })
+  }
   const plan = planOnDemandFirstFit(b.problem)
   if (plan.arenaBytes > region) throw new PlanInfeasibleError(-1, plan.arenaBytes, region)
   return plan
+}
+
+/**
+ * How many leading steps to pin, from the device profile. Pinning saves reading those weights on every
+ * inference but narrows the preload window, and while the pinned prefix computes the load queue can only
+ * fill that window. Per pin prefix k (P pinned bytes, prefix compute time t, window w = region - live
+ * activations - P, L = W - P bytes to load, bandwidth bw, total compute C):
+ *     latency(k) ~ max(C, L / bw + max(0, t - w / bw))
+ * and the k with the least estimate wins (ties: more pinning, fewer reads). Without a profile: no limit.
+ */
+export function pinStepsForProfile(m: BudgetModel, b: BudgetProgram, choices: readonly LayerChoice[], region: number): number {
+  const p = m.profile
+  if (p === undefined) return Infinity
+  const S = b.ops
+  const layerOf = new Map(m.layers.map((l, i) => [l.step.node.name, i]))
+  const opsOfNode = new Map<string, number>()
+  for (const n of b.opNodes) opsOfNode.set(n, (opsOfNode.get(n) ?? 0) + 1)
+  const opMs = b.opNodes.map((n) => {
+    const i = layerOf.get(n)
+    const ms = i === undefined ? undefined : p.ms(i, m.layers[i]!.options[choices[i]!.option]!.kernel)
+    return (ms ?? 0) / (opsOfNode.get(n) ?? 1)
+  })
+  const weightByStep = new Float64Array(S + 1)
+  let acts = 0
+  const live = new Float64Array(S + 2)
+  for (const t of b.problem.tensors) {
+    const at = Math.max(0, t.first)
+    if (t.kind === 'weight') weightByStep[at] = weightByStep[at]! + Math.ceil(t.bytes / 4096) * 4096
+    else for (let k = Math.max(-1, t.first); k <= Math.min(S, t.last); k++) live[k + 1] = live[k + 1]! + t.bytes
+  }
+  for (const x of live) acts = Math.max(acts, x)
+  const W = weightByStep.reduce((a, x) => a + x, 0)
+  const C = opMs.reduce((a, x) => a + x, 0)
+  const bw = p.bandwidth / 1e3 // bytes per ms
+  let best = S
+  let bestMs = Infinity
+  let pinned = 0
+  let prefix = 0
+  for (let k = 0; k <= S; k++) {
+    const window = Math.max(0, region - acts - pinned)
+    if (window <= 0) break
+    const io = (W - pinned) / bw + Math.max(0, prefix - window / bw)
+    const est = Math.max(C, io)
+    if (est <= bestMs) [best, bestMs] = [k, est]
+    pinned += weightByStep[k]!
+    prefix += opMs[k] ?? 0
+  }
+  return best
 }
 
 const defaultChoices = (m: BudgetModel, policy: PlanPolicy): LayerChoice[] =>
@@ -78,9 +138,23 @@ const defaultChoices = (m: BudgetModel, policy: PlanPolicy): LayerChoice[] =>
 export function unlimitedBudget(m: BudgetModel, policy: PlanPolicy): number {
   const b = build(m, defaultChoices(m, policy))
   const t = b.problem.tensors
-  const weights = t.filter((x) => x.kind === 'weight').reduce((n, x) => n + Math.ceil(x.bytes / 4096) * 4096, 0)
+  const weights = t.filter((x) => x.kind === 'weight')
+  const weightBytes = weights.reduce((n, x) => n + Math.ceil(x.bytes / 4096) * 4096, 0)
   const acts = planMemory(t.filter((x) => x.kind !== 'weight').map((x) => ({ bytes: x.bytes, first: x.first, last: x.last }))).size
-  return b.residentBytes + weights + Math.ceil(acts / 4096) * 4096 + (1 << 20)
+  let budget = b.residentBytes + weightBytes + Math.ceil(acts / 4096) * 4096 + (1 << 20)
+  if (!policy.staticPlan || !policy.pin) return budget
+  // The greedy placement may leave a weight unpinned at the exact sum: grow until every weight is pinned.
+  const largest = weights.reduce((n, x) => Math.max(n, Math.ceil(x.bytes / 4096) * 4096), 0)
+  for (let i = 0; i < 4; i++) {
+    try {
+      const plan = planPreload(b.problem, { budget: budget - b.residentBytes, preload: policy.preload, pin: true })
+      if (plan.pinnedBytes >= weightBytes) return budget
+    } catch (err) {
+      if (!(err instanceof PlanInfeasibleError)) throw err
+    }
+    budget += Math.max(largest, 1 << 20)
+  }
+  return budget
 }
 
 /** The model with every convolution restricted to direct convolution (the NCNN-Direct baseline). */
@@ -89,17 +163,103 @@ export function directConvolutionOnly<M extends BudgetModel>(m: M): M {
   return { ...m, layers }
 }
 
+/** The model with Winograd options dropped where another kernel remains (profiling the lean kernels). */
+export function withoutWinograd<M extends BudgetModel>(m: M): M {
+  const layers = m.layers.map((l) => {
+    const lean = l.options.filter((o) => !o.kernel.startsWith('winograd'))
+    return lean.length === 0 || lean.length === l.options.length ? l : { ...l, options: lean }
+  })
+  return { ...m, layers }
+}
+
+/** Orders each layer's kernel options by measured time (unmeasured ones keep their place after them). */
+export function orderByProfile<M extends BudgetModel>(m: M): M {
+  const p = m.profile
+  if (p === undefined) return m
+  const layers = m.layers.map((l, i) => {
+    const keyed = l.options.map((o, k) => ({ o, k, ms: p.ms(i, o.kernel) ?? Infinity }))
+    keyed.sort((a, b) => a.ms - b.ms || a.k - b.k)
+    return { ...l, options: keyed.map((x) => x.o) }
+  })
+  return { ...m, layers }
+}
+
+/** Bytes loaded per inference by a plan (weights that are not pinned). */
+function loadedBytes(p: BudgetPlan): number {
+  let n = 0
+  p.plan.placements.forEach((pl, t) => {
+    if (p.build.problem.tensors[t]!.kind === 'weight' && !pl.pinned) n += pl.size
+  })
+  return n
+}
+
+/**
+ * IO-aware kernel choice (beyond the seed, which chooses kernels for memory only): when the weights a plan
+ * loads take longer to read than the plan takes to compute, switch layers to kernels that read smaller
+ * weight forms (raw weights for im2col instead of Winograd's larger transformed filters), cheapest extra
+ * compute per saved read time first, until reading no longer exceeds computing. Needs the device profile.
+ */
+function balanceIo(m: BudgetModel, budget: number, policy: PlanPolicy, first: BudgetPlan, t0: number): BudgetPlan {
+  const p = m.profile
+  if (p === undefined) return first
+  const perMs = p.bandwidth / 1e3
+  let io = loadedBytes(first) / perMs
+  let compute = 0
+  const moves: Array<{ layer: number; option: number; gain: number; cost: number }> = []
+  first.choices.forEach((c, i) => {
+    const options = m.layers[i]!.options
+    const chosen = options[c.option]!
+    const ms = p.ms(i, chosen.kernel)
+    if (ms === undefined) return
+    compute += ms
+    const bytes = chosen.sliced?.weight.bytes
+    if (bytes === undefined) return
+    for (let k = c.option + 1; k < options.length; k++) {
+      const o = options[k]!
+      const other = p.ms(i, o.kernel)
+      const leaner = o.sliced?.weight.bytes
+      if (other === undefined || leaner === undefined || leaner >= bytes) continue
+      moves.push({ layer: i, option: k, gain: (bytes - leaner) / perMs, cost: other - ms })
+      break
+    }
+  })
+  if (io <= compute || moves.length === 0) return first
+  moves.sort((a, b) => a.cost / a.gain - b.cost / b.gain)
+  const switched = new Map<number, number>()
+  for (const mv of moves) {
+    if (io <= compute) break
+    switched.set(mv.layer, mv.option)
+    io -= mv.gain
+    compute += mv.cost
+  }
+  const lean = { ...m, layers: m.layers.map((l, i) => (switched.has(i) ? { ...l, options: l.options.slice(switched.get(i)) } : l)) }
+  try {
+    const again = sliceAndPlan(lean, budget, policy, t0)
+    // Choices index the trimmed option lists; map them back to the model's own option indices.
+    const choices = again.choices.map((c, i) => ({ ...c, option: c.option + (switched.get(i) ?? 0) }))
+    return { ...again, choices }
+  } catch (err) {
+    if (err instanceof MemoryBudgetError) return first
+    throw err
+  }
+}
+
 /** Plans for `budget`; with `previous`, tries its slicing first. Throws MemoryBudgetError. */
 export function planForBudget(m: BudgetModel, budget: number, policy: PlanPolicy, previous?: BudgetPlan): BudgetPlan {
   const t0 = performance.now()
   if (previous !== undefined) {
     try {
-      const plan = planRegion(previous.build, budget - previous.build.residentBytes, policy)
+      const plan = planRegion(m, previous.build, previous.choices, budget - previous.build.residentBytes, policy)
       return { budget, choices: previous.choices, build: previous.build, plan, resliced: false, ms: performance.now() - t0 }
     } catch (err) {
       if (!(err instanceof PlanInfeasibleError)) throw err
     }
   }
+  return balanceIo(m, budget, policy, sliceAndPlan(m, budget, policy, t0), t0)
+}
+
+/** Slicing for a per-layer limit, then the memory plan; the limit tightens while the plan fails. */
+function sliceAndPlan(m: BudgetModel, budget: number, policy: PlanPolicy, t0: number): BudgetPlan {
   const infos = layerInfos(m, policy)
   let resident = build(m, defaultChoices(m, policy)).residentBytes
   let limit = budget - resident
@@ -118,7 +278,7 @@ export function planForBudget(m: BudgetModel, budget: number, policy: PlanPolicy
     const b = build(m, choices)
     resident = b.residentBytes
     try {
-      const plan = planRegion(b, budget - resident, policy)
+      const plan = planRegion(m, b, choices, budget - resident, policy)
       return { budget, choices, build: b, plan, resliced: true, ms: performance.now() - t0 }
     } catch (err) {
       if (!(err instanceof PlanInfeasibleError)) throw err
@@ -133,7 +293,7 @@ export function planForBudget(m: BudgetModel, budget: number, policy: PlanPolicy
 /** Whether `budget` plans. */
 function plans(m: BudgetModel, budget: number, policy: PlanPolicy): boolean {
   try {
-    planForBudget(m, budget, policy)
+    sliceAndPlan(m, budget, policy, performance.now())
     return true
   } catch (err) {
     if (err instanceof MemoryBudgetError) return false

@@ -1,0 +1,111 @@
+// SPDX-License-Identifier: Apache-2.0
+// The device profile prepare records in the package: per layer, the measured time of each kernel the
+// planner may choose (the default kernels, then the lean ones that read raw weights), and the cold read
+// bandwidth of the package's file system (O_DIRECT). The budget planner uses it to order kernels by
+// measured latency and to trade compute for IO when weight loading, not compute, bounds the latency.
+import { allocArray } from '../model/dtype.js'
+import { binding } from '../native/binding.js'
+import { PackageReader } from '../package/index.js'
+import { BudgetedEngine } from '../runtime/budget/budgeted-engine.js'
+import type { Tensor, TensorInfo } from '../tensor.js'
+
+export interface DeviceProfile {
+  readonly threads: number
+  /** Cold (O_DIRECT when available) read bandwidth, bytes per second. */
+  readonly readBandwidth: number
+  /** Whether the bandwidth was measured with O_DIRECT. */
+  readonly direct: boolean
+  /** Median milliseconds per layer (node name) and kernel. */
+  readonly layers: Record<string, Record<string, number>>
+}
+
+/** Deterministic inputs: small non-negative integers for integer inputs (token ids), waves for floats. */
+export function profileFeeds(inputs: readonly TensorInfo[]): Record<string, Tensor> {
+  const feeds: Record<string, Tensor> = {}
+  for (const i of inputs) {
+    const dims = (i.dims ?? []).map((d) => (typeof d === 'number' ? d : 1))
+    const n = dims.reduce((a, b) => a * b, 1)
+    const data = allocArray(i.dtype, n)
+    for (let k = 0; k < n; k++) {
+      if (data instanceof BigInt64Array || data instanceof BigUint64Array) data[k] = BigInt(k % 97)
+      else if (i.dtype.startsWith('float')) data[k] = Math.sin(k * 0.37)
+      else data[k] = k % 97
+    }
+    feeds[i.name] = { dtype: i.dtype, dims, data }
+  }
+  return feeds
+}
+
+const median = (xs: number[]): number => {
+  const s = xs.slice().sort((a, b) => a - b)
+  return s[Math.floor(s.length / 2)]!
+}
+
+async function layerTimes(path: string, threads: number, lean: boolean, runs: number, into: Record<string, Record<string, number>>): Promise<void> {
+  const engine = await BudgetedEngine.open(path, { threads, verify: 'header' }, { leanKernels: lean })
+  try {
+    const feeds = profileFeeds(engine.inputs)
+    await engine.infer(feeds)
+    const per = new Map<string, { kernel: string; ms: number[] }>()
+    for (let r = 0; r < runs; r++) {
+      const { ops } = await engine.inferProfiled(feeds)
+      const sums = new Map<string, { kernel: string; ms: number }>()
+      for (const o of ops) {
+        const s = sums.get(o.node) ?? { kernel: o.kernel, ms: 0 }
+        s.ms += o.ms
+        sums.set(o.node, s)
+      }
+      for (const [node, s] of sums) {
+        const p = per.get(node) ?? { kernel: s.kernel, ms: [] }
+        p.ms.push(s.ms)
+        per.set(node, p)
+      }
+    }
+    for (const [node, p] of per) (into[node] ??= {})[p.kernel] ??= Number(median(p.ms).toFixed(4))
+  } finally {
+    await engine.close()
+  }
+}
+
+/**
+ * Cold read bandwidth as the engine sees it: the package's blobs read one call each, in file order (the
+ * sizes the load queue issues, so per-read overhead counts), up to 128 MiB, with O_DIRECT.
+ */
+async function readBandwidth(path: string): Promise<{ bytesPerSecond: number; direct: boolean }> {
+  const reader = await PackageReader.open(path)
+  const blobs = reader.manifest.blobs.filter((b) => b.paddedLength > 0).sort((a, b) => a.offset - b.offset)
+  await reader.close()
+  const cap = 128 << 20
+  const chosen: typeof blobs = []
+  let total = 0
+  for (const b of blobs) {
+    if (total + b.paddedLength > cap && chosen.length > 0) break
+    chosen.push(b)
+    total += b.paddedLength
+  }
+  if (chosen.length === 0) return { bytesPerSecond: 1e9, direct: false }
+  const largest = Math.max(...chosen.map((b) => b.paddedLength))
+  const session = new (binding().Session)(1, 'auto')
+  try {
+    session.resize(largest, 0)
+    let ms = 0
+    let direct = true
+    for (const b of chosen) {
+      const r = await session.readFile(path, new Float64Array([b.offset, b.paddedLength, 0]), { direct: true })
+      ms += r.ms
+      direct &&= r.direct
+    }
+    return { bytesPerSecond: total / (Math.max(ms, 1e-3) / 1e3), direct }
+  } finally {
+    session.dispose()
+  }
+}
+
+/** Measures the profile of a written package (every weight resident: this runs offline, in prepare). */
+export async function profilePackage(path: string, threads: number, runs = 3): Promise<DeviceProfile> {
+  const layers: Record<string, Record<string, number>> = {}
+  await layerTimes(path, threads, false, runs, layers)
+  await layerTimes(path, threads, true, runs, layers)
+  const bw = await readBandwidth(path)
+  return { threads, readBandwidth: Math.round(bw.bytesPerSecond), direct: bw.direct, layers }
+}
