@@ -13,6 +13,7 @@
 //      smallest feasible budget.
 // Slicing itself is not frozen into the package: every form is stored so that any channel slice is one
 // contiguous byte range, and the runtime slices for whatever budget it gets (>= the recorded minimum).
+import { stat } from 'node:fs/promises'
 import { availableParallelism } from 'node:os'
 import { basename } from 'node:path'
 import { ArgumentError, MemoryBudgetError, UnsupportedOperatorError } from '../errors.js'
@@ -210,7 +211,8 @@ export async function prepare(modelPath: string, outPath: string, options: Prepa
       minimumThreads: threads,
       unlimitedBudget: unlimited.budget,
     })
-    const end = manifest.blobs.reduce((m, b) => Math.max(m, b.offset + b.paddedLength), 0)
+    // The whole file: header, manifest (with the inline constants) and blobs.
+    const end = (await stat(outPath)).size
     return {
       minimumBudget: minimum,
       unlimitedBudget: unlimited.budget,
