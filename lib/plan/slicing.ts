@@ -109,12 +109,17 @@ function fewestWeightSlices(layer: LayerInfo, o: KernelOption, is: number, limit
   return hi
 }
 
-/** The smallest footprint any option of the layer can reach (most slices of every kind). */
+/**
+ * The smallest footprint any option of the layer can reach: the most weight slices or none (a small
+ * weight cut into slices can take more than whole, because of the read slack), at either input slicing.
+ */
 export function layerMinimumBytes(layer: LayerInfo): number {
   let least = Infinity
   for (const o of layer.options) {
-    const ws = o.weight !== undefined && o.weightSliceable ? weightUnits(o.weight) : 1
-    least = Math.min(least, layerBytes(layer, o, ws, o.maxInputSlices), layerBytes(layer, o, ws, o.defaultInputSlices))
+    const most = o.weight !== undefined && o.weightSliceable ? weightUnits(o.weight) : 1
+    for (const ws of [1, most]) {
+      least = Math.min(least, layerBytes(layer, o, ws, o.maxInputSlices), layerBytes(layer, o, ws, o.defaultInputSlices))
+    }
   }
   return least
 }

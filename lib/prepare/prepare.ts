@@ -13,6 +13,7 @@
 //      smallest feasible budget.
 // Slicing itself is not frozen into the package: every form is stored so that any channel slice is one
 // contiguous byte range, and the runtime slices for whatever budget it gets (>= the recorded minimum).
+import { stat } from 'node:fs/promises'
 import { availableParallelism } from 'node:os'
 import { basename } from 'node:path'
 import { ArgumentError, MemoryBudgetError, UnsupportedOperatorError } from '../errors.js'
@@ -225,7 +226,9 @@ export async function prepare(modelPath: string, outPath: string, options: Prepa
       options.onProgress?.(jobs.length, jobs.length, 'profile')
       await rewritePackageMeta(outPath, { ...meta, profile: await profilePackage(outPath, threads) })
     }
-    const end = manifest.blobs.reduce((m, b) => Math.max(m, b.offset + b.paddedLength), 0)
+    void manifest
+    // The whole file: header, manifest (with the inline constants) and blobs.
+    const end = (await stat(outPath)).size
     return {
       minimumBudget: minimum,
       unlimitedBudget: unlimited.budget,

@@ -1,0 +1,319 @@
+// SPDX-License-Identifier: Apache-2.0
+// Memory-budgeted inference end to end (FlexNN): prepare PP-OCR models into packages, run them within
+// budgets down to the minimum, change the budget while running, and reject bad budgets, damaged
+// packages and vanished package files with the documented errors. Outputs are compared with the ONNX
+// engine (every weight in memory) on the same real inputs.
+import { execFileSync, spawnSync } from 'node:child_process'
+import { copyFileSync, readFileSync, renameSync, statSync, truncateSync, writeFileSync } from 'node:fs'
+import { join } from 'node:path'
+import t, { type Test } from 'tap'
+import { IOError, MemoryBudgetError, PackageError } from '../../lib/errors.js'
+import { openPackage, type BudgetedEngine } from '../../lib/index.js'
+import { crc32 } from '../../lib/package/crc32.js'
+import { decodeHeader, encodeHeader, headerField } from '../../lib/package/format.js'
+import { PackageReader } from '../../lib/package/reader.js'
+import { prepare } from '../../lib/prepare/prepare.js'
+import { checkOutputs, ocr, onnxOutputs, preparedPackage, tempDir, threads, type OcrModel } from '../helpers/budget.js'
+import { fixtures, repoRoot } from '../helpers/data.js'
+
+const budgetError = (minimum: number) => ({ name: 'MemoryBudgetError', code: 'ERR_FLEXPIPE_BUDGET', minimumBudget: minimum, message: new RegExp(`\\b${minimum}\\b`) })
+
+/** A budget between the minimum and the unlimited one: weights are loaded per inference. */
+const preparedBudget = (r: { minimumBudget: number; unlimitedBudget: number }): number =>
+  Math.round(r.minimumBudget + 0.3 * (r.unlimitedBudget - r.minimumBudget))
+
+async function withEngine<T>(path: string, options: Parameters<typeof openPackage>[1], fn: (e: BudgetedEngine) => Promise<T>): Promise<T> {
+  const engine = await openPackage(path, { threads, ...options })
+  try {
+    return await fn(engine)
+  } finally {
+    await engine.close()
+  }
+}
+
+// a. -------------------------------------------------------------------------------------------------
+
+for (const model of [ocr.cls, ocr.rec, ocr.det]) {
+  t.test(`${model.name}: a package runs at the unlimited, prepared and minimum budgets with the ONNX engine's outputs`, async (t) => {
+    const unbudgeted = await preparedPackage(model)
+    const B = preparedBudget(unbudgeted.report)
+    const { path, report } = await preparedPackage(model, { budget: B })
+    t.ok(report.minimumBudget > 0 && report.minimumBudget < B && B < report.unlimitedBudget, `minimum ${report.minimumBudget} < prepared ${B} < unlimited ${report.unlimitedBudget}`)
+    t.ok(report.layers > 0, `${report.layers} layers`)
+    t.equal(report.packageBytes, statSync(path).size, 'packageBytes is the size of the package file')
+    // cls has no constant of 64 KiB or more (residentMaxBytes): no blobs, every weight resident, no loads.
+    const blobs = report.blobs > 0
+    t.equal(blobs, model !== ocr.cls, `${report.blobs} weight blobs`)
+    const feeds = await model.feeds()
+    const want = await onnxOutputs(model)
+    for (const [label, budget] of [['unlimited', undefined], ['prepared', B], ['minimum', report.minimumBudget]] as const) {
+      await withEngine(path, budget === undefined ? {} : { memoryBudget: budget }, async (engine) => {
+        t.equal(engine.minimumBudget, report.minimumBudget, `${label}: the engine's minimum is the report's`)
+        t.equal(engine.memoryBudget, budget ?? report.unlimitedBudget, `${label}: memoryBudget`)
+        const got = await engine.infer(feeds)
+        const s = engine.stats()
+        // Same kernels (nothing sliced or re-kerneled): the same arithmetic, so the same bits.
+        checkOutputs(t, got, want, s.slicedLayers === 0, `${label} (${s.slicedLayers} sliced layers)`)
+        t.ok(s.arenaBytes <= engine.memoryBudget, `${label}: arena ${s.arenaBytes} <= budget ${engine.memoryBudget}`)
+        if (budget === undefined || !blobs) {
+          t.equal(s.loadBytesPerInference, 0, `${label}: nothing is loaded per inference`)
+          t.equal(s.loadsPerInference, 0, `${label}: no loads`)
+          t.equal(s.pinnedBytes > 0, blobs, `${label}: the blob weights are pinned (${s.pinnedBytes} bytes)`)
+        } else {
+          t.ok(s.loadBytesPerInference > 0, `${label}: ${s.loadBytesPerInference} bytes loaded per inference`)
+        }
+        const again = await engine.infer(feeds)
+        checkOutputs(t, again, got, true, `${label}: a second inference`)
+      })
+    }
+  })
+}
+
+// b. -------------------------------------------------------------------------------------------------
+
+t.test('setMemoryBudget: keep the slicing when it fits, re-slice below the prepared budget, reject below the minimum, queue in order', async (t) => {
+  const model = ocr.rec
+  const B = preparedBudget((await preparedPackage(model)).report)
+  const { path, report } = await preparedPackage(model, { budget: B })
+  const feeds = await model.feeds()
+  const want = await onnxOutputs(model)
+  await withEngine(path, { memoryBudget: B }, async (engine) => {
+    const before = await engine.infer(feeds)
+
+    const slightly = B - 64 * 1024
+    const kept = await engine.setMemoryBudget(slightly)
+    t.equal(kept.resliced, false, `${B} -> ${slightly}: the current slicing still fits`)
+    t.ok(Number.isFinite(kept.planMs) && kept.planMs >= 0, `planMs ${kept.planMs}`)
+    t.ok(Number.isFinite(kept.applyMs) && kept.applyMs >= 0, `applyMs ${kept.applyMs}`)
+    t.equal(engine.memoryBudget, slightly)
+    checkOutputs(t, await engine.infer(feeds), before, true, 'after a budget change without re-slicing')
+
+    const low = Math.round((report.minimumBudget + B) / 2)
+    const change = await engine.setMemoryBudget(low)
+    t.ok(Number.isFinite(change.planMs) && change.planMs >= 0, `to ${low}: planMs ${change.planMs}`)
+    t.equal(engine.memoryBudget, low)
+    const s = engine.stats()
+    t.ok(s.arenaBytes <= low, `arena ${s.arenaBytes} <= ${low}`)
+    checkOutputs(t, await engine.infer(feeds), want, s.slicedLayers === 0, `below the prepared budget (${low})`)
+
+    const err = await engine.setMemoryBudget(engine.minimumBudget - 1).then(
+      () => undefined,
+      (e: unknown) => e,
+    )
+    t.ok(err instanceof MemoryBudgetError, 'below the minimum: a MemoryBudgetError')
+    t.match(err, budgetError(engine.minimumBudget), 'names the minimum')
+    t.equal(engine.memoryBudget, low, 'the budget is unchanged')
+    checkOutputs(t, await engine.infer(feeds), want, engine.stats().slicedLayers === 0, 'still runs at the previous budget')
+
+    // In flight: queued calls settle in call order, each inference under the plan current when it runs.
+    const order: string[] = []
+    const p1 = engine.infer(feeds).then((o) => (order.push('infer 1'), o))
+    const p2 = engine.setMemoryBudget(report.minimumBudget).then((c) => (order.push('budget'), c))
+    const p3 = engine.infer(feeds).then((o) => (order.push('infer 2'), o))
+    const [o1, , o3] = await Promise.all([p1, p2, p3])
+    t.same(order, ['infer 1', 'budget', 'infer 2'], 'settled in call order')
+    t.equal(engine.memoryBudget, report.minimumBudget)
+    const sliced = engine.stats().slicedLayers === 0
+    checkOutputs(t, o1, want, false, 'the inference queued before the change')
+    checkOutputs(t, o3, want, sliced, 'the inference queued after the change')
+  })
+})
+
+// c. -------------------------------------------------------------------------------------------------
+
+t.test('budgets below the minimum are rejected with a MemoryBudgetError naming the minimum', async (t) => {
+  const model = ocr.cls
+  const { path, report } = await preparedPackage(model)
+  await t.rejects(openPackage(path, { threads, memoryBudget: report.minimumBudget - 1 }), MemoryBudgetError)
+  await t.rejects(openPackage(path, { threads, memoryBudget: report.minimumBudget - 1 }), budgetError(report.minimumBudget))
+  await t.rejects(openPackage(path, { threads, memoryBudget: 1024 }), budgetError(report.minimumBudget), 'far below')
+
+  const dir = tempDir(t)
+  const tooSmall = Math.floor(report.minimumBudget / 2)
+  const err = await prepare(model.onnx, join(dir, 'small.fpk'), { dims: model.dims, threads, budget: tooSmall }).then(
+    () => undefined,
+    (e: unknown) => e,
+  )
+  t.ok(err instanceof MemoryBudgetError, `prepare at ${tooSmall}: a MemoryBudgetError`)
+  const least = (err as MemoryBudgetError).minimumBudget!
+  t.ok(least > tooSmall, `its minimum ${least} is above the budget ${tooSmall}`)
+  t.match(err, { code: 'ERR_FLEXPIPE_BUDGET', message: new RegExp(`below the minimum of ${least} bytes`) })
+  const ok = await prepare(model.onnx, join(dir, 'least.fpk'), { dims: model.dims, threads, budget: least })
+  t.ok(ok.minimumBudget <= least, `preparing at the named minimum works (package minimum ${ok.minimumBudget})`)
+})
+
+// d. -------------------------------------------------------------------------------------------------
+
+/** The package's bytes, its manifest JSON and a weight blob in the middle of the blob region. */
+async function packageParts(path: string) {
+  const reader = await PackageReader.open(path)
+  const blobs = [...reader.blobs].sort((a, b) => a.offset - b.offset)
+  await reader.close()
+  return { bytes: readFileSync(path), blobs }
+}
+
+/** `bytes` with the manifest JSON edited (length and both checksums fixed). */
+function editManifest(bytes: Uint8Array, edit: (m: Record<string, any>) => void, firstBlob: number): Uint8Array {
+  const out = Uint8Array.from(bytes)
+  const h = decodeHeader(out)
+  const m = JSON.parse(Buffer.from(out.subarray(4096, 4096 + h.manifestLength)).toString('utf8'))
+  edit(m)
+  const json = Buffer.from(JSON.stringify(m))
+  if (4096 + json.length > firstBlob) throw new Error('edited manifest does not fit before the first blob')
+  out.fill(0, 4096, firstBlob)
+  out.set(json, 4096)
+  out.set(encodeHeader({ manifestLength: json.length, manifestCrc: crc32(json) }, crc32), 0)
+  return out
+}
+
+t.test('openPackage rejects a damaged package with a PackageError naming the blob or the version', async (t) => {
+  const { path } = await preparedPackage(ocr.det)
+  const { bytes, blobs } = await packageParts(path)
+  t.ok(blobs.length > 2, `${blobs.length} blobs to damage`)
+  const dir = tempDir(t)
+  let n = 0
+  const write = (b: Uint8Array): string => {
+    const p = join(dir, `damaged-${n++}.fpk`)
+    writeFileSync(p, b)
+    return p
+  }
+  const weight = blobs[Math.floor(blobs.length / 2)]!
+  const last = blobs[blobs.length - 1]!
+
+  t.test('a flipped byte inside a weight blob', async (t) => {
+    const b = Uint8Array.from(bytes)
+    b[weight.offset + Math.floor(weight.length / 2)]! ^= 0x04
+    const p = write(b)
+    await t.rejects(openPackage(p, { threads }), { name: 'PackageError', code: 'ERR_FLEXPIPE_PACKAGE', blob: weight.name, message: /checksum does not match/ })
+    await t.rejects(openPackage(p, { threads, verify: 'all' }), PackageError)
+  })
+
+  t.test('a file cut inside its last blob', async (t) => {
+    const p = write(bytes.subarray(0, last.offset + Math.floor(last.length / 2)))
+    await t.rejects(openPackage(p, { threads }), { name: 'PackageError', code: 'ERR_FLEXPIPE_PACKAGE', blob: last.name, message: /truncated/ })
+    await t.rejects(openPackage(p, { threads, verify: 'header' }), { code: 'ERR_FLEXPIPE_PACKAGE', blob: last.name }, 'also with verify: header')
+  })
+
+  t.test('a manifest blob entry whose offset is past the end of the file', async (t) => {
+    const p = write(editManifest(bytes, (m) => (m.blobs.find((x: { name: string }) => x.name === weight.name).offset = bytes.length + 64 * 4096), blobs[0]!.offset))
+    await t.rejects(openPackage(p, { threads }), { name: 'PackageError', code: 'ERR_FLEXPIPE_PACKAGE', blob: weight.name, message: /past the end of the file/ })
+  })
+
+  t.test('another format version in the header or the manifest', async (t) => {
+    const header = Uint8Array.from(bytes)
+    const view = new DataView(header.buffer)
+    view.setUint32(headerField.version, 2, true)
+    view.setUint32(headerField.headerCrc, crc32(header.subarray(0, headerField.headerCrc)), true)
+    await t.rejects(openPackage(write(header), { threads }), { name: 'PackageError', code: 'ERR_FLEXPIPE_PACKAGE', message: /format version 2, but this flexpipe reads format version 1/ })
+    const manifest = write(editManifest(bytes, (m) => (m.formatVersion = 2), blobs[0]!.offset))
+    await t.rejects(openPackage(manifest, { threads }), { name: 'PackageError', message: /manifest is format version 2/ })
+  })
+
+  t.test('a package of another kind or for other GEMM panels', async (t) => {
+    const kind = write(editManifest(bytes, (m) => (m.meta.kind = 'something-else'), blobs[0]!.offset))
+    await t.rejects(openPackage(kind, { threads }), { name: 'PackageError', message: /not a model package/ })
+    const nr = write(editManifest(bytes, (m) => (m.meta.gemmNr = Number(m.meta.gemmNr) * 2), blobs[0]!.offset))
+    await t.rejects(openPackage(nr, { threads }), { name: 'PackageError', message: /packed for GEMM panels of \d+ floats/ })
+  })
+
+  t.test('the undamaged copy opens and runs', async (t) => {
+    const p = write(bytes)
+    await withEngine(p, {}, async (e) => checkOutputs(t, await e.infer(await ocr.det.feeds()), await onnxOutputs(ocr.det), true, 'copy'))
+  })
+})
+
+// e. -------------------------------------------------------------------------------------------------
+
+t.test('a package file removed or shrunk while in use: infer rejects with an IOError, then recovers', { timeout: 60_000 }, async (t) => {
+  const model = ocr.det
+  const { path, report } = await preparedPackage(model)
+  const dir = tempDir(t)
+  const own = join(dir, 'det.fpk')
+  copyFileSync(path, own)
+  const original = readFileSync(own)
+  const feeds = await model.feeds()
+  await withEngine(own, { memoryBudget: report.minimumBudget, verify: 'header' }, async (engine) => {
+    t.ok(engine.stats().loadBytesPerInference > 0, 'weights are loaded per inference')
+    const before = await engine.infer(feeds)
+
+    renameSync(own, `${own}.away`)
+    await t.rejects(engine.infer(feeds), IOError, 'removed: an IOError')
+    await t.rejects(engine.infer(feeds), { code: 'ERR_FLEXPIPE_IO' }, 'removed: ERR_FLEXPIPE_IO again')
+    renameSync(`${own}.away`, own)
+    checkOutputs(t, await engine.infer(feeds), before, true, 'after the file is back')
+
+    truncateSync(own, Math.floor(original.length / 3))
+    await t.rejects(engine.infer(feeds), { name: 'IOError', code: 'ERR_FLEXPIPE_IO' }, 'shrunk: an IOError')
+    writeFileSync(own, original)
+    checkOutputs(t, await engine.infer(feeds), before, true, 'after the file is rewritten')
+  })
+})
+
+// f. -------------------------------------------------------------------------------------------------
+
+t.test('ioBandwidth throttles weight loads; direct and buffered reads give the same outputs', async (t) => {
+  const model = ocr.det
+  const { path, report } = await preparedPackage(model)
+  const feeds = await model.feeds()
+  const bandwidth = 50e6
+  const outputs: Record<string, Awaited<ReturnType<BudgetedEngine['infer']>>> = {}
+  for (const direct of [true, false]) {
+    await withEngine(path, { memoryBudget: report.minimumBudget, ioBandwidth: bandwidth, direct }, async (engine) => {
+      const bytes = engine.stats().loadBytesPerInference
+      t.ok(bytes > 0, `direct ${direct}: ${bytes} bytes loaded per inference`)
+      const t0 = performance.now()
+      outputs[String(direct)] = await engine.infer(feeds)
+      const seconds = (performance.now() - t0) / 1000
+      const least = (bytes / bandwidth) * 0.95
+      t.ok(seconds >= least, `direct ${direct}: one inference took ${seconds.toFixed(3)} s >= ${least.toFixed(3)} s`)
+    })
+  }
+  checkOutputs(t, outputs.true!, outputs.false!, true, 'direct vs buffered reads')
+})
+
+// g. -------------------------------------------------------------------------------------------------
+
+t.test("an NCNN-Direct package (kernels: 'direct') and a package without slicing", async (t) => {
+  for (const model of [ocr.cls, ocr.det] as OcrModel[]) {
+    const want = await onnxOutputs(model)
+    const feeds = await model.feeds()
+    const auto = (await preparedPackage(model)).report
+    const direct = await preparedPackage(model, { kernels: 'direct' })
+    for (const budget of [undefined, direct.report.minimumBudget]) {
+      await withEngine(direct.path, budget === undefined ? {} : { memoryBudget: budget }, async (e) => {
+        checkOutputs(t, await e.infer(feeds), want, false, `${model.name} direct kernels at ${budget ?? 'unlimited'}`)
+        t.ok(e.stats().arenaBytes <= e.memoryBudget, 'arena within the budget')
+      })
+    }
+    const whole = await preparedPackage(model, { slicing: false })
+    t.ok(whole.report.minimumBudget >= auto.minimumBudget, `${model.name} without slicing needs at least as much (${whole.report.minimumBudget} >= ${auto.minimumBudget})`)
+    await withEngine(whole.path, { memoryBudget: whole.report.minimumBudget }, async (e) => {
+      checkOutputs(t, await e.infer(feeds), want, false, `${model.name} without slicing at its minimum`)
+      const s = e.stats()
+      t.equal(s.slicedLayers, 0, 'no layer is sliced')
+      t.ok(s.arenaBytes <= e.memoryBudget, 'arena within the budget')
+    })
+  }
+})
+
+// h. -------------------------------------------------------------------------------------------------
+
+t.test('CLI: prepare writes a package, run runs it within a budget, --budget on an ONNX model asks for prepare', async (t) => {
+  const main = join(repoRoot, 'dist', 'lib', 'cli', 'main.js')
+  const onnx = join(fixtures, 'models', 'mobilenetv2_small.onnx')
+  const dir = tempDir(t)
+  const fpk = join(dir, 'mobilenet.fpk')
+  const prepared = execFileSync(process.execPath, [main, 'prepare', onnx, '-o', fpk, '--budget', '2MB', '--dim', 'batch=1', '--threads', String(threads)], { encoding: 'utf8' })
+  t.match(prepared, fpk, 'prepare names the package')
+  t.match(prepared, /weight blobs/, 'and describes it')
+  const reader = await PackageReader.open(fpk, { verify: 'all' })
+  t.ok(reader.blobs.length > 0, 'the package is valid')
+  await reader.close()
+  const ran = execFileSync(process.execPath, [main, 'run', fpk, '--budget', '2MB', '--random', '--threads', String(threads)], { encoding: 'utf8' })
+  t.match(ran, /^logits: float32 \[1, 100\]/m, 'run prints the output')
+  t.match(ran, /^latency: first [\d.]+ ms.*budget 2\.0 MB/m, 'and a latency line with the budget')
+
+  const bad = spawnSync(process.execPath, [main, 'run', onnx, '--budget', '1MB', '--random'], { encoding: 'utf8' })
+  t.not(bad.status, 0, 'run x.onnx --budget exits non-zero')
+  t.match(bad.stderr, /flexpipe prepare/, 'telling to run prepare')
+})
