@@ -94,6 +94,14 @@ export interface PrepackResult {
 /** Test-only entry points (native/addon/testing*.cc): kernel variants by ISA name. */
 export interface NativeTesting {
   isas(): string[]
+  /**
+   * Allocations made by flexpipe's own code inside run/readFile work since the last reset. enabled is
+   * true only in the audit build (cmake-js with FLEXPIPE_ALLOC_AUDIT=1); elsewhere allocations stay 0.
+   */
+  allocAudit(): { enabled: boolean; allocations: number }
+  allocAuditReset(): void
+  /** Makes 2n allocations inside worker work (n malloc + n new[]): the audit's positive control. */
+  allocAuditProbe(n: number): Promise<void>
   [entry: string]: (...args: never[]) => unknown
 }
 

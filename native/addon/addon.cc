@@ -7,10 +7,12 @@
 #include "addon/run_op.h"
 #include "addon/session_wrap.h"
 #include "addon/testing.h"
+#include "alloc/alloc_audit.h"
 
 namespace flexpipe {
 
 Napi::Object init(Napi::Env env, Napi::Object exports) {
+    alloc_audit_ignore_this_thread();  // the JS thread: its allocations are never the inference path's
     exports.Set("Session", SessionWrap::define(env));
     exports.Set("info", Napi::Function::New(env, info));
     exports.Set("opNames", Napi::Function::New(env, op_names));

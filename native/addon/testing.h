@@ -16,5 +16,6 @@ void add_gemm_testing(Napi::Env env, Napi::Object testing);
 void add_conv_testing(Napi::Env env, Napi::Object testing);
 void add_xf_testing(Napi::Env env, Napi::Object testing);
 void add_pool_testing(Napi::Env env, Napi::Object testing);
+void add_alloc_testing(Napi::Env env, Napi::Object testing);
 
 }  // namespace flexpipe

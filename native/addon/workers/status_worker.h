@@ -7,6 +7,7 @@
 #include <atomic>
 
 #include "addon/convert.h"
+#include "alloc/alloc_audit.h"
 #include "common/status.h"
 
 namespace flexpipe {
@@ -22,7 +23,11 @@ class StatusWorker : public Napi::AsyncWorker {
     virtual Status work() = 0;
     // The value the promise resolves with (undefined unless a worker overrides it).
     virtual Napi::Value result(Napi::Env env) { return env.Undefined(); }
-    void Execute() override { status_ = work(); }
+    // The work runs inside an allocation audit scope (counted only in FLEXPIPE_ALLOC_AUDIT builds).
+    void Execute() override {
+        AllocAuditScope audit;
+        status_ = work();
+    }
     void OnOK() override {
         if (busy_) busy_->store(false);
         Napi::HandleScope scope(Env());

@@ -1,0 +1,76 @@
+// SPDX-License-Identifier: Apache-2.0
+// The inference path allocates nothing: run and readFile work, counted by the allocation audit build.
+//
+// Needs the audit build (FLEXPIPE_NO_URING=1 FLEXPIPE_ALLOC_AUDIT=1 npx cmake-js compile --out build-cmake,
+// then FLEXPIPE_ADDON=$PWD/build-cmake/Release/flexpipe.node); it fails, not skips, on any other build.
+// Named *.audit.ts so `npm test` (dist/test/**/*.test.js) does not pick it up; .ci/run runs it.
+import { writeFileSync } from 'node:fs'
+import { join } from 'node:path'
+import t from 'tap'
+import { open, type Tensor, type TensorInfo } from '../../lib/index.js'
+import { binding } from '../../lib/native/binding.js'
+import { fixtures, randomFloat, randomInt64 } from '../helpers/data.js'
+import { tempFile } from '../helpers/make-model.js'
+
+const testing = binding()._testing
+
+t.test('the addon is the allocation audit build and the audit sees allocations', async (t) => {
+  t.equal(testing.allocAudit().enabled, true, 'allocAudit().enabled (build with FLEXPIPE_ALLOC_AUDIT=1 and load it via FLEXPIPE_ADDON)')
+  testing.allocAuditReset()
+  await testing.allocAuditProbe(5)
+  t.equal(testing.allocAudit().allocations, 10, 'the probe\'s 5 malloc + 5 new[] inside worker work are counted')
+  testing.allocAuditReset()
+  t.equal(testing.allocAudit().allocations, 0, 'reset clears the count')
+  const s = new (binding().Session)(1, 'pread')
+  s.resize(1 << 20, 0) // allocates on the JS thread, outside any worker: not counted
+  s.dispose()
+  t.equal(testing.allocAudit().allocations, 0, 'JS-thread allocations outside worker work are not counted')
+})
+
+/** Inputs for an engine's declared inputs: symbolic dims become 1 (batch) or 8. */
+function inputsFor(inputs: readonly TensorInfo[]): Record<string, Tensor> {
+  const out: Record<string, Tensor> = {}
+  inputs.forEach((input, i) => {
+    const dims = (input.dims ?? []).map((d) => (typeof d === 'number' ? d : d === 'batch' ? 1 : 8))
+    out[input.name] = input.dtype === 'int64' ? randomInt64(dims, 10 + i, 2) : randomFloat(dims, 10 + i)
+  })
+  return out
+}
+
+const models = ['resnet_small.onnx', 'resnet_small_external.onnx', 'mobilenetv2_small.onnx', 'bert_tiny.onnx', 'vit_tiny.onnx']
+
+for (const model of models) {
+  for (const threads of [1, 2]) {
+    t.test(`${model}, ${threads} thread(s): infer() allocates nothing after the first call`, async (t) => {
+      const engine = await open(join(fixtures, 'models', model), { threads })
+      t.teardown(() => engine.close())
+      const inputs = inputsFor(engine.inputs)
+      const first = await engine.infer(inputs) // warm-up: plans, folds and prepacks may allocate
+      testing.allocAuditReset()
+      for (let i = 0; i < 3; i++) {
+        const again = await engine.infer(inputs)
+        t.same(Object.keys(again), Object.keys(first))
+      }
+      t.equal(testing.allocAudit().allocations, 0, 'allocations inside run work over 3 infer() calls')
+    })
+  }
+}
+
+for (const io of ['uring', 'pread'] as const) {
+  t.test(`readFile (${io}) allocates nothing, buffered, direct and throttled`, async (t) => {
+    const s = new (binding().Session)(2, io)
+    t.teardown(() => s.dispose())
+    const size = 3 * (1 << 20) + 8192
+    const path = tempFile('audit.bin', new Uint8Array(size).fill(5))
+    s.resize(size, 0)
+    testing.allocAuditReset()
+    await s.readFile(path, new Float64Array([0, size, 0]))
+    await s.readFile(path, new Float64Array([0, size, 0]), { direct: true })
+    await s.readFile(path, new Float64Array([4096, 1 << 20, 0, 0, 4096, 1 << 20]), { direct: true, bandwidth: 1e9 })
+    await s.readFile(path, new Float64Array([100, 5000, 64]), { direct: true })
+    t.equal(testing.allocAudit().allocations, 0, 'allocations inside read work')
+    writeFileSync(path, new Uint8Array(10))
+    await t.rejects(s.readFile(path, new Float64Array([0, size, 0])), { code: 'ERR_FLEXPIPE_IO' })
+    t.comment(`an error builds its message (allocations: ${testing.allocAudit().allocations}); only the success path must be free`)
+  })
+}
