@@ -19,7 +19,7 @@ function randomSchedule(rand: Rand): PipelineSchedule {
 }
 
 type Event =
-  | { kind: 'load-start' | 'load-end'; index: number; seq: number }
+  | { kind: 'load-start' | 'load-end'; index: number; batch: number; seq: number }
   | { kind: 'compute-start' | 'compute-end'; begin: number; end: number; seq: number }
 
 interface Fake {
@@ -52,13 +52,17 @@ function fakeIo(rand: Rand, fail?: { kind: 'load' | 'compute'; at: number; error
     end()
   }
   let computeCalls = 0
+  let loadBatches = 0
   const io: PipelineIo = {
-    load: (index) =>
-      call(
-        () => events.push({ kind: 'load-start', index, seq: seq++ }),
-        () => events.push({ kind: 'load-end', index, seq: seq++ }),
-        fail?.kind === 'load' && fail.at === index,
-      ),
+    load: (begin, end) => {
+      const batch = loadBatches++
+      const indices = Array.from({ length: end - begin }, (_, i) => begin + i)
+      return call(
+        () => indices.forEach((index) => events.push({ kind: 'load-start', index, batch, seq: seq++ })),
+        () => indices.forEach((index) => events.push({ kind: 'load-end', index, batch, seq: seq++ })),
+        fail?.kind === 'load' && fail.at >= begin && fail.at < end,
+      )
+    },
     compute: (begin, end) =>
       call(
         () => events.push({ kind: 'compute-start', begin, end, seq: seq++ }),
@@ -90,8 +94,10 @@ function violations(s: PipelineSchedule, events: readonly Event[]): string[] {
   }
   const loadStarts = events.filter((e) => e.kind === 'load-start').map((e) => ('index' in e ? e.index : -1))
   if (loadStarts.join() !== s.loads.map((_, j) => j).join()) bad.push(`loads started in order [${loadStarts}]`)
+  const batchOf = (j: number): number => (events.find((e) => e.kind === 'load-start' && 'index' in e && e.index === j) as { batch?: number } | undefined)?.batch ?? -1
   s.loads.forEach((l, j) => {
-    if (j > 0 && !(loadStart(j) > loadEnd(j - 1))) bad.push(`load ${j} started before load ${j - 1} finished`)
+    // A batch (one call) starts only after the previous batch finished.
+    if (j > 0 && batchOf(j) !== batchOf(j - 1) && !(loadStart(j) > loadEnd(j - 1))) bad.push(`load ${j} started before load ${j - 1} finished`)
     if (l.after >= 0 && !(loadStart(j) > opEnd(l.after))) bad.push(`load ${j} started before op ${l.after} (its after) finished`)
   })
   for (const c of computes) {

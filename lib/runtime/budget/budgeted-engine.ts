@@ -310,7 +310,7 @@ export class BudgetedEngine {
       const program = session.addProgram(finishProgram(b, plan.plan, base))
       const schedule: PipelineSchedule = {
         ops: b.ops,
-        loads: loads.map((t) => ({ step: b.problem.tensors[t]!.first, after: plan.plan.loadAfter[t]! })),
+        loads: loads.map((t) => ({ step: b.problem.tensors[t]!.first, after: plan.plan.loadAfter[t]!, bytes: b.loads[t]!.bytes })),
       }
       this.active = { plan, program, base, schedule, need: loadsNeeded(schedule), ranges: loads.map(rangeOf) }
       this.budget = plan.budget
@@ -388,7 +388,7 @@ export class BudgetedEngine {
       await runPipeline(
         a.schedule,
         {
-          load: (j) => this.read(session, a.ranges[j]!).then(() => undefined),
+          load: (begin, end) => this.read(session, end === begin + 1 ? a.ranges[begin]! : concatRanges(a.ranges, begin, end)).then(() => undefined),
           compute: async (begin, end) => {
             const ms = await session.run(a.program, 0, begin === 0 ? inputs : [], end === b.ops ? pairs : [], opMs !== undefined, begin, end)
             if (opMs !== undefined && ms !== undefined) opMs.set(ms, begin)
@@ -401,6 +401,13 @@ export class BudgetedEngine {
     }
     return outputs
   }
+}
+
+/** The [fileOffset, bytes, arenaOffset] triples of loads [begin, end) as one readFile argument. */
+function concatRanges(ranges: readonly Float64Array[], begin: number, end: number): Float64Array {
+  const out = new Float64Array((end - begin) * 3)
+  for (let j = begin; j < end; j++) out.set(ranges[j]!, (j - begin) * 3)
+  return out
 }
 
 type PackageModel = BudgetModel & { readonly blobs: ReadonlyMap<string, BlobEntry> }

@@ -6,7 +6,10 @@
 //   comp(after(j)) < load(j)       a weight's bytes are free only once op after(j) is done (the memory
 //                                  plan's overlap edges; -1: no dependency)
 //
-// The load queue issues loads one at a time in planned order (the type-based allocator's weight order).
+// The load queue issues loads in planned order (the type-based allocator's weight order), in batches: the
+// loads at its head whose dependencies already hold (up to batchBytes) go out as one call, so the reader
+// keeps several requests in flight (io_uring queue depth) instead of one weight at a time; the next batch
+// starts when this one is done.
 // The compute queue runs ops in order, in batches: a batch runs as one native call and ends where the
 // next op still waits for a load, or right after the op the head of the load queue waits for (so that
 // load starts as early as the plan allows). With every weight pinned there are no loads and an inference
@@ -17,7 +20,12 @@ export interface PipelineLoad {
   readonly step: number
   /** The op that must finish before the load may start (-1: none). */
   readonly after: number
+  /** Bytes read (for batching; default 0). */
+  readonly bytes?: number
 }
+
+/** Most bytes one load batch reads. */
+export const batchBytes = 32 << 20
 
 export interface PipelineSchedule {
   readonly ops: number
@@ -26,7 +34,8 @@ export interface PipelineSchedule {
 }
 
 export interface PipelineIo {
-  load(index: number): Promise<void>
+  /** Loads [begin, end) of the queue (one batch). */
+  load(begin: number, end: number): Promise<void>
   /** Runs ops [begin, end). */
   compute(begin: number, end: number): Promise<void>
 }
@@ -73,17 +82,24 @@ export async function runPipeline(s: PipelineSchedule, io: PipelineIo, need: Int
   let loadLoop: Promise<void>
   let computeLoop: Promise<void>
   loadLoop = (async () => {
-    for (let j = 0; j < s.loads.length; j++) {
+    for (let j = 0; j < s.loads.length; ) {
       const after = s.loads[j]!.after
       if (!(await waitFor(() => computed > after, () => computeDone, `load ${j} waits for op ${after}`))) return
-      started = j + 1
+      let end = j + 1
+      let bytes = s.loads[j]!.bytes ?? 0
+      while (end < s.loads.length && computed > s.loads[end]!.after && bytes + (s.loads[end]!.bytes ?? 0) <= batchBytes) {
+        bytes += s.loads[end]!.bytes ?? 0
+        end++
+      }
+      started = end
       try {
-        await io.load(j)
+        await io.load(j, end)
       } catch (err) {
         fail(err)
         return
       }
-      loaded = j + 1
+      loaded = end
+      j = end
       notify()
     }
   })().finally(() => {
