@@ -233,7 +233,7 @@ export async function prepare(modelPath: string, outPath: string, options: Prepa
       minimumBudget: minimum,
       unlimitedBudget: unlimited.budget,
       layers: restrict.layers.length,
-      slicedLayers: atBudget === undefined ? 0 : atBudget.choices.filter((c) => c.weightSlices > 1 || c.option > 0).length,
+      slicedLayers: atBudget === undefined ? 0 : atBudget.choices.filter((c, i) => c.weightSlices > 1 || restrict.layers[i]!.options[c.option]!.kernel !== restrict.layers[i]!.defaultKernel || c.inputSlices !== restrict.layers[i]!.defaultInputSlices).length,
       blobs: manifest.blobs.length,
       packageBytes: end,
       ms: performance.now() - t0,

@@ -63,7 +63,10 @@ export interface BudgetStats {
   readonly loadBytesPerInference: number
   readonly loadsPerInference: number
   readonly ops: number
+  /** Layers whose weight is cut into slices. */
   readonly slicedLayers: number
+  /** Layers running another kernel or input slicing than the model's default (for memory, IO or measured speed). */
+  readonly changedKernels: number
   readonly preloadedWeights: number
   readonly reader: string
   readonly threads: number
@@ -247,7 +250,11 @@ export class BudgetedEngine {
       loadBytesPerInference: loadBytes,
       loadsPerInference: a.ranges.length,
       ops: b.ops,
-      slicedLayers: a.plan.choices.filter((c) => c.weightSlices > 1 || c.option > 0).length,
+      slicedLayers: a.plan.choices.filter((c) => c.weightSlices > 1).length,
+      changedKernels: a.plan.choices.filter((c, i) => {
+        const l = this.model.layers[i]!
+        return l.options[c.option]!.kernel !== l.defaultKernel || c.inputSlices !== l.defaultInputSlices
+      }).length,
       preloadedWeights: a.plan.plan.preloadedWeights,
       reader: s.reader,
       threads: s.threads,

@@ -56,6 +56,9 @@ export interface StepLayer {
   readonly index: number
   readonly step: Step
   readonly options: readonly StepOption[]
+  /** The kernel the op chooses on its own (what an engine without a budget runs). */
+  readonly defaultKernel: string
+  readonly defaultInputSlices: number
 }
 
 /** The storage form key of a constant call input: 'raw' or the prepack key. */
@@ -175,7 +178,7 @@ export function stepLayers(ctx: OptionContext): StepLayer[] {
     if (call.op === 'Conv') options = convOptions(ctx, step, call)
     else if (call.op === 'Gemm' || call.op === 'MatMul') options = gemmOptions(ctx, step, call)
     else options = [asIs(ctx, step, call)]
-    layers.push({ index, step, options })
+    layers.push({ index, step, options, defaultKernel: options[0]!.kernel, defaultInputSlices: options[0]!.defaultInputSlices })
   })
   return layers
 }
