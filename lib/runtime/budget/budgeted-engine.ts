@@ -226,7 +226,13 @@ export class BudgetedEngine {
       const before = this.active!.plan
       const plan = this.planFor(bytes, before)
       const t0 = performance.now()
-      await this.apply(plan, !plan.resliced)
+      try {
+        await this.apply(plan, !plan.resliced)
+      } catch (err) {
+        // Keep the engine usable: go back to the plan that worked (it rejects too if the package is gone).
+        await this.apply(before).catch(() => undefined)
+        throw err
+      }
       return { resliced: plan.resliced, planMs: plan.ms, applyMs: performance.now() - t0 }
     })
   }
