@@ -8,6 +8,8 @@ export interface PrepareOptions {
   readonly dims?: Record<string, number>
   readonly kernels?: 'auto' | 'direct'
   readonly slicing?: boolean
+  /** The engine's thread count: workspaces and the recorded device profile depend on it. */
+  readonly threads?: number
 }
 
 export interface PrepareReport {
@@ -135,15 +137,17 @@ export function pointConfigurations(midBudget: number): Configuration[] {
 }
 
 /** prepare() options per package kind; the curve package is prepared for the lowest budget tested. */
-export function prepareOptions(kind: Exclude<PackageKind, 'onnx'>, floor: number): PrepareOptions {
+export function prepareOptions(kind: Exclude<PackageKind, 'onnx'>, floor: number, threads: number): PrepareOptions {
+  // The bench models have a symbolic batch (GPT-2's input is fixed): batch 1, as the inputs are made.
+  const common = { dims: { batch: 1 }, threads }
   switch (kind) {
     case 'curve':
-      return { budget: floor }
+      return { ...common, budget: floor }
     case 'default':
-      return {}
+      return common
     case 'direct':
-      return { kernels: 'direct' }
+      return { ...common, kernels: 'direct' }
     case 'ondemand':
-      return { slicing: false }
+      return { ...common, slicing: false }
   }
 }

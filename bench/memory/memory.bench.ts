@@ -105,7 +105,7 @@ function runModel(c: MemoryCase, out: Collected, measure: Measure, log: (s: stri
   }
   let pkgs: Map<PreparedPackage['kind'], PreparedPackage>
   try {
-    pkgs = preparePackages(c, floorOption === undefined ? c.floor : Number(floorOption) * MB, timeoutS, log)
+    pkgs = preparePackages(c, floorOption === undefined ? c.floor : Number(floorOption) * MB, threads, timeoutS, log)
   } catch (err) {
     out.pending.push({ model: c.name, what: 'all package configurations', reason: `prepare failed: ${err instanceof Error ? err.message : String(err)}` })
     return

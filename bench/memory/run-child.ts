@@ -59,12 +59,12 @@ function prepareOne(c: MemoryCase, kind: PreparedPackage['kind'], options: Prepa
  * The four packages of a model. The curve package is prepared for the floor budget; when prepare()
  * rejects it as infeasible the floor is doubled (at most three times).
  */
-export function preparePackages(c: MemoryCase, floor: number, timeoutS: number, log: (s: string) => void): Map<PreparedPackage['kind'], PreparedPackage> {
+export function preparePackages(c: MemoryCase, floor: number, threads: number, timeoutS: number, log: (s: string) => void): Map<PreparedPackage['kind'], PreparedPackage> {
   const out = new Map<PreparedPackage['kind'], PreparedPackage>()
   let budget = floor
   for (let attempt = 0; ; attempt++) {
     try {
-      out.set('curve', prepareOne(c, 'curve', prepareOptions('curve', budget), timeoutS))
+      out.set('curve', prepareOne(c, 'curve', prepareOptions('curve', budget, threads), timeoutS))
       break
     } catch (err) {
       if (attempt === 3) throw err
@@ -72,7 +72,7 @@ export function preparePackages(c: MemoryCase, floor: number, timeoutS: number, 
       budget *= 2
     }
   }
-  for (const kind of ['default', 'direct', 'ondemand'] as const) out.set(kind, prepareOne(c, kind, prepareOptions(kind, budget), timeoutS))
+  for (const kind of ['default', 'direct', 'ondemand'] as const) out.set(kind, prepareOne(c, kind, prepareOptions(kind, budget, threads), timeoutS))
   for (const p of out.values()) {
     const r = p.report
     log(`  package ${p.kind}${p.reused ? ' (reused)' : ''}: ${JSON.stringify(p.options)} -> minimum ${(r.minimumBudget / MB).toFixed(1)} MB, ${r.slicedLayers}/${r.layers} layers sliced, ${(r.packageBytes / MB).toFixed(0)} MB, ${r.ms.toFixed(0)} ms`)
