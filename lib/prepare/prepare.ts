@@ -29,7 +29,7 @@ import { PackageWriter, alignUp, rewritePackageMeta, type BlobEntry } from '../p
 import { profilePackage } from './profile.js'
 import { constantHost, runPrepack } from '../runtime/constants.js'
 import { foldNative } from '../runtime/engine.js'
-import { budgetModel } from '../runtime/budget/budgeted-engine.js'
+import { bookkeepingBytes, budgetModel } from '../runtime/budget/budgeted-engine.js'
 import { isConstantValue, residentMaxBytes } from '../runtime/budget/layer-options.js'
 import { directConvolutionOnly, minimumBudget, planForBudget, unlimitedBudget, type PlanPolicy } from '../runtime/budget/plan-budget.js'
 import { encodePackageGraph, type StoredConstant } from './graph-codec.js'
@@ -156,7 +156,8 @@ export async function prepare(modelPath: string, outPath: string, options: Prepa
   const direct = kernels === 'direct'
   const restrict = direct ? directConvolutionOnly(withForms) : withForms
   const unlimited = planForBudget(restrict, unlimitedBudget(restrict, policy), policy)
-  const atBudget = options.budget === undefined ? undefined : planOrExplain(restrict, options.budget, policy)
+  const bookkeeping = bookkeepingBytes(restrict.layers.length)
+  const atBudget = options.budget === undefined ? undefined : planOrExplain(restrict, options.budget, bookkeeping, policy)
 
   // The forms to write: chosen ones, plus raw conv weights (the lean fallback).
   const needed = new Set<string>()
@@ -176,7 +177,8 @@ export async function prepare(modelPath: string, outPath: string, options: Prepa
   const storedFinal = new Map([...stored].filter(([, s]) => Object.keys(s.forms).length > 0))
   const finalBlobs = new Map([...virtual].filter(([b]) => needed.has(b)))
   const packageModel = budgetModel(withConstants(planned.graph, planned.constants), storedFinal, finalBlobs, nr, threads)
-  const minimum = minimumBudget(direct ? directConvolutionOnly(packageModel) : packageModel, policy)
+  // The budget a user gives covers the arena and the engine's bookkeeping (bookkeepingBytes).
+  const minimum = minimumBudget(direct ? directConvolutionOnly(packageModel) : packageModel, policy) + bookkeepingBytes(packageModel.layers.length)
 
   // Inline constants: small ones, and large ones no kernel reads from a blob (outputs, shape inputs).
   const inline = new Map<string, TensorData>()
@@ -217,7 +219,7 @@ export async function prepare(modelPath: string, outPath: string, options: Prepa
       kernels,
       slicing: policy.slicing,
       preparedBudget: options.budget ?? null,
-      minimumBudget: minimum,
+      minimumBudget: minimum - bookkeepingBytes(packageModel.layers.length),
       minimumThreads: threads,
       unlimitedBudget: unlimited.budget,
     }
@@ -231,7 +233,7 @@ export async function prepare(modelPath: string, outPath: string, options: Prepa
     const end = (await stat(outPath)).size
     return {
       minimumBudget: minimum,
-      unlimitedBudget: unlimited.budget,
+      unlimitedBudget: unlimited.budget + bookkeeping,
       layers: restrict.layers.length,
       slicedLayers: atBudget === undefined ? 0 : atBudget.choices.filter((c, i) => c.weightSlices > 1 || restrict.layers[i]!.options[c.option]!.kernel !== restrict.layers[i]!.defaultKernel || c.inputSlices !== restrict.layers[i]!.defaultInputSlices).length,
       blobs: manifest.blobs.length,
@@ -254,12 +256,14 @@ function withConstants(graph: Graph, constants: ReadonlyMap<string, ValueInfo>):
   return { ...graph, initializers }
 }
 
-function planOrExplain(m: Parameters<typeof planForBudget>[0], budget: number, policy: PlanPolicy): ReturnType<typeof planForBudget> {
+/** The plan for a user's budget (its arena: the budget minus the engine's bookkeeping), or an error naming the minimum. */
+function planOrExplain(m: Parameters<typeof planForBudget>[0], budget: number, bookkeeping: number, policy: PlanPolicy): ReturnType<typeof planForBudget> {
   try {
-    return planForBudget(m, budget, policy)
+    if (budget <= bookkeeping) throw new MemoryBudgetError(`budget ${budget} is below the engine's bookkeeping`)
+    return planForBudget(m, budget - bookkeeping, policy)
   } catch (err) {
     if (!(err instanceof MemoryBudgetError)) throw err
-    const least = minimumBudget(m, policy)
+    const least = minimumBudget(m, policy) + bookkeeping
     throw new MemoryBudgetError(`--budget ${budget} bytes is below the minimum of ${least} bytes for this model; prepare with --budget ${least} or more`, least)
   }
 }

@@ -57,6 +57,8 @@ export interface BudgetStats {
   readonly arenaBytes: number
   readonly memoryBudget: number
   readonly residentBytes: number
+  /** The engine's memory outside the arena (V8 heap grown by planning, native bookkeeping), within the budget. */
+  readonly reservedBytes: number
   readonly plannedBytes: number
   readonly pinnedBytes: number
   /** Bytes read from the package per inference (weights that are not pinned). */
@@ -135,9 +137,11 @@ function checkBudget(bytes: number): void {
 export class BudgetedEngine {
   readonly inputs: readonly TensorInfo[]
   readonly outputs: readonly TensorInfo[]
-  /** The smallest memory budget (bytes) this package runs in with this engine's options. */
-  readonly minimumBudget: number
   private session: NativeSession | undefined
+  /** The smallest arena the package plans in with this engine's options. */
+  private readonly arenaMinimum: number
+  /** The engine's memory outside the arena, counted in the budget (see `bookkeepingBytes`). */
+  private readonly reserve: number
   private readonly queue = new SerialQueue()
   private active: Active | undefined
   private budget: number
@@ -154,7 +158,8 @@ export class BudgetedEngine {
       const v = model.inferred.values.get(o.name)!
       return { name: o.name, dtype: v.dtype, dims: v.dims }
     })
-    this.minimumBudget = minimum
+    this.arenaMinimum = minimum
+    this.reserve = bookkeepingBytes(model.layers.length)
     this.budget = 0
     this.session = new (binding().Session)(options.threads, options.io)
   }
@@ -190,7 +195,9 @@ export class BudgetedEngine {
     }
     const engine = new BudgetedEngine(path, model, policy, opts, minimum)
     try {
-      await engine.apply(engine.planFor(opts.memoryBudget))
+      const plan = engine.planFor(opts.memoryBudget)
+      await engine.apply(plan)
+      engine.budget = opts.memoryBudget ?? plan.budget + engine.reserve
     } catch (err) {
       await engine.close()
       throw err
@@ -228,6 +235,7 @@ export class BudgetedEngine {
       const t0 = performance.now()
       try {
         await this.apply(plan, !plan.resliced)
+        this.budget = bytes
       } catch (err) {
         // Keep the engine usable: go back to the plan that worked (it rejects too if the package is gone).
         await this.apply(before).catch(() => undefined)
@@ -251,6 +259,7 @@ export class BudgetedEngine {
       arenaBytes: s.arenaBytes,
       memoryBudget: this.budget,
       residentBytes: b.residentBytes,
+      reservedBytes: this.reserve,
       plannedBytes: a.plan.plan.arenaBytes,
       pinnedBytes: a.plan.plan.pinnedBytes,
       loadBytesPerInference: loadBytes,
@@ -282,14 +291,20 @@ export class BudgetedEngine {
     return this.session
   }
 
+  /** The smallest memory budget (bytes) this package runs in with this engine's options (arena + bookkeeping). */
+  get minimumBudget(): number {
+    return this.arenaMinimum + this.reserve
+  }
+
+  /** Plans for a memory budget (`undefined`: every weight resident); the arena gets the budget minus the reserve. */
   private planFor(budget: number | undefined, previous?: BudgetPlan): BudgetPlan {
-    const bytes = budget ?? unlimitedBudget(this.model, this.policy)
-    if (bytes < this.minimumBudget) {
+    if (budget !== undefined && budget < this.minimumBudget) {
       throw new MemoryBudgetError(
-        `a memory budget of ${bytes} bytes is below the minimum of ${this.minimumBudget} bytes for this package; give at least ${this.minimumBudget} bytes`,
+        `a memory budget of ${budget} bytes is below the minimum of ${this.minimumBudget} bytes for this package (arena ${this.arenaMinimum} + bookkeeping ${this.reserve}); give at least ${this.minimumBudget} bytes`,
         this.minimumBudget,
       )
     }
+    const bytes = budget === undefined ? unlimitedBudget(this.model, this.policy) : budget - this.reserve
     try {
       return planForBudget(this.model, bytes, this.policy, previous)
     } catch (err) {
@@ -326,7 +341,6 @@ export class BudgetedEngine {
         loads: loads.map((t) => ({ step: b.problem.tensors[t]!.first, after: plan.plan.loadAfter[t]!, bytes: b.loads[t]!.bytes })),
       }
       this.active = { plan, program, base, schedule, need: loadsNeeded(schedule), ranges: loads.map(rangeOf) }
-      this.budget = plan.budget
     } catch (err) {
       throw fromNative(err)
     }
@@ -421,6 +435,19 @@ function concatRanges(ranges: readonly Float64Array[], begin: number, end: numbe
   const out = new Float64Array((end - begin) * 3)
   for (let j = begin; j < end; j++) out.set(ranges[j]!, (j - begin) * 3)
   return out
+}
+
+/**
+ * The engine's memory outside its arena, which a memory budget also covers (so the process grows by about
+ * the budget, not the budget plus bookkeeping): native memory besides the arena (thread stacks, the
+ * io_uring ring, the decoded program; 4 MiB) and the V8 heap that opening and planning grow (the graph,
+ * kernel options, plans: 1 MiB + 48 KiB per layer, at most 16 MiB — V8's young generation stops growing
+ * there). Calibrated on the bench models (ResNet-152: 12.6 MB of heap growth measured for 258 layers;
+ * PP-OCR cls: 2.7 MB) and checked by bench:memory, which measures the process's peak (VmHWM).
+ */
+export function bookkeepingBytes(layers: number): number {
+  const heap = Math.min(16 << 20, (1 << 20) + layers * 48 * 1024)
+  return (4 << 20) + heap
 }
 
 type PackageModel = BudgetModel & { readonly blobs: ReadonlyMap<string, BlobEntry> }
