@@ -6,7 +6,11 @@ export class SerialQueue {
 
   push<T>(job: () => Promise<T>): Promise<T> {
     const result = this.tail.then(job, job)
-    this.tail = result.catch(() => undefined)
+    // Settle to undefined: the tail must not hold the job's result (an inference's outputs) alive.
+    this.tail = result.then(
+      () => undefined,
+      () => undefined,
+    )
     return result
   }
 
