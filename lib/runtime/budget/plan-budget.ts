@@ -52,6 +52,8 @@ export interface BudgetPlan {
   readonly plan: PreloadPlan
   /** Whether slicing ran for this plan (false: the previous slicing was re-planned). */
   readonly resliced: boolean
+  /** The budget the slicing was chosen for (a later, larger budget slices again for latency). */
+  readonly slicedFor: number
   /** Planning time (slicing + memory planning), ms. */
   readonly ms: number
 }
@@ -247,10 +249,12 @@ function balanceIo(m: BudgetModel, budget: number, policy: PlanPolicy, first: Bu
 /** Plans for `budget`; with `previous`, tries its slicing first. Throws MemoryBudgetError. */
 export function planForBudget(m: BudgetModel, budget: number, policy: PlanPolicy, previous?: BudgetPlan): BudgetPlan {
   const t0 = performance.now()
-  if (previous !== undefined) {
+  // The seed keeps a slicing while it fits; we keep it only while the budget does not grow past the one
+  // it was made for, so a budget that comes back up gets the faster kernels and fewer slices again.
+  if (previous !== undefined && budget <= previous.slicedFor) {
     try {
       const plan = planRegion(m, previous.build, previous.choices, budget - previous.build.residentBytes, policy)
-      return { budget, choices: previous.choices, build: previous.build, plan, resliced: false, ms: performance.now() - t0 }
+      return { budget, choices: previous.choices, build: previous.build, plan, resliced: false, slicedFor: previous.slicedFor, ms: performance.now() - t0 }
     } catch (err) {
       if (!(err instanceof PlanInfeasibleError)) throw err
     }
@@ -279,7 +283,7 @@ function sliceAndPlan(m: BudgetModel, budget: number, policy: PlanPolicy, t0: nu
     resident = b.residentBytes
     try {
       const plan = planRegion(m, b, choices, budget - resident, policy)
-      return { budget, choices, build: b, plan, resliced: true, ms: performance.now() - t0 }
+      return { budget, choices, build: b, plan, resliced: true, slicedFor: budget, ms: performance.now() - t0 }
     } catch (err) {
       if (!(err instanceof PlanInfeasibleError)) throw err
       last = err
