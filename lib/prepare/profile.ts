@@ -7,6 +7,7 @@ import { allocArray } from '../model/dtype.js'
 import { binding } from '../native/binding.js'
 import { PackageReader } from '../package/index.js'
 import { BudgetedEngine } from '../runtime/budget/budgeted-engine.js'
+import { batchBytes } from '../runtime/budget/pipeline.js'
 import type { Tensor, TensorInfo } from '../tensor.js'
 
 export interface DeviceProfile {
@@ -68,32 +69,48 @@ async function layerTimes(path: string, threads: number, lean: boolean, runs: nu
 }
 
 /**
- * Cold read bandwidth as the engine sees it: the package's blobs read one call each, in file order (the
- * sizes the load queue issues, so per-read overhead counts), up to 128 MiB, with O_DIRECT.
+ * Cold read bandwidth as the engine sees it: the package's blobs (up to 128 MiB, in file order) read with
+ * O_DIRECT in the load queue's batches (pipeline.ts: up to batchBytes per call, several requests in
+ * flight), so per-call overhead and queue depth count as they will at run time.
  */
 async function readBandwidth(path: string): Promise<{ bytesPerSecond: number; direct: boolean }> {
   const reader = await PackageReader.open(path)
   const blobs = reader.manifest.blobs.filter((b) => b.paddedLength > 0).sort((a, b) => a.offset - b.offset)
   await reader.close()
   const cap = 128 << 20
-  const chosen: typeof blobs = []
+  const batches: Array<Array<{ offset: number; bytes: number }>> = []
   let total = 0
+  let batch: Array<{ offset: number; bytes: number }> = []
+  let inBatch = 0
   for (const b of blobs) {
-    if (total + b.paddedLength > cap && chosen.length > 0) break
-    chosen.push(b)
+    if (total + b.paddedLength > cap && total > 0) break
+    if (inBatch + b.paddedLength > batchBytes && batch.length > 0) {
+      batches.push(batch)
+      batch = []
+      inBatch = 0
+    }
+    batch.push({ offset: b.offset, bytes: b.paddedLength })
+    inBatch += b.paddedLength
     total += b.paddedLength
   }
-  if (chosen.length === 0) return { bytesPerSecond: 1e9, direct: false }
-  const largest = Math.max(...chosen.map((b) => b.paddedLength))
+  if (batch.length > 0) batches.push(batch)
+  if (total === 0) return { bytesPerSecond: 1e9, direct: false }
+  const arena = Math.max(...batches.map((x) => x.reduce((n, r) => n + r.bytes, 0)))
   const session = new (binding().Session)(1, 'auto')
   try {
-    session.resize(largest, 0)
+    session.resize(arena, 0)
     let ms = 0
     let direct = true
-    for (const b of chosen) {
-      const r = await session.readFile(path, new Float64Array([b.offset, b.paddedLength, 0]), { direct: true })
-      ms += r.ms
-      direct &&= r.direct
+    for (const x of batches) {
+      const ranges: number[] = []
+      let at = 0
+      for (const r of x) {
+        ranges.push(r.offset, r.bytes, at)
+        at += r.bytes
+      }
+      const result = await session.readFile(path, new Float64Array(ranges), { direct: true })
+      ms += result.ms
+      direct &&= result.direct
     }
     return { bytesPerSecond: total / (Math.max(ms, 1e-3) / 1e3), direct }
   } finally {
