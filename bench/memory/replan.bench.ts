@@ -27,8 +27,8 @@ const median = (xs: number[]): number => xs.slice().sort((a, b) => a - b)[Math.f
 
 const engine = await openPackage(path, { threads, memoryBudget: 200 * MB })
 const min = engine.minimumBudget
-// Down within the current slicing, far down (re-slicing), back up.
-const budgets = [150 * MB, 100 * MB, Math.ceil(min * 1.05), 100 * MB, 200 * MB]
+// Down within the current slicing, to the minimum (where layers must be sliced), back up.
+const budgets = [150 * MB, 100 * MB, min, 100 * MB, 200 * MB]
 const feeds = c.feeds()
 await engine.infer(feeds)
 const rows = new Map<string, { plan: number[]; apply: number[]; resliced: boolean[] }>()

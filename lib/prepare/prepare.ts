@@ -16,19 +16,18 @@
 import { stat } from 'node:fs/promises'
 import { availableParallelism } from 'node:os'
 import { basename } from 'node:path'
-import { ArgumentError, MemoryBudgetError, UnsupportedOperatorError } from '../errors.js'
+import { ArgumentError, MemoryBudgetError } from '../errors.js'
 import { dtypeBytes } from '../model/dtype.js'
 import { fuseActivations } from '../model/fuse-activations.js'
 import { inferGraph, type InferredGraph } from '../model/infer-graph.js'
 import { numel, type Graph, type TensorData, type ValueInfo } from '../model/ir.js'
 import { loadOnnx } from '../model/onnx-import.js'
-import { opDef } from '../model/ops/registry.js'
 import { hostTensor } from '../model/values.js'
 import { binding } from '../native/binding.js'
 import { PackageWriter, alignUp, rewritePackageMeta, type BlobEntry } from '../package/index.js'
 import { profilePackage } from './profile.js'
 import { constantHost, runPrepack } from '../runtime/constants.js'
-import { foldNative } from '../runtime/engine.js'
+import { checkSupported, foldNative } from '../runtime/engine.js'
 import { bookkeepingBytes, budgetModel } from '../runtime/budget/budgeted-engine.js'
 import { isConstantValue, residentMaxBytes } from '../runtime/budget/layer-options.js'
 import { directConvolutionOnly, minimumBudget, planForBudget, unlimitedBudget, type PlanPolicy } from '../runtime/budget/plan-budget.js'
@@ -68,14 +67,6 @@ export interface PrepareReport {
 }
 
 const producer = 'flexpipe 0.1.0 prepare'
-
-function checkSupported(graph: Graph): void {
-  for (const node of graph.nodes) {
-    if (node.domain !== '' || opDef(node.opType) === undefined) {
-      throw new UnsupportedOperatorError(node.name, node.domain ? `${node.domain}.${node.opType}` : node.opType, graph.opset)
-    }
-  }
-}
 
 /** Graph inputs with every dim concrete (symbolic ones from `dims`). */
 function fixInputs(graph: Graph, dims: Readonly<Record<string, number>>): Graph {

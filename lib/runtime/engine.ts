@@ -66,7 +66,7 @@ function checkOptions(options: OpenOptions): Required<OpenOptions> {
 }
 
 /** Every node must have an operator definition; the first that has none is reported. */
-function checkSupported(graph: Graph): void {
+export function checkSupported(graph: Graph): void {
   for (const node of graph.nodes) {
     if (node.domain !== '' || opDef(node.opType) === undefined) {
       throw new UnsupportedOperatorError(node.name, node.domain ? `${node.domain}.${node.opType}` : node.opType, graph.opset)

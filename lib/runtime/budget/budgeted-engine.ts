@@ -334,7 +334,7 @@ export class BudgetedEngine {
         const blob = this.blob(l.blob)
         return new Float64Array([blob.offset + l.start, l.bytes, base + plan.plan.placements[t]!.offset])
       }
-      for (const t of pinned) await this.read(session, rangeOf(t))
+      if (pinned.length > 0) await this.read(session, concatRanges(pinned.map(rangeOf), 0, pinned.length)) // one batch
       const program = session.addProgram(finishProgram(b, plan.plan, base))
       const schedule: PipelineSchedule = {
         ops: b.ops,
@@ -440,14 +440,14 @@ function concatRanges(ranges: readonly Float64Array[], begin: number, end: numbe
 /**
  * The engine's memory outside its arena, which a memory budget also covers (so the process grows by about
  * the budget, not the budget plus bookkeeping): native memory besides the arena (thread stacks, the
- * io_uring ring, the decoded program; 4 MiB) and the V8 heap that opening and planning grow (the graph,
+ * io_uring ring, the decoded program; 5 MiB) and the V8 heap that opening and planning grow (the graph,
  * kernel options, plans: 1 MiB + 48 KiB per layer, at most 16 MiB — V8's young generation stops growing
  * there). Calibrated on the bench models (ResNet-152: 12.6 MB of heap growth measured for 258 layers;
  * PP-OCR cls: 2.7 MB) and checked by bench:memory, which measures the process's peak (VmHWM).
  */
 export function bookkeepingBytes(layers: number): number {
   const heap = Math.min(16 << 20, (1 << 20) + layers * 48 * 1024)
-  return (4 << 20) + heap
+  return (5 << 20) + heap
 }
 
 type PackageModel = BudgetModel & { readonly blobs: ReadonlyMap<string, BlobEntry> }
