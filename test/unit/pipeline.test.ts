@@ -3,7 +3,7 @@
 // the planned dependencies hold, both queues keep their order, failures stop all further IO.
 import t, { type Test } from 'tap'
 import { seededRandom } from '../../lib/cli/inputs.js'
-import { loadsNeeded, runPipeline, type PipelineIo, type PipelineLoad, type PipelineSchedule } from '../../lib/runtime/budget/pipeline.js'
+import { batchBytes, loadsNeeded, runPipeline, type PipelineIo, type PipelineLoad, type PipelineSchedule } from '../../lib/runtime/budget/pipeline.js'
 
 const seed = 7331
 type Rand = () => number
@@ -198,4 +198,25 @@ t.test('a schedule with a load waiting for an op at or after its own step throws
 t.test('loadsNeeded counts, per op, the prefix of loads it needs', async (t) => {
   const need = loadsNeeded({ ops: 5, loads: [{ step: 1, after: -1 }, { step: 1, after: 0 }, { step: 3, after: 1 }] })
   t.same(Array.from(need), [0, 2, 2, 3, 3, 3])
+})
+
+t.test('loads whose dependencies already hold go out as one batch, up to batchBytes per call', async (t) => {
+  const calls: Array<[number, number]> = []
+  const io: PipelineIo = {
+    load: async (begin, end) => {
+      calls.push([begin, end])
+    },
+    compute: async () => undefined,
+  }
+  const mb = 1 << 20
+  // Four free loads of 10 MiB: three fit one 32 MiB batch, the fourth starts the next.
+  const free: PipelineSchedule = { ops: 4, loads: [0, 1, 2, 3].map((step) => ({ step, after: -1, bytes: 10 * mb })) }
+  await runPipeline(free, io)
+  t.same(calls, [[0, 3], [3, 4]], 'free loads batched by bytes')
+  t.equal(batchBytes, 32 * mb, 'the batch limit the case assumes')
+  // A load that waits for op 1 cannot join the batch before op 1 is done.
+  calls.length = 0
+  const waiting: PipelineSchedule = { ops: 4, loads: [{ step: 0, after: -1, bytes: mb }, { step: 2, after: 1, bytes: mb }, { step: 3, after: -1, bytes: mb }] }
+  await runPipeline(waiting, io)
+  t.same(calls, [[0, 1], [1, 3]], 'the batch stops at the first load whose op is not done')
 })
