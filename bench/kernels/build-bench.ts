@@ -65,18 +65,18 @@ export async function buildBench(repoRoot: string, name: string, libs: string[],
   const headers = newestHeader(join(repoRoot, 'native'))
   const units = [...benchSources(ns), { src: `bench/kernels/${name}.cc`, group: 'engine' }]
   const objects: string[] = []
-  const todo: Array<() => Promise<void>> = []
+  const compiles: Array<() => Promise<void>> = []
   for (const { src, group } of units) {
     const obj = join(outDir, 'obj', `${src.replace(/[/\\]/g, '_')}.o`)
     objects.push(obj)
     if (mtime(obj) > Math.max(mtime(join(repoRoot, src)), headers)) continue
     const args = [...flags, ...(isaFlags[group] ?? []), '-Inative', '-c', src, '-o', obj]
-    todo.push(() => run('g++', args, repoRoot))
+    compiles.push(() => run('g++', args, repoRoot))
   }
-  const compiled = todo.length
-  if (compiled > 0) console.error(`# building ${name}: compiling ${todo.length} of ${units.length} sources`)
+  const compiled = compiles.length
+  if (compiled > 0) console.error(`# building ${name}: compiling ${compiles.length} of ${units.length} sources`)
   const workers = Array.from({ length: Math.max(1, jobs) }, async () => {
-    for (let job = todo.shift(); job !== undefined; job = todo.shift()) await job()
+    for (let job = compiles.shift(); job !== undefined; job = compiles.shift()) await job()
   })
   await Promise.all(workers)
   const exe = join(outDir, basename(name))

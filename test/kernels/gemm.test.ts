@@ -216,6 +216,7 @@ for (const isa of isas) {
 
 t.test('the TypeScript workspace size bounds the native one on every ISA', async (t) => {
   let checked = 0
+  const short: string[] = []
   for (const isa of isas) {
     for (const m of [1, 5, 6, 7, 8, 9, 97, 128, 143, 145, 1000]) {
       for (const n of [1, 11, 12, 13, 15, 16, 17, 97, 768]) {
@@ -224,7 +225,7 @@ t.test('the TypeScript workspace size bounds the native one on every ISA', async
             for (const rawB of [false, true]) {
               const need = testing.gemmWorkspaceBytes(isa, m, n, k, threads, rawB)
               const have = gemmWorkspaceBytes(m, n, k, threads, rawB)
-              if (have < need) t.fail(`${isa} m=${m} n=${n} k=${k} threads=${threads} rawB=${rawB}: TS ${have} < native ${need}`)
+              if (have < need) short.push(`${isa} m=${m} n=${n} k=${k} threads=${threads} rawB=${rawB}: TS ${have} < native ${need}`)
               checked++
             }
           }
@@ -232,7 +233,7 @@ t.test('the TypeScript workspace size bounds the native one on every ISA', async
       }
     }
   }
-  t.pass(`${checked} shapes checked`)
+  t.same(short, [], `the TypeScript size is at least the native one on all ${checked} shapes`)
 })
 
 // The ops on the selected ISA, with B packed by the plan-time transform.
