@@ -28,7 +28,7 @@ import { PackageWriter, alignUp, rewritePackageMeta, type BlobEntry } from '../p
 import { profilePackage } from './profile.js'
 import { constantHost, runPrepack } from '../runtime/constants.js'
 import { checkSupported, foldNative } from '../runtime/engine.js'
-import { bookkeepingBytes, budgetModel } from '../runtime/budget/budgeted-engine.js'
+import { bookkeepingBytes, budgetModel, planProfile } from '../runtime/budget/budgeted-engine.js'
 import { isConstantValue, residentMaxBytes } from '../runtime/budget/layer-options.js'
 import { directConvolutionOnly, minimumBudget, planForBudget, unlimitedBudget, type PlanPolicy } from '../runtime/budget/plan-budget.js'
 import { encodePackageGraph, type StoredConstant } from './graph-codec.js'
@@ -212,19 +212,23 @@ export async function prepare(modelPath: string, outPath: string, options: Prepa
       preparedBudget: options.budget ?? null,
       minimumBudget: minimum - bookkeepingBytes(packageModel.layers.length),
       minimumThreads: threads,
-      unlimitedBudget: unlimited.budget,
     }
     const manifest = await writer.finish(graph, meta)
+    let unlimitedArena = unlimited.budget
     if (options.profile ?? true) {
       options.onProgress?.(jobs.length, jobs.length, 'profile')
-      await rewritePackageMeta(outPath, { ...meta, profile: await profilePackage(outPath, threads) })
+      const profile = await profilePackage(outPath, threads)
+      await rewritePackageMeta(outPath, { ...meta, profile })
+      // The engine orders kernels by the profile, so its every-weight-resident budget follows the profile too.
+      const profiled = budgetModel(withConstants(planned.graph, planned.constants), storedFinal, finalBlobs, nr, threads, planProfile(profile, threads))
+      unlimitedArena = unlimitedBudget(direct ? directConvolutionOnly(profiled) : profiled, policy)
     }
     void manifest
     // The whole file: header, manifest (with the inline constants) and blobs.
     const end = (await stat(outPath)).size
     return {
       minimumBudget: minimum,
-      unlimitedBudget: unlimited.budget + bookkeeping,
+      unlimitedBudget: unlimitedArena + bookkeeping,
       layers: restrict.layers.length,
       slicedLayers: atBudget === undefined ? 0 : atBudget.choices.filter((c, i) => c.weightSlices > 1 || restrict.layers[i]!.options[c.option]!.kernel !== restrict.layers[i]!.defaultKernel || c.inputSlices !== restrict.layers[i]!.defaultInputSlices).length,
       blobs: manifest.blobs.length,

@@ -496,7 +496,7 @@ export function budgetModel(
  * The planner's view of a recorded device profile (lib/prepare/profile.ts), when it was measured with
  * the engine's thread count; the read bandwidth is capped by the throttle.
  */
-function planProfile(recorded: unknown, threads: number, throttle?: number): ((layers: readonly StepLayer[]) => PlanProfile) | undefined {
+export function planProfile(recorded: unknown, threads: number, throttle?: number): ((layers: readonly StepLayer[]) => PlanProfile) | undefined {
   if (typeof recorded !== 'object' || recorded === null) return undefined
   const r = recorded as Partial<DeviceProfile>
   if (r.threads !== threads || typeof r.readBandwidth !== 'number' || !(r.readBandwidth > 0) || typeof r.layers !== 'object' || r.layers === null) return undefined
