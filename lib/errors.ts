@@ -141,3 +141,10 @@ export class AddonLoadError extends FlexpipeError {
     super('ERR_FLEXPIPE_ADDON_LOAD', message, options)
   }
 }
+
+/** An elastic package has no device profile for this machine and configuration, or a stale one. */
+export class DeviceProfileError extends FlexpipeError {
+  constructor(message: string) {
+    super('ERR_FLEXPIPE_PROFILE', message)
+  }
+}

@@ -4,18 +4,25 @@
 import { parseArgs } from 'node:util'
 import { FlexpipeError } from '../errors.js'
 import { runDemo } from './demo.js'
+import { runClassify, runElasticDemo, runPrepareElastic, runProfile } from './elastic.js'
 import { runModel } from './run.js'
 import { runPrepare } from './prepare.js'
 import { parseBytes } from './sizes.js'
 import { nativeInfo } from '../native/info.js'
 
 const usage = `usage:
-  flexpipe demo                                 classify text orientation with the bundled PP-OCR cls model
+  flexpipe demo [--target-ms T] [--preload 1MB]  classify bundled emails with the elastic spam encoder under a target latency
+  flexpipe demo ocr                             classify text orientation with the bundled PP-OCR cls model
   flexpipe run <model.onnx> [--input name=file.json|file.ppm]... [--random] [--dim name=N]...
                             [--threads N] [--repeat N] [--output out.json]
   flexpipe prepare <model.onnx> -o <model.fpk> [--budget 100MB] [--dim name=N]... [--threads N] [--kernels auto|direct]
                             plan for a memory budget and write a package (pre-transformed weights)
   flexpipe run <model.fpk> [--budget 100MB] [--bandwidth 257MB] ...   run a package within a memory budget
+  flexpipe prepare --elastic <hf-model-dir> -o <model.fpk> [--dev dev.jsonl]
+                            shard a BERT classifier, quantize shards at 2..6 bits (+fp32), profile importance
+  flexpipe profile <model.fpk> [--threads N] [--bandwidth 257MB] [--buffered] [--dev dev.jsonl]
+                            measure this device's compute and IO delays (and shard importance) into the package
+  flexpipe classify <model.fpk> --target-ms T [--preload 1MB] [--bandwidth 257MB] "text" ...
   flexpipe info                                 show the native build (ISA, OpenMP, io_uring)`
 
 async function main(argv: string[]): Promise<number> {
@@ -33,13 +40,50 @@ async function main(argv: string[]): Promise<number> {
       budget: { type: 'string' },
       bandwidth: { type: 'string' },
       kernels: { type: 'string' },
+      elastic: { type: 'boolean', default: false },
+      dev: { type: 'string' },
+      'dev-limit': { type: 'string' },
+      'target-ms': { type: 'string' },
+      preload: { type: 'string' },
+      buffered: { type: 'boolean', default: false },
     },
   })
   const threads = values.threads === undefined ? undefined : Number(values.threads)
   switch (command) {
     case 'demo':
-      await runDemo({ threads })
+      if (positionals[0] === 'ocr') await runDemo({ threads })
+      else {
+        await runElasticDemo({
+          ...(threads ? { threads } : {}),
+          ...(values['target-ms'] ? { targetMs: Number(values['target-ms']) } : {}),
+          ...(values.preload ? { preloadBytes: parseBytes(values.preload, '--preload') } : {}),
+        })
+      }
       return 0
+    case 'profile': {
+      const pkg = positionals[0]
+      if (!pkg) break
+      await runProfile(pkg, {
+        ...(threads ? { threads } : {}),
+        ...(values.bandwidth ? { bandwidth: parseBytes(values.bandwidth, '--bandwidth') } : {}),
+        buffered: values.buffered,
+        ...(values.dev ? { dev: values.dev } : {}),
+        ...(values['dev-limit'] ? { devLimit: Number(values['dev-limit']) } : {}),
+      })
+      return 0
+    }
+    case 'classify': {
+      const pkg = positionals[0]
+      if (!pkg || values['target-ms'] === undefined) break
+      await runClassify(pkg, positionals.slice(1), {
+        targetMs: Number(values['target-ms']),
+        ...(values.preload ? { preloadBytes: parseBytes(values.preload, '--preload') } : {}),
+        ...(threads ? { threads } : {}),
+        ...(values.bandwidth ? { bandwidth: parseBytes(values.bandwidth, '--bandwidth') } : {}),
+        buffered: values.buffered,
+      })
+      return 0
+    }
     case 'run': {
       const model = positionals[0]
       if (!model) break
@@ -58,6 +102,10 @@ async function main(argv: string[]): Promise<number> {
     case 'prepare': {
       const model = positionals[0]
       if (!model) break
+      if (values.elastic) {
+        await runPrepareElastic(model, values.output, values.dev, threads)
+        return 0
+      }
       await runPrepare(model, { output: values.output, budget: values.budget, dims: values.dim, threads, kernels: values.kernels })
       return 0
     }

@@ -5,7 +5,7 @@
 import { ModelFormatError, UnsupportedOperatorError, ValueNeededError } from '../errors.js'
 import { allConcrete } from './dims.js'
 import type { Graph, Node, TensorData, ValueInfo } from './ir.js'
-import type { KernelCall, OpResult } from './ops/op-def.js'
+import type { KernelCall, OpDef, OpResult } from './ops/op-def.js'
 import { opDef } from './ops/registry.js'
 import { constantInfo, hostTensor } from './values.js'
 
@@ -27,6 +27,11 @@ export interface InferOptions {
   readonly fold?: FoldFn
   /** Folded outputs of nodes that depend only on initializers, reused across passes. */
   readonly foldCache?: Map<string, ValueInfo[]>
+  /**
+   * Operators outside the ONNX domains that graphs flexpipe builds itself may use (the elastic
+   * executor's 'flexpipe' nodes), by `domain.opType`. Imported ONNX graphs never get these.
+   */
+  readonly internalOps?: ReadonlyMap<string, OpDef>
 }
 
 export interface InferredGraph {
@@ -68,7 +73,7 @@ export function inferGraph(graph: Graph, inputs: ReadonlyMap<string, ValueInfo>,
   }
   const steps: Step[] = []
   for (const node of graph.nodes) {
-    const def = node.domain === '' ? opDef(node.opType) : undefined
+    const def = node.domain === '' ? opDef(node.opType) : options.internalOps?.get(`${node.domain}.${node.opType}`)
     if (def === undefined) {
       throw new UnsupportedOperatorError(node.name, node.domain ? `${node.domain}.${node.opType}` : node.opType, graph.opset)
     }

@@ -118,6 +118,13 @@ export interface NativeBinding {
     threads?: number,
   ): void
   prepack(name: string, weight: NativeTensor, ints: readonly number[]): PrepackResult
+  /** Gaussian outlier-aware quantization of one layer's shard-major weights (FPQ1 blob per shard). */
+  quantizeLayer(
+    layer: Float32Array,
+    shardCount: number,
+    bits: number,
+    threshold?: number,
+  ): { blobs: Uint8Array[]; mean: number; std: number; outliers: number; centroids: Float32Array }
   _testing: NativeTesting
 }
 

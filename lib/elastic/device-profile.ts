@@ -1,0 +1,146 @@
+// SPDX-License-Identifier: Apache-2.0
+// The device profile of an elastic package (STI seed §5.2, "hardware capability"): measured on this
+// machine by `flexpipe profile`, stored in the package's meta (deviceProfiles), read by the planner.
+//
+//   compute  per sequence-length bucket: the delay of one layer with m = 1..M shards, measured as the
+//            executor runs it (dequantization of 6-bit shards with OpenMP + the partial layer, the
+//            JavaScript hop between lanes included), and the fixed part (embeddings, pooler,
+//            classifier, per-inference overhead) = a 1-layer inference minus its layer;
+//   io       one IO job per layer as the executor issues it (a readFile of that layer's shard
+//            versions, O_DIRECT when `direct`, throttled when `bandwidth`): a line
+//            readMsPerJob + bytes * readMsPerByte fitted through jobs of 2-bit and fp32 shards.
+// Every figure is the median of repeated measurements. A profile is valid only for the machine
+// (CPU model, ISA), thread count, IO mode and package content it was measured with; `profileKey` says
+// which, and `findDeviceProfile` rejects a stale one with the command that makes a new one.
+import { cpus } from 'node:os'
+import { DeviceProfileError } from '../errors.js'
+import { binding } from '../native/binding.js'
+import type { ElasticExecutor, RunPlan } from './executor.js'
+
+export interface ComputeProfile {
+  readonly seq: number
+  /** layerMs[m] for m = 1..M (index 0 unused, 0). */
+  readonly layerMs: readonly number[]
+  readonly fixedMs: number
+}
+
+export interface DeviceProfile {
+  readonly key: ProfileKey
+  readonly created: string
+  readonly compute: readonly ComputeProfile[]
+  readonly readMsPerByte: number
+  readonly readMsPerJob: number
+  /** The measured jobs: [bytes, ms] medians. */
+  readonly readSamples: ReadonlyArray<readonly [number, number]>
+}
+
+export interface ProfileKey {
+  readonly cpu: string
+  readonly isa: string
+  readonly threads: number
+  readonly direct: boolean
+  /** Throttle in bytes/s, 0 = none. */
+  readonly bandwidth: number
+  /** Digest of the package's shard blobs (their CRCs): a re-prepared package invalidates the profile. */
+  readonly shards: string
+}
+
+export function profileKey(threads: number, direct: boolean, bandwidth: number | undefined, shardDigest: string): ProfileKey {
+  return { cpu: cpus()[0]?.model ?? 'unknown', isa: binding().info().isa, threads, direct, bandwidth: bandwidth ?? 0, shards: shardDigest }
+}
+
+const median = (xs: number[]): number => {
+  const s = [...xs].sort((a, b) => a - b)
+  return s.length === 0 ? NaN : s.length % 2 ? s[(s.length - 1) / 2]! : (s[s.length / 2 - 1]! + s[s.length / 2]!) / 2
+}
+
+/** The profile of `key` among the package's, or a DeviceProfileError saying why there is none. */
+export function findDeviceProfile(stored: unknown, key: ProfileKey, packagePath: string): DeviceProfile {
+  const list = Array.isArray(stored) ? (stored as DeviceProfile[]) : []
+  const how = `run \`flexpipe profile ${packagePath} --threads ${key.threads}${key.direct ? '' : ' --buffered'}${key.bandwidth ? ` --bandwidth ${key.bandwidth}` : ''}\``
+  if (list.length === 0) throw new DeviceProfileError(`package ${packagePath} has no device profile; ${how} on this machine first`)
+  const same = (p: DeviceProfile): boolean =>
+    p.key.cpu === key.cpu && p.key.isa === key.isa && p.key.threads === key.threads && p.key.direct === key.direct && p.key.bandwidth === key.bandwidth
+  const hit = list.find(same)
+  if (hit === undefined) {
+    const have = list.map((p) => `${p.key.threads} threads, ${p.key.direct ? 'O_DIRECT' : 'buffered'}${p.key.bandwidth ? ` @${p.key.bandwidth} B/s` : ''} on ${p.key.cpu} (${p.key.isa})`).join('; ')
+    throw new DeviceProfileError(`package ${packagePath} has no device profile for ${key.threads} threads, ${key.direct ? 'O_DIRECT' : 'buffered'} IO${key.bandwidth ? ` at ${key.bandwidth} B/s` : ''} on this machine (${key.cpu}, ${key.isa}); it has: ${have}. ${how}`)
+  }
+  if (hit.key.shards !== key.shards) throw new DeviceProfileError(`the device profile of ${packagePath} is stale (measured on other shard blobs: the package was prepared again); ${how}`)
+  return hit
+}
+
+/** Compute delays of the bucket that fits `seq` (the smallest bucket >= seq). */
+export function computeFor(p: DeviceProfile, seq: number): ComputeProfile | undefined {
+  return [...p.compute].sort((a, b) => a.seq - b.seq).find((c) => c.seq >= seq)
+}
+
+export interface MeasureOptions {
+  readonly seqs: readonly number[]
+  readonly repeats: number
+  readonly direct: boolean
+  readonly bandwidth?: number
+  readonly onProgress?: (done: number, total: number, what: string) => void
+}
+
+/** Measures compute and IO on an open executor (it re-applies plans; the caller re-applies its own after). */
+export async function measureDeviceProfile(
+  x: ElasticExecutor,
+  key: ProfileKey,
+  o: MeasureOptions,
+): Promise<DeviceProfile> {
+  const c = x.config
+  const M = c.heads
+  const L = c.layers
+  const total = o.seqs.length * M + 2
+  let done = 0
+  const ids = (seq: number): number[] => Array.from({ length: seq }, (_, i) => (i * 7919) % c.vocab)
+  const compute: ComputeProfile[] = []
+  for (const seq of o.seqs) {
+    const layerMs = [0]
+    const fixed: number[] = []
+    for (let m = 1; m <= M; m++) {
+      const plan: RunPlan = { depth: 1, width: m, seq, bits: [new Array(m).fill(6)], preloaded: [new Array(m).fill(true)] }
+      await x.apply(plan)
+      await x.run(ids(seq)) // warm-up
+      const layer: number[] = []
+      for (let r = 0; r < o.repeats; r++) {
+        const { times } = await x.run(ids(seq))
+        const ms = times.computeEndMs[0]! - times.computeStartMs[0]!
+        layer.push(ms)
+        fixed.push(times.totalMs - ms)
+      }
+      layerMs.push(median(layer))
+      o.onProgress?.(++done, total, `compute seq ${seq}, ${m} shard${m > 1 ? 's' : ''}`)
+    }
+    compute.push({ seq, layerMs, fixedMs: median(fixed) })
+  }
+  // IO: one job per layer of all M shards at the lowest and at the highest bitwidth.
+  const samples: Array<[number, number]> = []
+  const bitsList = x.bitwidths
+  for (const bits of [bitsList[0]!, bitsList[bitsList.length - 1]!]) {
+    const plan: RunPlan = {
+      depth: L,
+      width: M,
+      seq: o.seqs[0]!,
+      bits: Array.from({ length: L }, () => new Array(M).fill(bits)),
+      preloaded: Array.from({ length: L }, () => new Array(M).fill(false)),
+    }
+    await x.apply(plan)
+    const ms: number[] = []
+    let bytes = 0
+    for (let r = 0; r < Math.max(3, Math.ceil(o.repeats / 2)); r++) {
+      for (let l = 0; l < L; l++) {
+        const t = await x.timeJob(l, { direct: o.direct, bandwidth: o.bandwidth })
+        ms.push(t.ms)
+        bytes = t.bytes
+      }
+    }
+    samples.push([bytes, median(ms)])
+    o.onProgress?.(++done, total, `IO ${bits === 32 ? 'fp32' : `${bits}-bit`} shards`)
+  }
+  const [[b0, t0], [b1, t1]] = samples as [[number, number], [number, number]]
+  const perByte = b1 > b0 ? Math.max(0, (t1 - t0) / (b1 - b0)) : t1 / Math.max(1, b1)
+  const perJob = Math.max(0, t0 - b0 * perByte)
+  return { key, created: new Date().toISOString(), compute, readMsPerByte: perByte, readMsPerJob: perJob, readSamples: samples }
+}

@@ -1,0 +1,316 @@
+// SPDX-License-Identifier: Apache-2.0
+// ElasticEngine: a transformer classifier that answers within a target latency from cold storage
+// (the STI seed): plan (lib/plan/elastic: compute planning, accumulated IO budgets, shard versions by
+// importance, the preload buffer) from this device's profile, then run the plan's layer-wise
+// IO/compute pipeline (executor.ts) on every call.
+//
+//   const engine = await openElastic('spam.fpk', { targetLatencyMs: 40, preloadBytes: 1 << 20 })
+//   const [r] = await engine.classify('WIN A FREE CRUISE ...')   // { label: 'spam', score, ... }
+//   await engine.setTargetLatency(25)                              // re-plans
+import { availableParallelism } from 'node:os'
+import { ArgumentError, DisposedError, PackageError } from '../errors.js'
+import { PackageReader, type BlobEntry } from '../package/index.js'
+import {
+  planElastic,
+  planLoadAndExec,
+  planPreloadModel,
+  planStdPL,
+  type ElasticPlan,
+  type ElasticPlanner,
+  type ElasticProfile,
+  type ShardRef,
+} from '../plan/elastic/index.js'
+import { SerialQueue } from '../runtime/serial-queue.js'
+import { computeFor, findDeviceProfile, profileKey, type DeviceProfile } from './device-profile.js'
+import { parseEncoderConfig, type EncoderConfig } from './encoder-config.js'
+import { ElasticExecutor, type RunPlan, type RunTimes } from './executor.js'
+import { TextEncoder } from './tokenize.js'
+import { crc32 } from '../package/index.js'
+
+export interface ElasticOpenOptions {
+  /** T: each inference should finish within this many ms (required). */
+  readonly targetLatencyMs: number
+  /** P: bytes of the preload buffer kept across calls (default 0). */
+  readonly preloadBytes?: number
+  /** Bitwidth preloaded shards are held in (default: the highest quantized bitwidth). */
+  readonly preloadBits?: number
+  /** Threads (default: cores, at most 4). The device profile must have been measured with it. */
+  readonly threads?: number
+  readonly io?: 'auto' | 'uring' | 'pread'
+  /** Cold reads with O_DIRECT (default true). */
+  readonly direct?: boolean
+  /** Emulated storage bandwidth in bytes/s (a throttle), e.g. 257e6; the profile must match it. */
+  readonly bandwidth?: number
+  /** Sequence length the plan is made for; inputs are padded to it (default: the tokenizer's max_length). */
+  readonly seq?: number
+  /** The planning algorithm: flexpipe's (default) or a baseline of the seed's evaluation. */
+  readonly planner?: ElasticPlanner
+  /** The one bitwidth of the 'stdpl' and 'preload-model' baselines. */
+  readonly plannerBits?: number
+  /** Use this profile instead of the package's (benchmarks). */
+  readonly deviceProfile?: DeviceProfile
+}
+
+export interface Classification {
+  readonly label: string
+  readonly index: number
+  /** Softmax probability of the label. */
+  readonly score: number
+  readonly scores: readonly number[]
+  readonly logits: readonly number[]
+  /** Tokens fed (special tokens included) and whether the text was truncated to fit. */
+  readonly tokens: number
+  readonly truncated: boolean
+  /** Wall time of the model run (tokenization excluded). */
+  readonly ms: number
+}
+
+export interface ElasticStats {
+  readonly plan: ElasticPlan
+  readonly residentParameterBytes: number
+  readonly preloadBytes: number
+  readonly stagingBytes: number
+  readonly arenaBytes: number
+  readonly bytesRead: number
+  readonly threads: number
+  readonly reader: string
+  readonly importance: 'profiled' | 'layer order'
+}
+
+function checkOptions(o: ElasticOpenOptions): Required<Pick<ElasticOpenOptions, 'preloadBytes' | 'threads' | 'io' | 'direct'>> {
+  if (o === null || typeof o !== 'object') throw new ArgumentError('options: expected an object with targetLatencyMs')
+  const t = o.targetLatencyMs
+  if (typeof t !== 'number' || !(t > 0) || !Number.isFinite(t)) throw new ArgumentError(`targetLatencyMs: expected a positive number of milliseconds, got ${String(t)}`)
+  const p = o.preloadBytes ?? 0
+  if (!(Number.isSafeInteger(p) && p >= 0)) throw new ArgumentError(`preloadBytes: expected a non-negative integer, got ${String(p)}`)
+  const threads = o.threads ?? Math.min(4, availableParallelism())
+  if (!(Number.isInteger(threads) && threads >= 1 && threads <= 256)) throw new ArgumentError(`threads: expected an integer in 1..256, got ${String(threads)}`)
+  if (o.bandwidth !== undefined && !(o.bandwidth > 0 && Number.isFinite(o.bandwidth))) throw new ArgumentError(`bandwidth: expected bytes per second > 0, got ${String(o.bandwidth)}`)
+  return { preloadBytes: p, threads, io: o.io ?? 'auto', direct: o.direct ?? true }
+}
+
+/** The CRC digest of a package's shard blobs (identifies the content a device profile was measured on). */
+export function shardDigest(blobs: readonly BlobEntry[]): string {
+  const crcs = new Uint32Array(blobs.filter((b) => b.kind === 'shard').map((b) => b.crc32))
+  return crc32(new Uint8Array(crcs.buffer)).toString(16).padStart(8, '0')
+}
+
+export interface ElasticPackage {
+  readonly config: EncoderConfig
+  readonly tokenizer: unknown
+  readonly blobs: Map<string, BlobEntry>
+  readonly meta: Readonly<Record<string, unknown>>
+  readonly digest: string
+}
+
+/** Reads and checks an elastic package's manifest. */
+export async function readElasticPackage(path: string): Promise<ElasticPackage> {
+  const reader = await PackageReader.open(path)
+  try {
+    const { meta, graph, blobs } = reader.manifest
+    if (meta.kind !== 'flexpipe-elastic') {
+      throw new ArgumentError(
+        `package ${path} has no elastic shards (meta.kind ${JSON.stringify(meta.kind)}): targetLatencyMs needs a transformer prepared with \`flexpipe prepare --elastic <model folder>\`; open it with memoryBudget instead`,
+      )
+    }
+    const g = graph as { kind?: unknown; config?: unknown; tokenizer?: unknown }
+    if (g === null || typeof g !== 'object' || g.kind !== 'elastic-encoder') throw new PackageError(`package ${path}: the elastic graph is missing; re-run flexpipe prepare --elastic`)
+    const config = parseEncoderConfig(g.config, `package ${path}`)
+    return { config, tokenizer: g.tokenizer, blobs: new Map(blobs.map((b) => [b.name, b])), meta, digest: shardDigest(blobs) }
+  } finally {
+    await reader.close()
+  }
+}
+
+/** The planner's profile for sequence length `seq` from a device profile and the package's blob sizes. */
+export function plannerProfile(pkg: ElasticPackage, device: DeviceProfile, seq: number, bitwidths: readonly number[]): ElasticProfile {
+  const c = pkg.config
+  const comp = computeFor(device, seq)
+  if (comp === undefined) throw new ArgumentError(`the device profile has no compute figures for sequence length ${seq} (it has ${device.compute.map((x) => x.seq).join(', ')})`)
+  const shardBytes = Array.from({ length: c.layers }, (_, l) =>
+    Array.from({ length: c.heads }, (_, h) => bitwidths.map((b) => pkg.blobs.get(`L${l}.S${h}.b${b}`)?.paddedLength ?? 0)),
+  )
+  return {
+    layers: c.layers,
+    shardsPerLayer: c.heads,
+    bitwidths,
+    shardBytes,
+    readMsPerByte: device.readMsPerByte,
+    readMsPerJob: device.readMsPerJob,
+    layerComputeMs: comp.layerMs,
+    fixedMs: comp.fixedMs,
+  }
+}
+
+export class ElasticEngine {
+  private x: ElasticExecutor | undefined
+  private readonly queue = new SerialQueue()
+  private current: ElasticPlan
+  private target: number
+  private preload: number
+
+  private constructor(
+    readonly path: string,
+    private readonly pkg: ElasticPackage,
+    private readonly encoder: TextEncoder,
+    private readonly profile: ElasticProfile,
+    private readonly importance: ShardRef[],
+    private readonly importanceKind: 'profiled' | 'layer order',
+    private readonly opts: ElasticOpenOptions & ReturnType<typeof checkOptions>,
+    readonly seq: number,
+    x: ElasticExecutor,
+  ) {
+    this.x = x
+    this.target = opts.targetLatencyMs
+    this.preload = opts.preloadBytes
+    this.current = this.makePlan(this.target, this.preload)
+  }
+
+  static async open(path: string, options: ElasticOpenOptions): Promise<ElasticEngine> {
+    const o = { ...options, ...checkOptions(options) }
+    const pkg = await readElasticPackage(path)
+    const encoder = new TextEncoder(pkg.tokenizer, pkg.config.maxPositions)
+    const seq = o.seq ?? encoder.maxLength
+    if (!(Number.isInteger(seq) && seq >= 2 && seq <= pkg.config.maxPositions)) throw new ArgumentError(`seq: expected an integer in 2..${pkg.config.maxPositions}, got ${String(seq)}`)
+    const bitwidths = (pkg.meta.bitwidths as number[] | undefined) ?? []
+    const device = o.deviceProfile ?? findDeviceProfile(pkg.meta.deviceProfiles, profileKey(o.threads, o.direct, o.bandwidth, pkg.digest), path)
+    const profile = plannerProfile(pkg, device, seq, bitwidths)
+    const imp = pkg.meta.importance as { ranking?: Array<[number, number]> } | undefined
+    const ranking = Array.isArray(imp?.ranking) ? imp!.ranking.map(([layer, shard]) => ({ layer, shard })) : undefined
+    const importance = ranking ?? layerOrder(pkg.config)
+    const x = await ElasticExecutor.open(path, pkg.config, pkg.blobs, { threads: o.threads, io: o.io })
+    let engine: ElasticEngine
+    try {
+      engine = new ElasticEngine(path, pkg, encoder, profile, importance, ranking ? 'profiled' : 'layer order', o, seq, x)
+      await x.apply(toRunPlan(engine.current, seq))
+    } catch (err) {
+      x.dispose()
+      throw err
+    }
+    return engine
+  }
+
+  /** The plan in force. */
+  get plan(): ElasticPlan {
+    return this.current
+  }
+
+  get labels(): readonly string[] {
+    return this.pkg.config.labels
+  }
+
+  /** Re-plans for a new target latency (queued after running inferences). Rejects if infeasible; the old plan stays. */
+  setTargetLatency(ms: number): Promise<ElasticPlan> {
+    if (typeof ms !== 'number' || !(ms > 0) || !Number.isFinite(ms)) return Promise.reject(new ArgumentError(`setTargetLatency: expected a positive number of milliseconds, got ${String(ms)}`))
+    return this.queue.push(async () => {
+      const plan = this.makePlan(ms, this.preload)
+      await this.live('setTargetLatency').apply(toRunPlan(plan, this.seq))
+      this.current = plan
+      this.target = ms
+      return plan
+    })
+  }
+
+  /** Resizes the preload buffer and re-plans (queued). */
+  setPreloadBytes(bytes: number): Promise<ElasticPlan> {
+    if (!(Number.isSafeInteger(bytes) && bytes >= 0)) return Promise.reject(new ArgumentError(`setPreloadBytes: expected a non-negative integer, got ${String(bytes)}`))
+    return this.queue.push(async () => {
+      const plan = this.makePlan(this.target, bytes)
+      await this.live('setPreloadBytes').apply(toRunPlan(plan, this.seq))
+      this.current = plan
+      this.preload = bytes
+      return plan
+    })
+  }
+
+  /** Tokenizes and classifies each text (one inference per text, queued). */
+  async classify(texts: string | readonly string[]): Promise<Classification[]> {
+    const list = typeof texts === 'string' ? [texts] : texts
+    if (!Array.isArray(list) || list.some((t) => typeof t !== 'string')) throw new ArgumentError('classify: expected a string or an array of strings')
+    const out: Classification[] = []
+    for (const text of list) {
+      const enc = this.encoder.encode(text)
+      const ids = enc.ids.length > this.seq ? [...enc.ids.slice(0, this.seq - 1), enc.ids[enc.ids.length - 1]!] : enc.ids
+      const { logits, times } = await this.inferIds(ids)
+      const max = Math.max(...logits)
+      const exps = Array.from(logits, (v) => Math.exp(v - max))
+      const sum = exps.reduce((a, b) => a + b, 0)
+      const scores = exps.map((e) => e / sum)
+      let index = 0
+      for (let i = 1; i < scores.length; i++) if (scores[i]! > scores[index]!) index = i
+      out.push({
+        label: this.pkg.config.labels[index]!,
+        index,
+        score: scores[index]!,
+        scores,
+        logits: Array.from(logits),
+        tokens: ids.length,
+        truncated: enc.fullLength > ids.length,
+        ms: times.totalMs,
+      })
+    }
+    return out
+  }
+
+  /** Runs the plan on token ids (special tokens included, at most `seq`). */
+  inferIds(ids: readonly number[]): Promise<{ logits: Float32Array; times: RunTimes }> {
+    if (!Array.isArray(ids) || ids.length === 0 || ids.length > this.seq) {
+      return Promise.reject(new ArgumentError(`inferIds: expected 1..${this.seq} token ids, got ${Array.isArray(ids) ? ids.length : typeof ids}`))
+    }
+    return this.queue.push(() =>
+      this.live('infer').run(ids, { direct: this.opts.direct, ...(this.opts.bandwidth ? { bandwidth: this.opts.bandwidth } : {}) }, this.current.schedule),
+    )
+  }
+
+  stats(): ElasticStats {
+    const s = this.live('stats').stats
+    return {
+      plan: this.current,
+      residentParameterBytes: this.live('stats').residentParameterBytes,
+      preloadBytes: s.preloadBytes,
+      stagingBytes: s.stagingBytes,
+      arenaBytes: s.arenaBytes,
+      bytesRead: s.bytesRead,
+      threads: s.threads,
+      reader: s.reader,
+      importance: this.importanceKind,
+    }
+  }
+
+  async close(): Promise<void> {
+    await this.queue.push(async () => undefined).catch(() => undefined)
+    this.x?.dispose()
+    this.x = undefined
+  }
+
+  private makePlan(targetMs: number, preloadBytes: number): ElasticPlan {
+    const p = this.opts.planner ?? 'flexpipe'
+    const bits = this.opts.plannerBits ?? 32
+    if (p === 'flexpipe') return planElastic(this.profile, this.importance, { targetMs, preloadBytes, ...(this.opts.preloadBits ? { preloadBits: this.opts.preloadBits } : {}) })
+    if (p === 'load-and-exec') return planLoadAndExec(this.profile, { targetMs, bits: 32 })
+    if (p === 'stdpl') return planStdPL(this.profile, { targetMs, bits })
+    return planPreloadModel(this.profile, { targetMs, bits })
+  }
+
+  private live(what: string): ElasticExecutor {
+    if (this.x === undefined) throw new DisposedError(what)
+    return this.x
+  }
+}
+
+function layerOrder(c: EncoderConfig): ShardRef[] {
+  const out: ShardRef[] = []
+  for (let l = 0; l < c.layers; l++) for (let h = 0; h < c.heads; h++) out.push({ layer: l, shard: h })
+  return out
+}
+
+/** The executor's view of a planner's plan. */
+export function toRunPlan(plan: ElasticPlan, seq: number): RunPlan {
+  return {
+    depth: plan.depth,
+    width: plan.width,
+    seq,
+    bits: plan.shards.map((row) => row.map((s) => s.bits)),
+    preloaded: plan.shards.map((row) => row.map((s) => s.preloaded)),
+  }
+}

@@ -1,0 +1,358 @@
+// SPDX-License-Identifier: Apache-2.0
+// ElasticExecutor: runs elastic sub-models from a package as STI's layer-wise pipeline (seed §5.5).
+//
+// One native session, one arena:
+//   [resident | preload | plan constants | staging | activations]
+//   resident     float32 parameters that never leave memory (embeddings, LayerNorms, biases, pooler,
+//                classifier), read once at open
+//   preload      the preload buffer: shard versions the plan keeps across calls (4 KiB-aligned)
+//   staging      one slot per shard version the plan loads per inference (4 KiB-aligned, O_DIRECT)
+//   activations  the sub-model program's activations, including the working buffer: a layer's
+//                dequantized float32 weights (outputs of DequantizeLayer, planned like any activation,
+//                so one layer's worth is live at a time)
+// Per inference: the load lane runs one IO job per layer (one readFile of that layer's staged shard
+// versions, io_uring, O_DIRECT when asked), in layer order; the compute lane runs the embeddings, then
+// layer k (dequantization with OpenMP, then the partial layer) once IO job k is done and layer k-1 has
+// run, then the pooler and classifier. Nothing is allocated per inference on the native side.
+import { ArgumentError, DisposedError } from '../errors.js'
+import type { DType } from '../model/dtype.js'
+import { inferGraph } from '../model/infer-graph.js'
+import type { ExternalTensor } from '../model/ir.js'
+import { binding, type NativeReadOptions, type NativeSession } from '../native/binding.js'
+import { alignUp, type BlobEntry } from '../package/index.js'
+import { buildProgram, type ExecutionPlan } from '../runtime/program-builder.js'
+import { fromNative } from '../runtime/native-errors.js'
+import type { EncoderConfig } from './encoder-config.js'
+import { shardBlobName } from './elastic-package.js'
+import { elasticOps } from './elastic-ops.js'
+import { blobName, buildSubmodelGraph } from './submodel-graph.js'
+
+/** What to run: the sub-model, its shard versions and which are preloaded. */
+export interface RunPlan {
+  readonly depth: number
+  readonly width: number
+  readonly seq: number
+  /** Per layer k < depth, per shard j < width. */
+  readonly bits: ReadonlyArray<readonly number[]>
+  readonly preloaded: ReadonlyArray<readonly boolean[]>
+}
+
+export interface RunTimes {
+  readonly totalMs: number
+  /** Per layer: when its IO job ended (ms from the start; 0 without IO) and when its compute started and ended. */
+  readonly ioEndMs: readonly number[]
+  readonly computeStartMs: readonly number[]
+  readonly computeEndMs: readonly number[]
+  readonly bytesRead: number
+}
+
+export interface ExecutorOptions {
+  readonly threads: number
+  readonly io: 'auto' | 'uring' | 'pread'
+}
+
+interface Applied {
+  readonly plan: RunPlan
+  readonly exec: ExecutionPlan
+  readonly program: number
+  readonly activationBase: number
+  /** Per layer: [fileOffset, length, arenaOffset] triples of its IO job (empty: all preloaded). */
+  readonly jobs: readonly Float64Array[]
+  readonly jobBytes: readonly number[]
+  /** Op ranges: embeddings [0, layerBegin[0]), layer k [layerBegin[k], layerEnd[k]), head after. */
+  readonly layerBegin: readonly number[]
+  readonly layerEnd: readonly number[]
+  readonly ops: number
+  readonly preloadBytes: number
+  readonly stagingBytes: number
+  readonly arenaBytes: number
+}
+
+const page = 4096
+
+export class ElasticExecutor {
+  private session: NativeSession | undefined
+  private readonly resident = new Map<string, { offset: number; dims: readonly number[] }>()
+  private readonly residentBytes: number
+  private active: Applied | undefined
+  /** Preloaded blob name -> arena offset, as currently in memory. */
+  private preloadContent = new Map<string, number>()
+
+  private constructor(
+    readonly path: string,
+    readonly config: EncoderConfig,
+    private readonly blobs: ReadonlyMap<string, BlobEntry>,
+    options: ExecutorOptions,
+  ) {
+    let at = 0
+    for (const b of blobs.values()) {
+      if (b.kind !== 'resident') continue
+      this.resident.set(b.name, { offset: at, dims: b.dims ?? [b.length / 4] })
+      at += alignUp(b.length, 64)
+    }
+    this.residentBytes = alignUp(at, page)
+    this.session = new (binding().Session)(options.threads, options.io)
+  }
+
+  /** Opens the executor on a package's blobs and reads the resident parameters. */
+  static async open(path: string, config: EncoderConfig, blobs: ReadonlyMap<string, BlobEntry>, options: ExecutorOptions): Promise<ElasticExecutor> {
+    const x = new ElasticExecutor(path, config, blobs, options)
+    try {
+      const s = x.live('open')
+      s.resize(x.residentBytes, 0)
+      const ranges: number[] = []
+      for (const [name, r] of x.resident) {
+        const b = blobs.get(name)!
+        ranges.push(b.offset, b.length, r.offset)
+      }
+      await s.readFile(path, new Float64Array(ranges), { direct: false })
+    } catch (err) {
+      x.dispose()
+      throw err
+    }
+    return x
+  }
+
+  /** Bytes of resident parameters (what every plan keeps). */
+  get residentParameterBytes(): number {
+    let n = 0
+    for (const name of this.resident.keys()) n += this.blobs.get(name)!.length
+    return n
+  }
+
+  get stats(): { residentBytes: number; preloadBytes: number; stagingBytes: number; arenaBytes: number; bytesRead: number; threads: number; reader: string } {
+    const s = this.live('stats').stats()
+    const a = this.active
+    return {
+      residentBytes: this.residentBytes,
+      preloadBytes: a?.preloadBytes ?? 0,
+      stagingBytes: a?.stagingBytes ?? 0,
+      arenaBytes: s.arenaBytes,
+      bytesRead: s.bytesRead,
+      threads: s.threads,
+      reader: s.reader,
+    }
+  }
+
+  /** The shard bitwidths the package stores, ascending. */
+  get bitwidths(): number[] {
+    const set = new Set<number>()
+    for (const name of this.blobs.keys()) {
+      const m = /^L0\.S0\.b(\d+)$/.exec(name)
+      if (m !== null) set.add(Number(m[1]))
+    }
+    return [...set].sort((a, b) => a - b)
+  }
+
+  /** Runs IO job `layer` of the applied plan alone (device profiling). */
+  async timeJob(layer: number, read: NativeReadOptions): Promise<{ ms: number; bytes: number }> {
+    const a = this.active
+    if (a === undefined) throw new ArgumentError('no plan is applied')
+    const r = await this.live('timeJob').readFile(this.path, a.jobs[layer]!, read)
+    return { ms: r.ms, bytes: r.bytes }
+  }
+
+  blob(layer: number, shard: number, bits: number): BlobEntry {
+    const b = this.blobs.get(shardBlobName(layer, shard, bits))
+    if (b === undefined) throw new ArgumentError(`the package has no ${bits}-bit version of layer ${layer} shard ${shard}`)
+    return b
+  }
+
+  /** Builds the program of a plan, lays out the arena and fills the preload buffer. */
+  async apply(plan: RunPlan): Promise<void> {
+    const s = this.live('apply')
+    const c = this.config
+    if (plan.depth < 1 || plan.depth > c.layers || plan.width < 1 || plan.width > c.heads) {
+      throw new ArgumentError(`sub-model ${plan.depth}x${plan.width} is outside the ${c.layers}x${c.heads} model`)
+    }
+    if (plan.seq < 2 || plan.seq > c.maxPositions) throw new ArgumentError(`sequence length ${plan.seq} is outside 2..${c.maxPositions}`)
+    // Preload region, then plan constants, then staging.
+    let at = this.residentBytes
+    const where = new Map<string, { offset: number; entry: BlobEntry }>()
+    const preloadWanted: Array<[string, BlobEntry, number]> = []
+    for (let l = 0; l < plan.depth; l++) {
+      for (let j = 0; j < plan.width; j++) {
+        if (!plan.preloaded[l]![j]) continue
+        const e = this.blob(l, j, plan.bits[l]![j]!)
+        where.set(blobName(l, j), { offset: at, entry: e })
+        preloadWanted.push([e.name, e, at])
+        at += e.paddedLength
+      }
+    }
+    const preloadBytes = at - this.residentBytes
+    const constOffset = at
+    at += page
+    const stagingBegin = at
+    const jobs: Float64Array[] = []
+    const jobBytes: number[] = []
+    for (let l = 0; l < plan.depth; l++) {
+      const r: number[] = []
+      let bytes = 0
+      for (let j = 0; j < plan.width; j++) {
+        if (plan.preloaded[l]![j]) continue
+        const e = this.blob(l, j, plan.bits[l]![j]!)
+        where.set(blobName(l, j), { offset: at, entry: e })
+        r.push(e.offset, e.paddedLength, at)
+        bytes += e.paddedLength
+        at += e.paddedLength
+      }
+      jobs.push(new Float64Array(r))
+      jobBytes.push(bytes)
+    }
+    const stagingBytes = at - stagingBegin
+    const activationBase = alignUp(at, page)
+    const locate = (name: string, dtype: DType, dims: readonly number[]): ExternalTensor => {
+      const b = where.get(name)
+      if (b !== undefined) return { dtype: 'uint8', dims: [b.entry.length], path: 'arena', offset: b.offset, length: b.entry.length }
+      if (name === 'head.cls') return { dtype, dims, path: 'arena', offset: constOffset, length: 8 }
+      const r = this.resident.get(name)
+      if (r === undefined) throw new ArgumentError(`the package has no resident tensor '${name}'`)
+      const length = dims.reduce((p, d) => p * d, 1) * 4
+      return { dtype, dims, path: 'arena', offset: r.offset, length }
+    }
+    const graph = buildSubmodelGraph(c, plan, locate)
+    const inputs = new Map([
+      ['ids', { dtype: 'int64' as const, dims: [plan.seq] }],
+      ['mask', { dtype: 'float32' as const, dims: [plan.seq] }],
+    ])
+    const inferred = inferGraph(graph, inputs, { concrete: true, internalOps: elasticOps })
+    const exec = buildProgram(graph, inferred, (name) => {
+      const t = graph.initializers.get(name) as ExternalTensor
+      return { offset: t.offset, dtype: t.dtype, dims: t.dims }
+    })
+    const layerBegin: number[] = []
+    const layerEnd: number[] = []
+    exec.opNodes.forEach((n, i) => {
+      const m = /^L(\d+)\//.exec(n)
+      if (m === null) return
+      const l = Number(m[1])
+      layerBegin[l] ??= i
+      layerEnd[l] = i + 1
+    })
+    const arenaBytes = activationBase + exec.activationBytes
+    // Keep resident parameters and whatever preloaded versions are already in place.
+    const old = this.active
+    if (old !== undefined) {
+      s.removeProgram(old.program)
+      this.active = undefined
+    }
+    const keep = new Map<string, number>()
+    for (const [name, , offset] of preloadWanted) if (this.preloadContent.get(name) === offset) keep.set(name, offset)
+    const keepBytes = keep.size === preloadWanted.length ? this.residentBytes + preloadBytes : this.residentBytes
+    s.resize(arenaBytes, Math.min(keepBytes, arenaBytes))
+    if (keepBytes === this.residentBytes) {
+      const ranges: number[] = []
+      for (const [, e, offset] of preloadWanted) ranges.push(e.offset, e.paddedLength, offset)
+      if (ranges.length > 0) await s.readFile(this.path, new Float64Array(ranges), { direct: false })
+    }
+    this.preloadContent = new Map(preloadWanted.map(([name, , offset]) => [name, offset]))
+    s.write(constOffset, new BigInt64Array([0n]))
+    const program = s.addProgram(exec.program)
+    this.active = {
+      plan,
+      exec,
+      program,
+      activationBase,
+      jobs,
+      jobBytes,
+      layerBegin,
+      layerEnd,
+      ops: exec.opNodes.length,
+      preloadBytes,
+      stagingBytes,
+      arenaBytes,
+    }
+  }
+
+  get plan(): RunPlan | undefined {
+    return this.active?.plan
+  }
+
+  /**
+   * Runs the applied plan on token ids (at most seq of them; the rest is padding, masked out).
+   * Returns the logits and when each layer's IO and compute happened.
+   */
+  async run(
+    ids: readonly number[],
+    read: NativeReadOptions = {},
+    schedule: 'pipelined' | 'load-then-execute' = 'pipelined',
+    profile?: Float64Array,
+  ): Promise<{ logits: Float32Array; times: RunTimes }> {
+    const a = this.active
+    if (a === undefined) throw new ArgumentError('no plan is applied')
+    const s = this.live('run')
+    const S = a.plan.seq
+    const idsT = new BigInt64Array(S)
+    const mask = new Float32Array(S).fill(-10000)
+    const n = Math.min(ids.length, S)
+    for (let i = 0; i < n; i++) {
+      const id = ids[i]!
+      if (!(Number.isInteger(id) && id >= 0 && id < this.config.vocab)) throw new ArgumentError(`token id ${id} at position ${i} is outside the vocabulary 0..${this.config.vocab - 1}`)
+      idsT[i] = BigInt(id)
+      mask[i] = 0
+    }
+    const logits = new Float32Array(this.config.labels.length)
+    const inputs: Array<[number, ArrayBufferView]> = a.exec.inputs.map((i) => [i.tensor, i.name === 'ids' ? idsT : mask])
+    const out = a.exec.outputs[0]!
+    if (out.source.kind !== 'tensor') throw new ArgumentError('the sub-model program has no logits tensor')
+    const outputs: Array<[number, ArrayBufferView]> = [[out.source.tensor, logits]]
+    const depth = a.plan.depth
+    const ioEnd = new Array<number>(depth).fill(0)
+    const cStart = new Array<number>(depth).fill(0)
+    const cEnd = new Array<number>(depth).fill(0)
+    let bytesRead = 0
+    const t0 = performance.now()
+    const loads: Array<Promise<void>> = []
+    let chain: Promise<void> = Promise.resolve()
+    for (let l = 0; l < depth; l++) {
+      const job = a.jobs[l]!
+      chain = chain.then(async () => {
+        if (job.length > 0) {
+          const r = await s.readFile(this.path, job, read)
+          bytesRead += r.bytes
+        }
+        ioEnd[l] = performance.now() - t0
+      })
+      loads.push(chain)
+    }
+    const run = (begin: number, end: number): Promise<void> =>
+      s.run(a.program, a.activationBase, begin === 0 ? inputs : [], end === a.ops ? outputs : [], profile !== undefined, begin, end).then((ms) => {
+        if (profile !== undefined && ms !== undefined) profile.set(ms, begin)
+      })
+    try {
+      const compute = (async () => {
+        if (schedule === 'load-then-execute') await chain
+        await run(0, a.layerBegin[0]!)
+        for (let l = 0; l < depth; l++) {
+          await loads[l]
+          cStart[l] = performance.now() - t0
+          await run(a.layerBegin[l]!, a.layerEnd[l]!)
+          cEnd[l] = performance.now() - t0
+        }
+        await run(a.layerEnd[depth - 1]!, a.ops)
+      })()
+      await Promise.all([compute, chain])
+    } catch (err) {
+      await chain.catch(() => undefined)
+      throw fromNative(err, a.exec.opNodes)
+    }
+    return { logits, times: { totalMs: performance.now() - t0, ioEndMs: ioEnd, computeStartMs: cStart, computeEndMs: cEnd, bytesRead } }
+  }
+
+  /** Op ranges of the applied program, for profiling. */
+  get ranges(): { layerBegin: readonly number[]; layerEnd: readonly number[]; ops: number } | undefined {
+    const a = this.active
+    return a === undefined ? undefined : { layerBegin: a.layerBegin, layerEnd: a.layerEnd, ops: a.ops }
+  }
+
+  dispose(): void {
+    this.session?.dispose()
+    this.session = undefined
+    this.active = undefined
+  }
+
+  private live(what: string): NativeSession {
+    if (this.session === undefined) throw new DisposedError(what)
+    return this.session
+  }
+}

@@ -1,0 +1,139 @@
+// SPDX-License-Identifier: Apache-2.0
+// The elastic executor and engine on a small random BERT classifier (test/helpers/tiny-encoder.ts):
+// sub-model logits against a float64 reference (exact shards and dequantized ones), the pipeline with
+// staged O_DIRECT reads against the all-preloaded run, planning and re-planning, the device profile,
+// and the bad-input paths of the issue.
+import { mkdtemp, rm } from 'node:fs/promises'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import t, { type Test } from 'tap'
+import { parseEncoderConfig } from '../../lib/elastic/encoder-config.js'
+import { extractEncoderWeights } from '../../lib/elastic/encoder-weights.js'
+import { ElasticEngine, readElasticPackage } from '../../lib/elastic/elastic-engine.js'
+import { prepareElastic, shardBlobName } from '../../lib/elastic/elastic-package.js'
+import { ElasticExecutor, type RunPlan } from '../../lib/elastic/executor.js'
+import { profileElastic } from '../../lib/elastic/profile-elastic.js'
+import { dequantizeReference } from '../../lib/elastic/quant-blob.js'
+import { readSafetensors } from '../../lib/elastic/safetensors.js'
+import { DeviceProfileError, LatencyTargetError } from '../../lib/errors.js'
+import { PackageReader, rewritePackageMeta } from '../../lib/package/index.js'
+import { referenceLogits, tinyShape, tinyVocab, writeTinyEncoder } from '../helpers/tiny-encoder.js'
+import { readFile } from 'node:fs/promises'
+
+const dir = await mkdtemp(join(tmpdir(), 'flexpipe-elastic-'))
+t.teardown(() => rm(dir, { recursive: true, force: true }))
+const modelDir = join(dir, 'tiny')
+await writeTinyEncoder(modelDir)
+const pkgPath = join(dir, 'tiny.fpk')
+const report = await prepareElastic(modelDir, pkgPath)
+const config = parseEncoderConfig(JSON.parse(await readFile(join(modelDir, 'config.json'), 'utf8')), 'tiny')
+const weights = extractEncoderWeights(config, await readSafetensors(join(modelDir, 'model.safetensors')), 'tiny')
+const pkg = await readElasticPackage(pkgPath)
+const L = tinyShape.layers
+const M = tinyShape.heads
+const seq = 16
+const ids = [2, ...[5, 9, 30, 60, 61, 62, 12, 7, 70].map((i) => i % tinyVocab.length), 3]
+
+const fill = <T>(v: T, depth: number, width: number): T[][] => Array.from({ length: depth }, () => new Array<T>(width).fill(v))
+
+/** Shard-major layer arrays with each shard replaced by its dequantized version at bits[l][h]. */
+async function dequantizedShards(bits: number[][]): Promise<Float32Array[]> {
+  const reader = await PackageReader.open(pkgPath)
+  try {
+    const out: Float32Array[] = []
+    for (let l = 0; l < bits.length; l++) {
+      const flat = weights.shards[l]!.slice()
+      const per = flat.length / M
+      for (let h = 0; h < bits[l]!.length; h++) {
+        const blob = await reader.readBlob(shardBlobName(l, h, bits[l]![h]!))
+        const v = bits[l]![h] === 32 ? new Float32Array(blob.slice().buffer) : dequantizeReference(blob)
+        flat.set(v, h * per)
+      }
+      out.push(flat)
+    }
+    return out
+  } finally {
+    await reader.close()
+  }
+}
+
+function close(t: Test, got: Float32Array, want: number[], tol: number, what: string): void {
+  const err = Math.max(...want.map((w, i) => Math.abs(got[i]! - w) / Math.max(1, Math.abs(w))))
+  t.ok(err <= tol, `${what}: max relative error ${err.toExponential(2)} <= ${tol}`)
+}
+
+t.test('prepare --elastic writes every shard at every bitwidth and reports outliers', async (t) => {
+  t.same(report.bitwidths, [2, 3, 4, 5, 6, 32])
+  t.equal(pkg.blobs.size, [...pkg.blobs.values()].filter((b) => b.kind === 'resident').length + L * M * 6)
+  for (const b of pkg.blobs.values()) t.equal(b.offset % 4096, 0, `${b.name} is 4 KiB-aligned`)
+  t.ok(report.outlierFraction > 0 && report.outlierFraction < 0.01, `outlier fraction ${report.outlierFraction}`)
+  t.ok(report.shardBytes[2]! < report.shardBytes[6]! && report.shardBytes[6]! < report.shardBytes[32]!, 'bigger versions for more bits')
+})
+
+t.test('executor: sub-models match the float64 reference (exact and dequantized shards, preloaded and staged)', async (t) => {
+  const x = await ElasticExecutor.open(pkgPath, pkg.config, pkg.blobs, { threads: 2, io: 'auto' })
+  t.teardown(() => x.dispose())
+  for (const [depth, width] of [
+    [L, M],
+    [2, 2],
+    [1, 3],
+  ] as const) {
+    const plan: RunPlan = { depth, width, seq, bits: fill(32, depth, width), preloaded: fill(true, depth, width) }
+    await x.apply(plan)
+    const { logits } = await x.run(ids)
+    close(t, logits, referenceLogits(config, weights, depth, width, ids, seq), 2e-4, `${depth}x${width} fp32`)
+  }
+  const bits = [
+    [2, 3, 4, 5],
+    [6, 32, 2, 6],
+    [4, 4, 3, 2],
+  ]
+  const deq = await dequantizedShards(bits)
+  const want = referenceLogits(config, weights, L, M, ids, seq, deq)
+  await x.apply({ depth: L, width: M, seq, bits, preloaded: fill(true, L, M) })
+  const pre = await x.run(ids)
+  close(t, pre.logits, want, 2e-4, 'mixed bitwidths, preloaded')
+  t.equal(pre.times.bytesRead, 0, 'nothing read when every shard is preloaded')
+  const mixed = bits.map((row, l) => row.map((_, h) => (l + h) % 2 === 0))
+  await x.apply({ depth: L, width: M, seq, bits, preloaded: mixed })
+  const staged = await x.run(ids, { direct: true })
+  t.same(Array.from(staged.logits), Array.from(pre.logits), 'staged reads give the same logits bit for bit')
+  t.ok(staged.times.bytesRead > 0, 'the non-preloaded shards were read')
+  for (let l = 0; l < L; l++) t.ok(staged.times.computeStartMs[l]! >= staged.times.ioEndMs[l]!, `layer ${l} computed after its IO job`)
+})
+
+t.test('engine: plans within the target, re-plans, classifies, and rejects bad input', async (t) => {
+  const device = (await profileElastic(pkgPath, { threads: 2, direct: false, repeats: 3, seqs: [seq] })).device
+  t.ok(device.compute[0]!.layerMs[M]! > device.compute[0]!.layerMs[1]! * 0.5, 'layer compute measured per width')
+  const fullMs = device.compute[0]!.fixedMs + L * device.compute[0]!.layerMs[M]!
+  const e = await ElasticEngine.open(pkgPath, { targetLatencyMs: fullMs * 3, threads: 2, direct: false, seq })
+  t.teardown(() => e.close())
+  t.equal(e.plan.depth * e.plan.width, L * M, 'a loose target runs the full model')
+  const [r] = await e.classify('hello! win free money')
+  t.ok(r!.label === 'ham' || r!.label === 'spam')
+  t.ok(Math.abs(r!.scores.reduce((a, b) => a + b, 0) - 1) < 1e-6)
+  const long = await e.classify('money '.repeat(200))
+  t.equal(long[0]!.tokens, seq, 'over-long text is truncated to the plan length')
+  t.ok(long[0]!.truncated)
+  const err = await e.setTargetLatency(1e-6).then(
+    () => undefined,
+    (x: unknown) => x,
+  )
+  t.ok(err instanceof LatencyTargetError, 'a target below the smallest sub-model is rejected')
+  t.match((err as LatencyTargetError).message, /minimumMs=/, 'the message names the minimum target')
+  t.ok((err as LatencyTargetError).minimumMs > 0)
+  t.equal(e.plan.depth * e.plan.width, L * M, 'a rejected target leaves the plan')
+  const smaller = await e.setTargetLatency(device.compute[0]!.fixedMs + device.compute[0]!.layerMs[2]! * 1.05)
+  t.ok(smaller.depth * smaller.width < L * M, `a tight target shrinks the sub-model (${smaller.depth}x${smaller.width})`)
+  t.ok(smaller.modelledMs <= smaller.targetMs + 1e-9)
+  await t.rejects(ElasticEngine.open(pkgPath, { targetLatencyMs: 50, threads: 3, direct: false, seq }), DeviceProfileError, 'no profile for 3 threads')
+})
+
+t.test('a device profile measured on other shards is stale', async (t) => {
+  const other = join(dir, 'other')
+  await writeTinyEncoder(other, tinyShape, 99)
+  const otherPkg = join(dir, 'other.fpk')
+  await prepareElastic(other, otherPkg)
+  await rewritePackageMeta(otherPkg, { ...(await readElasticPackage(otherPkg)).meta, deviceProfiles: pkg.meta.deviceProfiles ?? (await readElasticPackage(pkgPath)).meta.deviceProfiles })
+  await t.rejects(ElasticEngine.open(otherPkg, { targetLatencyMs: 50, threads: 2, direct: false, seq }), { code: 'ERR_FLEXPIPE_PROFILE', message: /stale/ })
+})
