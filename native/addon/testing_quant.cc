@@ -31,8 +31,8 @@ Napi::Value dequant(const Napi::CallbackInfo& info) {
     Napi::Float32Array centroids = info[3].As<Napi::Float32Array>();
     Napi::Float32Array out = info[6].As<Napi::Float32Array>();
     if (static_cast<int64_t>(packed.ByteLength()) < (end * bits + 7) / 8)
-        throw Napi::RangeError::New(env, "packed: too short for end (need " + std::to_string((end * bits + 7) / 8) +
-                                             " bytes)");
+        throw Napi::RangeError::New(
+            env, "packed: too short for end (need " + std::to_string((end * bits + 7) / 8) + " bytes)");
     if (centroids.ElementLength() < (size_t{1} << bits))
         throw Napi::RangeError::New(env, "centroids: need 1 << bits values");
     if (static_cast<int64_t>(out.ElementLength()) < end - begin)

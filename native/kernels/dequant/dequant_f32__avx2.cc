@@ -29,7 +29,7 @@ Unpack make_unpack(int k) {
         const int b = (j * k) >> 3;
         ctl[4 * j + 0] = static_cast<int8_t>(b);
         ctl[4 * j + 1] = static_cast<int8_t>(b + 1);  // <= 8: past the group only where the mask drops it
-        ctl[4 * j + 2] = static_cast<int8_t>(-128);  // high bit set: vpshufb writes 0
+        ctl[4 * j + 2] = static_cast<int8_t>(-128);   // high bit set: vpshufb writes 0
         ctl[4 * j + 3] = static_cast<int8_t>(-128);
         sh[j] = (j * k) & 7;
     }
@@ -58,7 +58,8 @@ inline __m256 lookup(__m256i idx, const __m256* t, const float* centroids) {
         return _mm256_permutevar8x32_ps(t[0], idx);
     } else if constexpr (k == 4) {
         const __m256 sel = _mm256_castsi256_ps(_mm256_slli_epi32(idx, 28));
-        return _mm256_blendv_ps(_mm256_permutevar8x32_ps(t[0], idx), _mm256_permutevar8x32_ps(t[1], idx), sel);
+        return _mm256_blendv_ps(_mm256_permutevar8x32_ps(t[0], idx), _mm256_permutevar8x32_ps(t[1], idx),
+                                sel);
     } else if constexpr (k == 5) {
         const __m256 sel3 = _mm256_castsi256_ps(_mm256_slli_epi32(idx, 28));
         const __m256 sel4 = _mm256_castsi256_ps(_mm256_slli_epi32(idx, 27));
@@ -106,13 +107,20 @@ void dequant_f32__avx2(const uint8_t* packed, int bits, const float* centroids, 
                        float* out) {
     FLEXPIPE_DCHECK(bits >= 2 && bits <= 8 && begin >= 0 && begin <= end);
     switch (bits) {
-        case 2: return run<2>(packed, centroids, begin, end, out);
-        case 3: return run<3>(packed, centroids, begin, end, out);
-        case 4: return run<4>(packed, centroids, begin, end, out);
-        case 5: return run<5>(packed, centroids, begin, end, out);
-        case 6: return run<6>(packed, centroids, begin, end, out);
-        case 7: return run<7>(packed, centroids, begin, end, out);
-        default: return run<8>(packed, centroids, begin, end, out);
+        case 2:
+            return run<2>(packed, centroids, begin, end, out);
+        case 3:
+            return run<3>(packed, centroids, begin, end, out);
+        case 4:
+            return run<4>(packed, centroids, begin, end, out);
+        case 5:
+            return run<5>(packed, centroids, begin, end, out);
+        case 6:
+            return run<6>(packed, centroids, begin, end, out);
+        case 7:
+            return run<7>(packed, centroids, begin, end, out);
+        default:
+            return run<8>(packed, centroids, begin, end, out);
     }
 }
 

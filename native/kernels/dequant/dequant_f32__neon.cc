@@ -59,7 +59,8 @@ inline float32x4_t lookup(uint32x4_t idx, const uint8x16x4_t* tab) {
         vreinterpretq_u8_u32(vmlaq_u32(vdupq_n_u32(0x03020100u), idx, vdupq_n_u32(0x04040404u)));
     uint8x16_t r = vqtbl4q_u8(tab[0], bi);
     constexpr int tables = k <= 4 ? 1 : 1 << (k - 4);
-    for (int t = 1; t < tables; ++t) r = vqtbx4q_u8(r, tab[t], vsubq_u8(bi, vdupq_n_u8(static_cast<uint8_t>(64 * t))));
+    for (int t = 1; t < tables; ++t)
+        r = vqtbx4q_u8(r, tab[t], vsubq_u8(bi, vdupq_n_u8(static_cast<uint8_t>(64 * t))));
     return vreinterpretq_f32_u8(r);
 }
 
@@ -100,13 +101,20 @@ void dequant_f32__neon(const uint8_t* packed, int bits, const float* centroids, 
                        float* out) {
     FLEXPIPE_DCHECK(bits >= 2 && bits <= 8 && begin >= 0 && begin <= end);
     switch (bits) {
-        case 2: return run<2>(packed, centroids, begin, end, out);
-        case 3: return run<3>(packed, centroids, begin, end, out);
-        case 4: return run<4>(packed, centroids, begin, end, out);
-        case 5: return run<5>(packed, centroids, begin, end, out);
-        case 6: return run<6>(packed, centroids, begin, end, out);
-        case 7: return run<7>(packed, centroids, begin, end, out);
-        default: return run<8>(packed, centroids, begin, end, out);
+        case 2:
+            return run<2>(packed, centroids, begin, end, out);
+        case 3:
+            return run<3>(packed, centroids, begin, end, out);
+        case 4:
+            return run<4>(packed, centroids, begin, end, out);
+        case 5:
+            return run<5>(packed, centroids, begin, end, out);
+        case 6:
+            return run<6>(packed, centroids, begin, end, out);
+        case 7:
+            return run<7>(packed, centroids, begin, end, out);
+        default:
+            return run<8>(packed, centroids, begin, end, out);
     }
 }
 

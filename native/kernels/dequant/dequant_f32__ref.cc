@@ -14,7 +14,8 @@ void dequant_f32__ref(const uint8_t* packed, int bits, const float* centroids, i
         const uint64_t byte = bit >> 3;
         const unsigned shift = static_cast<unsigned>(bit & 7);
         unsigned v = packed[byte] >> shift;
-        if (shift + static_cast<unsigned>(bits) > 8) v |= static_cast<unsigned>(packed[byte + 1]) << (8 - shift);
+        if (shift + static_cast<unsigned>(bits) > 8)
+            v |= static_cast<unsigned>(packed[byte + 1]) << (8 - shift);
         out[i - begin] = centroids[v & mask];
     }
 }
