@@ -91,6 +91,19 @@ export interface PrepackResult {
   data: ArrayBuffer
 }
 
+/** What quantizeLayer returns (native/runtime/quantize.h, FPQ1 layout in lib/elastic/quant-blob.ts). */
+export interface QuantizedLayer {
+  /** One FPQ1 blob per shard, in shard order (shard s = weights [s*n/shardCount, (s+1)*n/shardCount)). */
+  blobs: Uint8Array[]
+  /** Mean and population standard deviation of the layer (float64). */
+  mean: number
+  std: number
+  /** Outliers over all shards. */
+  outliers: number
+  /** The 2^bits centroids every blob carries. */
+  centroids: Float32Array
+}
+
 /** Test-only entry points (native/addon/testing*.cc): kernel variants by ISA name. */
 export interface NativeTesting {
   isas(): string[]
@@ -118,13 +131,14 @@ export interface NativeBinding {
     threads?: number,
   ): void
   prepack(name: string, weight: NativeTensor, ints: readonly number[]): PrepackResult
-  /** Gaussian outlier-aware quantization of one layer's shard-major weights (FPQ1 blob per shard). */
-  quantizeLayer(
-    layer: Float32Array,
-    shardCount: number,
-    bits: number,
-    threshold?: number,
-  ): { blobs: Uint8Array[]; mean: number; std: number; outliers: number; centroids: Float32Array }
+  /**
+   * Gaussian outlier-aware quantization of one layer (the concatenation of its shards) into FPQ1 blobs,
+   * synchronously, on up to info().maxThreads OpenMP threads. Weights whose Gaussian log-likelihood is
+   * below `threshold` (default -4) are kept exactly; the others are cut by rank into 2^bits
+   * equal-population clusters. Throws TypeError/RangeError for bad arguments (bits outside 2..8, a
+   * length that is not a positive multiple of shardCount, a non-finite weight or threshold).
+   */
+  quantizeLayer(layer: Float32Array, shardCount: number, bits: number, threshold?: number): QuantizedLayer
   _testing: NativeTesting
 }
 

@@ -4,6 +4,7 @@
 
 #include "addon/info.h"
 #include "addon/prepack.h"
+#include "addon/quantize.h"
 #include "addon/run_op.h"
 #include "addon/session_wrap.h"
 #include "addon/testing.h"
@@ -18,6 +19,7 @@ Napi::Object init(Napi::Env env, Napi::Object exports) {
     exports.Set("opNames", Napi::Function::New(env, op_names));
     exports.Set("runOp", Napi::Function::New(env, run_op));
     exports.Set("prepack", Napi::Function::New(env, prepack));
+    exports.Set("quantizeLayer", Napi::Function::New(env, quantize_layer));
     exports.Set("_testing", make_testing(env));
     return exports;
 }

@@ -23,6 +23,7 @@ Napi::Object make_testing(Napi::Env env) {
     add_xf_testing(env, testing);
     add_pool_testing(env, testing);
     add_alloc_testing(env, testing);
+    add_quant_testing(env, testing);
     return testing;
 }
 

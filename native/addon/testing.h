@@ -17,5 +17,6 @@ void add_conv_testing(Napi::Env env, Napi::Object testing);
 void add_xf_testing(Napi::Env env, Napi::Object testing);
 void add_pool_testing(Napi::Env env, Napi::Object testing);
 void add_alloc_testing(Napi::Env env, Napi::Object testing);
+void add_quant_testing(Napi::Env env, Napi::Object testing);
 
 }  // namespace flexpipe

@@ -20,6 +20,7 @@ KernelTable kernels_for(Isa isa) {
     fill_gemm_kernels(&t.gemm, isa);
     fill_conv_kernels(&t.conv, isa);
     fill_transformer_kernels(&t.xf, isa);
+    fill_quant_kernels(&t.quant, isa);
     return t;
 }
 

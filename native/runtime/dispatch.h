@@ -10,6 +10,7 @@
 #include "runtime/cpu_features.h"
 #include "runtime/dispatch_conv.h"
 #include "runtime/dispatch_gemm.h"
+#include "runtime/dispatch_quant.h"
 #include "runtime/dispatch_xf.h"
 
 namespace flexpipe {
@@ -19,6 +20,7 @@ struct KernelTable {
     GemmKernels gemm;
     ConvKernels conv;
     TransformerKernels xf;
+    QuantKernels quant;
 };
 
 // The table for the selected ISA (thread-safe, filled once).

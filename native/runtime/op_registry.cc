@@ -9,6 +9,7 @@ static std::vector<OpEntry> make_op_table() {
     register_eltwise_ops(table);
     register_nn_ops(table);
     register_tensor_ops(table);
+    register_quant_ops(table);
     return table;
 }
 

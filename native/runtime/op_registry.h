@@ -22,5 +22,6 @@ const std::vector<OpEntry>& op_table();
 void register_eltwise_ops(std::vector<OpEntry>& table);
 void register_nn_ops(std::vector<OpEntry>& table);
 void register_tensor_ops(std::vector<OpEntry>& table);
+void register_quant_ops(std::vector<OpEntry>& table);
 
 }  // namespace flexpipe

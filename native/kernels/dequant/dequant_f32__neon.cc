@@ -1,0 +1,121 @@
+// SPDX-License-Identifier: Apache-2.0
+// NEON dequantization: 8 k-bit indices (one k-byte group) per step, unpacked with vqtbl1q + vshlq and
+// looked up as bytes in the centroid table (vqtbl4q/vqtbx4q, k <= 6) or by scalar loads (k = 7, 8);
+// the unaligned head and the tail run __ref.
+#include <arm_neon.h>
+
+#include <cstring>
+
+#include "common/macros.h"
+#include "kernels/dequant/dequant.h"
+
+namespace flexpipe {
+
+namespace {
+
+// Index j of a group sits at group bits [j*k, j*k + k): in bytes b = (j*k)/8 and b + 1, from bit
+// (j*k)%8 on. vqtbl1q moves those two bytes into the low half of 32-bit lane j (control 0xff gives 0),
+// vshlq by -(j*k)%8 shifts right, a k-bit mask leaves the index. Lanes 0..3 and 4..7 are two vectors.
+struct Unpack {
+    uint8x16_t ctl[2];
+    int32x4_t shift[2];
+    uint32x4_t mask;
+};
+
+Unpack make_unpack(int k) {
+    uint8_t ctl[32];
+    int32_t sh[8];
+    for (int j = 0; j < 8; ++j) {
+        const int b = (j * k) >> 3;
+        ctl[4 * j + 0] = static_cast<uint8_t>(b);
+        ctl[4 * j + 1] = static_cast<uint8_t>(b + 1);  // <= 8: past the group only where the mask drops it
+        ctl[4 * j + 2] = 0xff;
+        ctl[4 * j + 3] = 0xff;
+        sh[j] = -((j * k) & 7);
+    }
+    Unpack u;
+    u.ctl[0] = vld1q_u8(ctl);
+    u.ctl[1] = vld1q_u8(ctl + 16);
+    u.shift[0] = vld1q_s32(sh);
+    u.shift[1] = vld1q_s32(sh + 4);
+    u.mask = vdupq_n_u32((1u << k) - 1u);
+    return u;
+}
+
+// The 8 indices of the group at p as two vectors of 4 (reads p[0..8), the group uses p[0..k)).
+inline void unpack8(const uint8_t* p, const Unpack& u, uint32x4_t* lo, uint32x4_t* hi) {
+    const uint8x8_t q = vld1_u8(p);
+    const uint8x16_t src = vcombine_u8(q, q);
+    *lo = vandq_u32(vshlq_u32(vreinterpretq_u32_u8(vqtbl1q_u8(src, u.ctl[0])), u.shift[0]), u.mask);
+    *hi = vandq_u32(vshlq_u32(vreinterpretq_u32_u8(vqtbl1q_u8(src, u.ctl[1])), u.shift[1]), u.mask);
+}
+
+// centroids[idx] for k <= 6 as a byte lookup: float idx is table bytes 4*idx .. 4*idx + 3, so each lane
+// becomes the byte indices idx * 0x04040404 + 0x03020100 (<= 255 for idx < 64). A 64-byte vqtbl4q
+// table covers 16 centroids; vqtbx4q on the next 64 bytes (indices - 64) keeps lanes out of its range.
+template <int k>
+inline float32x4_t lookup(uint32x4_t idx, const uint8x16x4_t* tab) {
+    const uint8x16_t bi =
+        vreinterpretq_u8_u32(vmlaq_u32(vdupq_n_u32(0x03020100u), idx, vdupq_n_u32(0x04040404u)));
+    uint8x16_t r = vqtbl4q_u8(tab[0], bi);
+    constexpr int tables = k <= 4 ? 1 : 1 << (k - 4);
+    for (int t = 1; t < tables; ++t)
+        r = vqtbx4q_u8(r, tab[t], vsubq_u8(bi, vdupq_n_u8(static_cast<uint8_t>(64 * t))));
+    return vreinterpretq_f32_u8(r);
+}
+
+template <int k>
+void run(const uint8_t* packed, const float* centroids, int64_t begin, int64_t end, float* out) {
+    constexpr int entries = 1 << k;
+    uint8x16x4_t tab[4];
+    if constexpr (k <= 6) {
+        alignas(16) float padded[64] = {0};  // k = 2, 3 have fewer than 16 centroids
+        std::memcpy(padded, centroids, sizeof(float) * entries);
+        for (int t = 0; t < 4; ++t) tab[t] = vld1q_u8_x4(reinterpret_cast<const uint8_t*>(padded + 16 * t));
+    }
+    const Unpack u = make_unpack(k);
+    int64_t i = (begin + 7) & ~int64_t{7};
+    if (i > end) i = end;
+    dequant_f32__ref(packed, k, centroids, begin, i, out);
+    const int64_t readable = (end * k + 7) >> 3;  // the 8-byte group load must stay below this
+    for (; i + 8 <= end && (i >> 3) * k + 8 <= readable; i += 8) {
+        uint32x4_t lo, hi;
+        unpack8(packed + (i >> 3) * k, u, &lo, &hi);
+        float* o = out + (i - begin);
+        if constexpr (k <= 6) {
+            vst1q_f32(o, lookup<k>(lo, tab));
+            vst1q_f32(o + 4, lookup<k>(hi, tab));
+        } else {
+            uint32_t idx[8];
+            vst1q_u32(idx, lo);
+            vst1q_u32(idx + 4, hi);
+            for (int j = 0; j < 8; ++j) o[j] = centroids[idx[j]];
+        }
+    }
+    dequant_f32__ref(packed, k, centroids, i, end, out + (i - begin));
+}
+
+}  // namespace
+
+void dequant_f32__neon(const uint8_t* packed, int bits, const float* centroids, int64_t begin, int64_t end,
+                       float* out) {
+    FLEXPIPE_DCHECK(bits >= 2 && bits <= 8 && begin >= 0 && begin <= end);
+    switch (bits) {
+        case 2:
+            return run<2>(packed, centroids, begin, end, out);
+        case 3:
+            return run<3>(packed, centroids, begin, end, out);
+        case 4:
+            return run<4>(packed, centroids, begin, end, out);
+        case 5:
+            return run<5>(packed, centroids, begin, end, out);
+        case 6:
+            return run<6>(packed, centroids, begin, end, out);
+        case 7:
+            return run<7>(packed, centroids, begin, end, out);
+        default:
+            return run<8>(packed, centroids, begin, end, out);
+    }
+}
+
+}  // namespace flexpipe

@@ -1,0 +1,108 @@
+// SPDX-License-Identifier: Apache-2.0
+// DequantizeShard: an FPQ1 shard blob (or a raw float32 shard) into the float32 row blocks of a shard.
+#include <algorithm>
+#include <cstring>
+
+#include "runtime/dispatch.h"
+#include "runtime/ops/op_helpers.h"
+#include "runtime/ops/quant_ops.h"
+#include "runtime/parallel.h"
+#include "runtime/quant_blob.h"
+
+namespace flexpipe {
+
+namespace {
+
+constexpr int64_t chunk_weights = 16384;  // unit of the thread split
+
+// Weights [begin, end) of the dequantized stream: the kernel for the packed indices, then the outliers
+// falling in the range patched over them.
+void dequant_range(const QuantBlobView& v, const float* centroids, DequantF32Fn fn, int64_t begin,
+                   int64_t end, float* out) {
+    fn(v.packed, v.bits, centroids, begin, end, out);
+    uint32_t lo = 0, hi = v.outliers;  // first outlier with index >= begin
+    while (lo < hi) {
+        const uint32_t mid = lo + (hi - lo) / 2;
+        if (static_cast<int64_t>(v.index_at(mid)) < begin)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    for (uint32_t j = lo; j < v.outliers; ++j) {
+        const int64_t i = v.index_at(j);
+        if (i >= end) break;
+        out[i - begin] = v.value_at(j);
+    }
+}
+
+// Calls fn(begin, end, dst) for the pieces of stream range [begin, end) in each output it overlaps.
+template <typename Fn>
+void for_each_piece(const OpCall& c, int64_t begin, int64_t end, Fn&& fn) {
+    int64_t base = 0;
+    for (int o = 0; o < c.n_out && base < end; ++o) {
+        const int64_t b = std::max(begin, base), e = std::min(end, base + c.out[o].numel);
+        if (b < e) fn(b, e, c.out[o].as<float>() + (b - base));
+        base += c.out[o].numel;
+    }
+}
+
+}  // namespace
+
+// DequantizeShard: input blob (uint8, 1-D); outputs: one or more float32 tensors of any dims whose
+// element counts sum to the blob's weight count. ints: [bits] (2..8: an FPQ1 blob, runtime/quant_blob.h;
+// 32: the blob is the raw float32 stream). The dequantized stream fills the outputs in order (a shard's
+// row blocks). The header is checked against the op and the tensor bytes (magic, bits, reserved words,
+// count = the outputs' total, every offset within the blob, outlier indices strictly ascending and below
+// count); the blob may be longer than its content. Allocation-free; threads over 16Ki-weight chunks.
+Status op_dequantize_shard(const OpCall& c) {
+    const char* op = "DequantizeShard";
+    FLEXPIPE_RETURN_IF_ERROR(expect_arity(c, op, 1, 1, 1, 1 << 20));
+    FLEXPIPE_RETURN_IF_ERROR(expect_ints(c, op, 1));
+    const TensorView& blob = c.in[0];
+    FLEXPIPE_RETURN_IF_ERROR(expect_dtype(blob, DType::u8, op, "the blob"));
+    FLEXPIPE_CHECK_ARG(blob.rank == 1 && (blob.data != nullptr || blob.numel == 0),
+                       "failed to run DequantizeShard: the blob must be a 1-D uint8 tensor (rank=%d)",
+                       blob.rank);
+    int64_t total = 0;
+    for (int o = 0; o < c.n_out; ++o) {
+        FLEXPIPE_RETURN_IF_ERROR(expect_dtype(c.out[o], DType::f32, op, "every output"));
+        FLEXPIPE_CHECK_ARG(c.out[o].data != nullptr || c.out[o].numel == 0,
+                           "failed to run DequantizeShard: output %d has no data", o);
+        total += c.out[o].numel;
+    }
+    const int64_t bits = c.ints[0];
+    const int64_t chunks = (total + chunk_weights - 1) / chunk_weights;
+    const int threads = chunks > 1 ? c.threads : 1;
+    const uint8_t* bytes = blob.as<const uint8_t>();
+    if (bits == 32) {
+        FLEXPIPE_CHECK_ARG(
+            blob.numel >= 4 * total,
+            "failed to run DequantizeShard: a raw float32 blob of %lld bytes cannot fill %lld weights",
+            static_cast<long long>(blob.numel), static_cast<long long>(total));
+        parallel_for(chunks, threads, [&](int64_t c0, int64_t c1) {
+            for_each_piece(
+                c, c0 * chunk_weights, std::min(total, c1 * chunk_weights),
+                [&](int64_t b, int64_t e, float* dst) { std::memcpy(dst, bytes + 4 * b, 4 * (e - b)); });
+        });
+        return Status::ok();
+    }
+    FLEXPIPE_CHECK_ARG(bits >= quant_bits_min && bits <= quant_bits_max,
+                       "failed to run DequantizeShard: bits must be 2..8 or 32 (bits=%lld)",
+                       static_cast<long long>(bits));
+    QuantBlobView v;
+    FLEXPIPE_RETURN_IF_ERROR(
+        quant_blob_parse(bytes, static_cast<uint64_t>(blob.numel), static_cast<int>(bits), &v));
+    FLEXPIPE_CHECK_ARG(static_cast<int64_t>(v.count) == total,
+                       "failed to run DequantizeShard: the blob holds %u weights, the outputs %lld", v.count,
+                       static_cast<long long>(total));
+    float centroids[1 << quant_bits_max];  // aligned copy: the blob's table may sit at any byte offset
+    std::memcpy(centroids, v.centroids, sizeof(float) << v.bits);
+    const DequantF32Fn fn = kernels().quant.dequant_f32;
+    parallel_for(chunks, threads, [&](int64_t c0, int64_t c1) {
+        for_each_piece(c, c0 * chunk_weights, std::min(total, c1 * chunk_weights),
+                       [&](int64_t b, int64_t e, float* dst) { dequant_range(v, centroids, fn, b, e, dst); });
+    });
+    return Status::ok();
+}
+
+}  // namespace flexpipe
