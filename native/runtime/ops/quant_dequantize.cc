@@ -106,3 +106,100 @@ Status op_dequantize_shard(const OpCall& c) {
 }
 
 }  // namespace flexpipe
+
+namespace flexpipe {
+
+namespace {
+
+constexpr int max_layer_shards = 256;
+constexpr int max_layer_blocks = 16;
+
+}  // namespace
+
+// DequantizeLayer: the shards a partial transformer layer runs with, into its weight matrices.
+// inputs: m blobs (uint8, 1-D), shard j of the sub-layer; outputs: B float32 matrices [m * r_b, cols_b]
+// (B <= 16; for the elastic encoder the six Wq, Wk, Wv, Woᵀ, W1, W2ᵀ); ints: [m, bits_0 .. bits_{m-1}]
+// (2..8: FPQ1, 32: raw float32). Shard j's stream is its B row blocks in order, block b being r_b rows
+// of cols_b floats; they land at rows [j * r_b, (j + 1) * r_b) of output b, so the stacked rows of the m
+// shards are each matrix of the m-shard sub-layer. Every blob is checked as DequantizeShard checks it
+// (count = sum_b r_b * cols_b). Threads over (shard, 16Ki-weight chunk) items; allocation-free.
+Status op_dequantize_layer(const OpCall& c) {
+    const char* op = "DequantizeLayer";
+    FLEXPIPE_CHECK_ARG(c.n_ints >= 1, "failed to run DequantizeLayer: ints must start with the shard count");
+    const int64_t m = c.ints[0];
+    FLEXPIPE_CHECK_ARG(m >= 1 && m <= max_layer_shards && c.n_in == m && c.n_ints == 1 + m,
+                       "failed to run DequantizeLayer: %d blobs and %d ints for %lld shards (need m blobs, "
+                       "ints [m, bits x m], 1 <= m <= %d)",
+                       c.n_in, c.n_ints, static_cast<long long>(m), max_layer_shards);
+    FLEXPIPE_CHECK_ARG(c.n_out >= 1 && c.n_out <= max_layer_blocks,
+                       "failed to run DequantizeLayer: 1..%d outputs expected, got %d", max_layer_blocks, c.n_out);
+    int64_t block_len[max_layer_blocks];  // floats of block b in one shard
+    int64_t count = 0;
+    for (int b = 0; b < c.n_out; ++b) {
+        const TensorView& o = c.out[b];
+        FLEXPIPE_RETURN_IF_ERROR(expect_dtype(o, DType::f32, op, "every output"));
+        FLEXPIPE_CHECK_ARG(o.rank == 2 && o.dims[0] % m == 0 && (o.data != nullptr || o.numel == 0),
+                           "failed to run DequantizeLayer: output %d must be a [m * rows, cols] matrix", b);
+        block_len[b] = o.numel / m;
+        count += block_len[b];
+    }
+    QuantBlobView views[max_layer_shards];
+    for (int64_t j = 0; j < m; ++j) {
+        const TensorView& blob = c.in[j];
+        FLEXPIPE_RETURN_IF_ERROR(expect_dtype(blob, DType::u8, op, "every blob"));
+        FLEXPIPE_CHECK_ARG(blob.rank == 1 && blob.data != nullptr,
+                           "failed to run DequantizeLayer: blob %lld must be a 1-D uint8 tensor",
+                           static_cast<long long>(j));
+        const int64_t bits = c.ints[1 + j];
+        if (bits == 32) {
+            FLEXPIPE_CHECK_ARG(blob.numel >= 4 * count,
+                               "failed to run DequantizeLayer: raw float32 blob %lld has %lld bytes, a shard needs %lld",
+                               static_cast<long long>(j), static_cast<long long>(blob.numel),
+                               static_cast<long long>(4 * count));
+            views[j] = QuantBlobView{};
+            views[j].bits = 32;
+            continue;
+        }
+        FLEXPIPE_CHECK_ARG(bits >= quant_bits_min && bits <= quant_bits_max,
+                           "failed to run DequantizeLayer: bits must be 2..8 or 32 (shard %lld: %lld)",
+                           static_cast<long long>(j), static_cast<long long>(bits));
+        FLEXPIPE_RETURN_IF_ERROR(quant_blob_parse(blob.as<const uint8_t>(), static_cast<uint64_t>(blob.numel),
+                                                  static_cast<int>(bits), &views[j]));
+        FLEXPIPE_CHECK_ARG(static_cast<int64_t>(views[j].count) == count,
+                           "failed to run DequantizeLayer: blob %lld holds %u weights, a shard has %lld",
+                           static_cast<long long>(j), views[j].count, static_cast<long long>(count));
+    }
+    const int64_t per_shard = (count + chunk_weights - 1) / chunk_weights;
+    const int64_t items = m * per_shard;
+    const DequantF32Fn fn = kernels().quant.dequant_f32;
+    parallel_for(items, items > 1 ? c.threads : 1, [&](int64_t i0, int64_t i1) {
+        float centroids[1 << quant_bits_max];
+        int64_t loaded = -1;
+        for (int64_t item = i0; item < i1; ++item) {
+            const int64_t j = item / per_shard;
+            const int64_t begin = (item % per_shard) * chunk_weights;
+            const int64_t end = std::min(count, begin + chunk_weights);
+            const QuantBlobView& v = views[j];
+            const uint8_t* raw = c.in[j].as<const uint8_t>();
+            if (v.bits != 32 && loaded != j) {
+                std::memcpy(centroids, v.centroids, sizeof(float) << v.bits);
+                loaded = j;
+            }
+            int64_t base = 0;
+            for (int b = 0; b < c.n_out && base < end; ++b) {
+                const int64_t lo = std::max(begin, base), hi = std::min(end, base + block_len[b]);
+                if (lo < hi) {
+                    float* dst = c.out[b].as<float>() + j * block_len[b] + (lo - base);
+                    if (v.bits == 32)
+                        std::memcpy(dst, raw + 4 * lo, 4 * (hi - lo));
+                    else
+                        dequant_range(v, centroids, fn, lo, hi, dst);
+                }
+                base += block_len[b];
+            }
+        }
+    });
+    return Status::ok();
+}
+
+}  // namespace flexpipe

@@ -8,5 +8,6 @@
 namespace flexpipe {
 
 Status op_dequantize_shard(const OpCall& c);
+Status op_dequantize_layer(const OpCall& c);
 
 }  // namespace flexpipe

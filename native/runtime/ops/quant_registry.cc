@@ -7,6 +7,7 @@ namespace flexpipe {
 
 void register_quant_ops(std::vector<OpEntry>& table) {
     table.push_back({"DequantizeShard", op_dequantize_shard});
+    table.push_back({"DequantizeLayer", op_dequantize_layer});
 }
 
 }  // namespace flexpipe
