@@ -114,6 +114,30 @@ export class PlanInfeasibleError extends FlexpipeError {
   }
 }
 
+/**
+ * No sub-model meets a latency target. `minimumMs` is the smallest target that plans with the same
+ * profile and preload buffer; `minimumPreloadBytes`, when set, is a preload buffer that would make
+ * the requested target plan (absent when compute alone exceeds the target).
+ */
+export class LatencyTargetError extends FlexpipeError {
+  readonly targetMs: number
+  readonly minimumMs: number
+  readonly minimumPreloadBytes?: number
+  constructor(what: string, targetMs: number, minimumMs: number, minimumPreloadBytes?: number) {
+    const advice =
+      minimumPreloadBytes === undefined
+        ? `raise the target to at least ${minimumMs} ms`
+        : `raise the target to at least ${minimumMs} ms, or the preload buffer to at least ${minimumPreloadBytes} bytes`
+    super(
+      'ERR_FLEXPIPE_LATENCY',
+      `failed to plan ${what}: no sub-model finishes within targetMs=${targetMs} (minimumMs=${minimumMs}); ${advice}`,
+    )
+    this.targetMs = targetMs
+    this.minimumMs = minimumMs
+    if (minimumPreloadBytes !== undefined) this.minimumPreloadBytes = minimumPreloadBytes
+  }
+}
+
 /** The engine was closed. */
 export class DisposedError extends FlexpipeError {
   constructor(what: string) {

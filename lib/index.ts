@@ -19,6 +19,7 @@ export {
   PackageError,
   MemoryBudgetError,
   PlanInfeasibleError,
+  LatencyTargetError,
 } from './errors.js'
 export { supportedOpTypes } from './model/ops/registry.js'
 export { nativeInfo } from './native/info.js'
