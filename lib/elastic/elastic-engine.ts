@@ -287,7 +287,7 @@ export class ElasticEngine {
     const p = this.opts.planner ?? 'flexpipe'
     const bits = this.opts.plannerBits ?? 32
     if (p === 'flexpipe') return planElastic(this.profile, this.importance, { targetMs, preloadBytes, ...(this.opts.preloadBits ? { preloadBits: this.opts.preloadBits } : {}) })
-    if (p === 'load-and-exec') return planLoadAndExec(this.profile, { targetMs, bits: 32 })
+    if (p === 'load-and-exec') return planLoadAndExec(this.profile, { targetMs })
     if (p === 'stdpl') return planStdPL(this.profile, { targetMs, bits })
     return planPreloadModel(this.profile, { targetMs, bits })
   }

@@ -2,7 +2,7 @@
 // prepare --elastic: a Hugging Face BERT classifier folder -> an elastic package (.fpk).
 //
 // The package (lib/package/format.ts) holds:
-//   graph  { kind: 'elastic-encoder', config, tokenizer }   (tokenizer.json, as parsed)
+//   graph  { kind: 'elastic-encoder', config, tokenizer }   (config.json and tokenizer.json, as parsed)
 //   meta   { kind: 'flexpipe-elastic', bitwidths, shardRows, quant: per-layer Gaussian and outlier
 //            counts }, later also `importance` (prepare with a dev set) and `deviceProfile`
 //            (flexpipe profile), added with rewritePackageMeta
@@ -100,6 +100,7 @@ export async function prepareElastic(modelDir: string, outPath: string, options:
   const bitwidths = checkBitwidths(options.bitwidths ?? defaultBitwidths)
   const threshold = options.outlierThreshold ?? -4
   const config = await readEncoderConfig(join(modelDir, 'config.json'))
+  const rawConfig = JSON.parse(await readFile(join(modelDir, 'config.json'), 'utf8')) as unknown
   const weights = extractEncoderWeights(config, await readSafetensors(join(modelDir, 'model.safetensors')), join(modelDir, 'model.safetensors'))
   let tokenizer: unknown
   try {
@@ -151,7 +152,7 @@ export async function prepareElastic(modelDir: string, outPath: string, options:
       quant,
       outlierFraction: outliers / weightsTotal,
     }
-    await writer.finish({ kind: 'elastic-encoder', config, tokenizer }, meta)
+    await writer.finish({ kind: 'elastic-encoder', config: rawConfig, tokenizer }, meta)
     const bytes = (await stat(outPath)).size
     return {
       layers: config.layers,

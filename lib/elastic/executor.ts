@@ -17,7 +17,9 @@
 import { ArgumentError, DisposedError } from '../errors.js'
 import type { DType } from '../model/dtype.js'
 import { inferGraph } from '../model/infer-graph.js'
-import type { ExternalTensor } from '../model/ir.js'
+import type { ExternalTensor, Graph, TensorData } from '../model/ir.js'
+import type { Prepack } from '../model/ops/op-def.js'
+import { prepackKey, readExternal, runPrepack } from '../runtime/constants.js'
 import { binding, type NativeReadOptions, type NativeSession } from '../native/binding.js'
 import { alignUp, type BlobEntry } from '../package/index.js'
 import { buildProgram, type ExecutionPlan } from '../runtime/program-builder.js'
@@ -77,6 +79,7 @@ export class ElasticExecutor {
   private active: Applied | undefined
   /** Preloaded blob name -> arena offset, as currently in memory. */
   private preloadContent = new Map<string, number>()
+  private readonly packed = new Map<string, TensorData>()
 
   private constructor(
     readonly path: string,
@@ -111,6 +114,22 @@ export class ElasticExecutor {
       throw err
     }
     return x
+  }
+
+  /** A constant operand in a kernel's packed form (read from the package, transformed once, cached). */
+  private packedConstant(key: string, t: ExternalTensor, prepack: Prepack, node: string): TensorData {
+    const hit = this.packed.get(key)
+    if (hit !== undefined) return hit
+    let fileOffset: number | undefined
+    for (const [name, r] of this.resident) {
+      const b = this.blobs.get(name)!
+      if (t.offset >= r.offset && t.offset + t.length <= r.offset + b.length) fileOffset = b.offset + (t.offset - r.offset)
+    }
+    if (fileOffset === undefined) throw new ArgumentError(`constant '${node}' to pack is not a resident tensor`)
+    const host = readExternal({ dtype: t.dtype, dims: t.dims, path: this.path, offset: fileOffset, length: t.length })
+    const packed = runPrepack(host, prepack, node)
+    this.packed.set(key, packed)
+    return packed
   }
 
   /** Bytes of resident parameters (what every plan keeps). */
@@ -180,8 +199,39 @@ export class ElasticExecutor {
       }
     }
     const preloadBytes = at - this.residentBytes
+    // Plan constants: the [CLS] index, then constant GEMM operands packed for the kernels (sized by a
+    // first build of the program; the packed forms are cached across plans).
     const constOffset = at
-    at += page
+    const graphInputs = new Map([
+      ['ids', { dtype: 'int64' as const, dims: [plan.seq] }],
+      ['mask', { dtype: 'float32' as const, dims: [plan.seq] }],
+    ])
+    const packedAt = new Map<string, number>()
+    let constEnd = constOffset + 64
+    const build = (locate: (name: string, dtype: DType, dims: readonly number[]) => ExternalTensor): { graph: Graph; exec: ExecutionPlan } => {
+      const graph = buildSubmodelGraph(c, plan, locate)
+      const inferred = inferGraph(graph, graphInputs, { concrete: true, internalOps: elasticOps })
+      const exec = buildProgram(graph, inferred, (name, _v, prepack) => {
+        const t = graph.initializers.get(name) as ExternalTensor
+        if (prepack === undefined) return { offset: t.offset, dtype: t.dtype, dims: t.dims }
+        const key = `${t.offset}:${t.dims.join('x')}${prepackKey(prepack)}`
+        const packed = this.packedConstant(key, t, prepack, name)
+        let offset = packedAt.get(key)
+        if (offset === undefined) {
+          offset = constEnd
+          packedAt.set(key, offset)
+          constEnd = alignUp(constEnd + packed.data.byteLength, 64)
+        }
+        return { offset, dtype: packed.dtype, dims: packed.dims }
+      })
+      return { graph, exec }
+    }
+    build((name, dtype, dims) => {
+      const r = this.resident.get(name)
+      const length = dims.reduce((p, d) => p * d, 1) * (dtype === 'uint8' ? 1 : 4)
+      return { dtype, dims: dims[0] === -1 ? [1] : dims, path: 'arena', offset: r?.offset ?? 0, length }
+    })
+    at = alignUp(constEnd, page)
     const stagingBegin = at
     const jobs: Float64Array[] = []
     const jobBytes: number[] = []
@@ -210,16 +260,7 @@ export class ElasticExecutor {
       const length = dims.reduce((p, d) => p * d, 1) * 4
       return { dtype, dims, path: 'arena', offset: r.offset, length }
     }
-    const graph = buildSubmodelGraph(c, plan, locate)
-    const inputs = new Map([
-      ['ids', { dtype: 'int64' as const, dims: [plan.seq] }],
-      ['mask', { dtype: 'float32' as const, dims: [plan.seq] }],
-    ])
-    const inferred = inferGraph(graph, inputs, { concrete: true, internalOps: elasticOps })
-    const exec = buildProgram(graph, inferred, (name) => {
-      const t = graph.initializers.get(name) as ExternalTensor
-      return { offset: t.offset, dtype: t.dtype, dims: t.dims }
-    })
+    const { exec } = build(locate)
     const layerBegin: number[] = []
     const layerEnd: number[] = []
     exec.opNodes.forEach((n, i) => {
@@ -247,6 +288,7 @@ export class ElasticExecutor {
     }
     this.preloadContent = new Map(preloadWanted.map(([name, , offset]) => [name, offset]))
     s.write(constOffset, new BigInt64Array([0n]))
+    for (const [key, offset] of packedAt) s.write(offset, this.packed.get(key)!.data)
     const program = s.addProgram(exec.program)
     this.active = {
       plan,

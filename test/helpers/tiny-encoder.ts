@@ -75,7 +75,11 @@ export async function writeTinyEncoder(dir: string, shape: TinyEncoderShape = ti
   const add = (name: string, dims: number[], scale: number, offset = 0): void => {
     const n = dims.reduce((a, d) => a * d, 1)
     const data = new Float32Array(n)
-    for (let i = 0; i < n; i++) data[i] = offset + (r() * 2 - 1) * scale
+    // Gaussian (Box-Muller, std scale/2) with a few heavy-tail weights, like trained weights.
+    for (let i = 0; i < n; i++) {
+      const g = Math.sqrt(-2 * Math.log(1 - r())) * Math.cos(2 * Math.PI * r())
+      data[i] = offset + g * (scale / 2) * (r() < 0.002 ? 5 : 1)
+    }
     if (f16) for (let i = 0; i < n; i++) data[i] = halfBack(toHalf(data[i]!))
     tensors.set(name, { dims, data })
   }
