@@ -1,6 +1,10 @@
 // SPDX-License-Identifier: Apache-2.0
 // flexpipe's public API.
-export { open, openPackage } from './open.js'
+export { open, openPackage, openElastic } from './open.js'
+export { ElasticEngine, type ElasticOpenOptions, type Classification, type ElasticStats } from './elastic/elastic-engine.js'
+export { prepareElastic, type ElasticPrepareOptions, type ElasticPrepareReport } from './elastic/elastic-package.js'
+export { profileElastic, type ProfileOptions, type ProfileReport } from './elastic/profile-elastic.js'
+export type { ElasticPlan, ElasticPlanner } from './plan/elastic/index.js'
 export { Engine, type OpenOptions, type EngineStats, type OpTiming } from './runtime/engine.js'
 export { BudgetedEngine, type PackageOpenOptions, type BudgetStats, type BudgetChange } from './runtime/budget/budgeted-engine.js'
 export { prepare, type PrepareOptions, type PrepareReport } from './prepare/prepare.js'
@@ -20,6 +24,7 @@ export {
   MemoryBudgetError,
   PlanInfeasibleError,
   LatencyTargetError,
+  DeviceProfileError,
 } from './errors.js'
 export { supportedOpTypes } from './model/ops/registry.js'
 export { nativeInfo } from './native/info.js'
