@@ -3,7 +3,7 @@
 // sub-model logits against a float64 reference (exact shards and dequantized ones), the pipeline with
 // staged O_DIRECT reads against the all-preloaded run, planning and re-planning, the device profile,
 // and the bad-input paths of the issue.
-import { mkdtemp, rm } from 'node:fs/promises'
+import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import t, { type Test } from 'tap'
@@ -17,8 +17,9 @@ import { dequantizeReference } from '../../lib/elastic/quant-blob.js'
 import { readSafetensors } from '../../lib/elastic/safetensors.js'
 import { DeviceProfileError, LatencyTargetError } from '../../lib/errors.js'
 import { PackageReader, rewritePackageMeta } from '../../lib/package/index.js'
+import { open, prepare } from '../../lib/index.js'
+import { fixtures } from '../helpers/data.js'
 import { referenceLogits, tinyShape, tinyVocab, writeTinyEncoder } from '../helpers/tiny-encoder.js'
-import { readFile } from 'node:fs/promises'
 
 const dir = await mkdtemp(join(tmpdir(), 'flexpipe-elastic-'))
 t.teardown(() => rm(dir, { recursive: true, force: true }))
@@ -136,4 +137,28 @@ t.test('a device profile measured on other shards is stale', async (t) => {
   await prepareElastic(other, otherPkg)
   await rewritePackageMeta(otherPkg, { ...(await readElasticPackage(otherPkg)).meta, deviceProfiles: pkg.meta.deviceProfiles ?? (await readElasticPackage(pkgPath)).meta.deviceProfiles })
   await t.rejects(ElasticEngine.open(otherPkg, { targetLatencyMs: 50, threads: 2, direct: false, seq }), { code: 'ERR_FLEXPIPE_PROFILE', message: /stale/ })
+})
+
+t.test('targetLatencyMs on a package without elastic shards, or on an ONNX file, says what to do', async (t) => {
+  const onnx = join(fixtures, 'models', 'squeezenet_small.onnx')
+  const budgetPkg = join(dir, 'squeezenet.fpk') as `${string}.fpk`
+  await prepare(onnx, budgetPkg, { threads: 1, profile: false, dims: { batch: 1 } })
+  await t.rejects(open(budgetPkg, { targetLatencyMs: 20 }), { code: 'ERR_FLEXPIPE_INVALID_ARGUMENT', message: /no elastic shards.*prepare --elastic/ })
+  await t.rejects(open(onnx, { targetLatencyMs: 20 } as never), { code: 'ERR_FLEXPIPE_INVALID_ARGUMENT', message: /not a package.*prepare --elastic/ })
+  await t.rejects(ElasticEngine.open(pkgPath, { targetLatencyMs: -1 }), { code: 'ERR_FLEXPIPE_INVALID_ARGUMENT', message: /targetLatencyMs/ })
+})
+
+t.test('a malformed model folder or a truncated package is a typed error', async (t) => {
+  const broken = join(dir, 'broken')
+  await writeTinyEncoder(broken)
+  const st = await readFile(join(broken, 'model.safetensors'))
+  await writeFile(join(broken, 'model.safetensors'), st.subarray(0, st.length - 100))
+  await t.rejects(prepareElastic(broken, join(dir, 'broken.fpk')), { code: 'ERR_FLEXPIPE_MODEL_FORMAT', message: /truncated/ })
+  await writeFile(join(broken, 'model.safetensors'), st)
+  await writeFile(join(broken, 'config.json'), JSON.stringify({ model_type: 'bert', hidden_size: 30, num_attention_heads: 4, intermediate_size: 64, num_hidden_layers: 2, vocab_size: 10 }))
+  await t.rejects(prepareElastic(broken, join(dir, 'broken.fpk')), { code: 'ERR_FLEXPIPE_MODEL_FORMAT', message: /multiple of num_attention_heads/ })
+  const bytes = await readFile(pkgPath)
+  const cut = join(dir, 'cut.fpk') as `${string}.fpk`
+  await writeFile(cut, bytes.subarray(0, bytes.length - 5000))
+  await t.rejects(open(cut, { targetLatencyMs: 20 }), { code: 'ERR_FLEXPIPE_PACKAGE' })
 })
