@@ -22,6 +22,11 @@ export interface ComputeProfile {
   /** layerMs[m] for m = 1..M (index 0 unused, 0). */
   readonly layerMs: readonly number[]
   readonly fixedMs: number
+  /**
+   * The on-demand embedding read (the pages of `seq` distinct token rows, the first IO of every
+   * inference; compute cannot start before it): 0 when the executor keeps the table resident.
+   */
+  readonly embeddingIoMs: number
 }
 
 export interface DeviceProfile {
@@ -113,7 +118,15 @@ export async function measureDeviceProfile(
       layerMs.push(median(layer))
       o.onProgress?.(++done, total, `compute seq ${seq}, ${m} shard${m > 1 ? 's' : ''}`)
     }
-    compute.push({ seq, layerMs, fixedMs: median(fixed) })
+    // The embedding read, worst case: every token on its own page, spread over the table.
+    let embeddingIoMs = 0
+    if (x.onDemand) {
+      const spread = Array.from({ length: seq }, (_, i) => Math.floor(((i + 0.5) * c.vocab) / seq))
+      const e: number[] = []
+      for (let r = 0; r < o.repeats; r++) e.push((await x.run(spread, { direct: o.direct, ...(o.bandwidth ? { bandwidth: o.bandwidth } : {}) })).times.embeddingIoMs)
+      embeddingIoMs = median(e)
+    }
+    compute.push({ seq, layerMs, fixedMs: median(fixed), embeddingIoMs })
   }
   // IO: one job per layer of all M shards at the lowest and at the highest bitwidth.
   const samples: Array<[number, number]> = []

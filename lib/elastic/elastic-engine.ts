@@ -8,9 +8,10 @@
 //   const [r] = await engine.classify('WIN A FREE CRUISE ...')   // { label: 'spam', score, ... }
 //   await engine.setTargetLatency(25)                              // re-plans
 import { availableParallelism } from 'node:os'
-import { ArgumentError, DisposedError, PackageError } from '../errors.js'
+import { ArgumentError, DisposedError, LatencyTargetError, PackageError } from '../errors.js'
 import { PackageReader, type BlobEntry } from '../package/index.js'
 import {
+  minimumTargetMs,
   planElastic,
   planLoadAndExec,
   planPreloadModel,
@@ -159,6 +160,7 @@ export class ElasticEngine {
     private readonly opts: ElasticOpenOptions & ReturnType<typeof checkOptions>,
     readonly seq: number,
     x: ElasticExecutor,
+    private readonly embeddingIoMs: number,
   ) {
     this.x = x
     this.target = opts.targetLatencyMs
@@ -178,10 +180,13 @@ export class ElasticEngine {
     const imp = pkg.meta.importance as { ranking?: Array<[number, number]> } | undefined
     const ranking = Array.isArray(imp?.ranking) ? imp!.ranking.map(([layer, shard]) => ({ layer, shard })) : undefined
     const importance = ranking ?? layerOrder(pkg.config)
-    const x = await ElasticExecutor.open(path, pkg.config, pkg.blobs, { threads: o.threads, io: o.io })
+    // PreloadModel keeps the whole model in memory, the word embeddings included.
+    const embeddings = o.planner === 'preload-model' ? 'resident' : 'on-demand'
+    const x = await ElasticExecutor.open(path, pkg.config, pkg.blobs, { threads: o.threads, io: o.io, embeddings })
+    const embeddingIoMs = x.onDemand ? (computeFor(device, seq)?.embeddingIoMs ?? 0) : 0
     let engine: ElasticEngine
     try {
-      engine = new ElasticEngine(path, pkg, encoder, profile, importance, ranking ? 'profiled' : 'layer order', o, seq, x)
+      engine = new ElasticEngine(path, pkg, encoder, profile, importance, ranking ? 'profiled' : 'layer order', o, seq, x, embeddingIoMs)
       await x.apply(toRunPlan(engine.current, seq))
     } catch (err) {
       x.dispose()
@@ -283,13 +288,27 @@ export class ElasticEngine {
     this.x = undefined
   }
 
+  /**
+   * Plans for T. With on-demand embeddings both lanes start after the embedding read (e ms), so the
+   * planners get T - e and the plan's modelled time gets e back.
+   */
   private makePlan(targetMs: number, preloadBytes: number): ElasticPlan {
     const p = this.opts.planner ?? 'flexpipe'
     const bits = this.opts.plannerBits ?? 32
-    if (p === 'flexpipe') return planElastic(this.profile, this.importance, { targetMs, preloadBytes, ...(this.opts.preloadBits ? { preloadBits: this.opts.preloadBits } : {}) })
-    if (p === 'load-and-exec') return planLoadAndExec(this.profile, { targetMs })
-    if (p === 'stdpl') return planStdPL(this.profile, { targetMs, bits })
-    return planPreloadModel(this.profile, { targetMs, bits })
+    const e = this.embeddingIoMs
+    const t = targetMs - e
+    if (!(t > 0)) throw new LatencyTargetError('an elastic sub-model', targetMs, Math.ceil((e + minimumTargetMs(this.profile, { preloadBytes })) * 1000) / 1000)
+    let plan: ElasticPlan
+    try {
+      if (p === 'flexpipe') plan = planElastic(this.profile, this.importance, { targetMs: t, preloadBytes, ...(this.opts.preloadBits ? { preloadBits: this.opts.preloadBits } : {}) })
+      else if (p === 'load-and-exec') plan = planLoadAndExec(this.profile, { targetMs: t })
+      else if (p === 'stdpl') plan = planStdPL(this.profile, { targetMs: t, bits })
+      else plan = planPreloadModel(this.profile, { targetMs: t, bits })
+    } catch (err) {
+      if (err instanceof LatencyTargetError && e > 0) throw new LatencyTargetError('an elastic sub-model', targetMs, Math.ceil((err.minimumMs + e) * 1000) / 1000, err.minimumPreloadBytes)
+      throw err
+    }
+    return e > 0 ? { ...plan, targetMs, modelledMs: plan.modelledMs + e } : plan
   }
 
   private live(what: string): ElasticExecutor {

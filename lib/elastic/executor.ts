@@ -2,9 +2,11 @@
 // ElasticExecutor: runs elastic sub-models from a package as STI's layer-wise pipeline (seed §5.5).
 //
 // One native session, one arena:
-//   [resident | preload | plan constants | staging | activations]
-//   resident     float32 parameters that never leave memory (embeddings, LayerNorms, biases, pooler,
-//                classifier), read once at open
+//   [resident | preload | plan constants | embedding rows | staging | activations]
+//   resident     float32 parameters that never leave memory (LayerNorms, biases, position
+//                embeddings, pooler, classifier), read once at open; the word-embedding table too
+//                when it cannot be read by rows (ExecutorOptions.embeddings)
+//   embedding    the 4 KiB pages of this inference's token rows, read first by the load lane
 //   preload      the preload buffer: shard versions the plan keeps across calls (4 KiB-aligned)
 //   staging      one slot per shard version the plan loads per inference (4 KiB-aligned, O_DIRECT)
 //   activations  the sub-model program's activations, including the working buffer: a layer's
@@ -46,11 +48,21 @@ export interface RunTimes {
   readonly computeStartMs: readonly number[]
   readonly computeEndMs: readonly number[]
   readonly bytesRead: number
+  /** When the on-demand embedding rows were in (0 with resident embeddings). */
+  readonly embeddingIoMs: number
 }
 
 export interface ExecutorOptions {
   readonly threads: number
   readonly io: 'auto' | 'uring' | 'pread'
+  /**
+   * 'on-demand' (default where possible): the word-embedding table stays on disk and each inference
+   * reads the 4 KiB pages holding its tokens' rows first, in the load lane, into a staging table the
+   * embedding Gather reads through remapped ids. Possible when a row's bytes divide 4096 or are a
+   * multiple of it (rows then never straddle a page); otherwise, and with 'resident', the table is
+   * read at open like the other resident parameters.
+   */
+  readonly embeddings?: 'on-demand' | 'resident'
 }
 
 interface Applied {
@@ -64,6 +76,8 @@ interface Applied {
   /** Op ranges: embeddings [0, layerBegin[0]), layer k [layerBegin[k], layerEnd[k]), head after. */
   readonly layerBegin: readonly number[]
   readonly layerEnd: readonly number[]
+  /** Arena offset of the on-demand embedding staging table. */
+  readonly embeddingOffset: number
   readonly ops: number
   readonly preloadBytes: number
   readonly stagingBytes: number
@@ -80,6 +94,9 @@ export class ElasticExecutor {
   /** Preloaded blob name -> arena offset, as currently in memory. */
   private preloadContent = new Map<string, number>()
   private readonly packed = new Map<string, TensorData>()
+  readonly onDemand: boolean
+  private readonly rowsPerPage: number
+  private readonly pagesPerRow: number
 
   private constructor(
     readonly path: string,
@@ -87,9 +104,13 @@ export class ElasticExecutor {
     private readonly blobs: ReadonlyMap<string, BlobEntry>,
     options: ExecutorOptions,
   ) {
+    const rowBytes = config.hidden * 4
+    this.onDemand = options.embeddings !== 'resident' && (page % rowBytes === 0 || rowBytes % page === 0)
+    this.rowsPerPage = Math.max(1, page / rowBytes)
+    this.pagesPerRow = Math.max(1, rowBytes / page)
     let at = 0
     for (const b of blobs.values()) {
-      if (b.kind !== 'resident') continue
+      if (b.kind !== 'resident' || (this.onDemand && b.name === 'emb.word')) continue
       this.resident.set(b.name, { offset: at, dims: b.dims ?? [b.length / 4] })
       at += alignUp(b.length, 64)
     }
@@ -232,6 +253,10 @@ export class ElasticExecutor {
       return { dtype, dims: dims[0] === -1 ? [1] : dims, path: 'arena', offset: r?.offset ?? 0, length }
     })
     at = alignUp(constEnd, page)
+    // On-demand embeddings: one staging slot per distinct page (or row, for rows of whole pages).
+    const embeddingOffset = at
+    const embeddingSlots = this.onDemand ? Math.min(plan.seq, Math.ceil(c.vocab / this.rowsPerPage)) : 0
+    at += embeddingSlots * this.pagesPerRow * page
     const stagingBegin = at
     const jobs: Float64Array[] = []
     const jobBytes: number[] = []
@@ -255,6 +280,10 @@ export class ElasticExecutor {
       const b = where.get(name)
       if (b !== undefined) return { dtype: 'uint8', dims: [b.entry.length], path: 'arena', offset: b.offset, length: b.entry.length }
       if (name === 'head.cls') return { dtype, dims, path: 'arena', offset: constOffset, length: 8 }
+      if (name === 'emb.word' && this.onDemand) {
+        const rows = embeddingSlots * this.rowsPerPage
+        return { dtype, dims: [rows, c.hidden], path: 'arena', offset: embeddingOffset, length: rows * c.hidden * 4 }
+      }
       const r = this.resident.get(name)
       if (r === undefined) throw new ArgumentError(`the package has no resident tensor '${name}'`)
       const length = dims.reduce((p, d) => p * d, 1) * 4
@@ -299,6 +328,7 @@ export class ElasticExecutor {
       jobBytes,
       layerBegin,
       layerEnd,
+      embeddingOffset,
       ops: exec.opNodes.length,
       preloadBytes,
       stagingBytes,
@@ -333,6 +363,7 @@ export class ElasticExecutor {
       idsT[i] = BigInt(id)
       mask[i] = 0
     }
+    const embeddingJob = this.onDemand ? this.embeddingJob(idsT, a.embeddingOffset) : undefined
     const logits = new Float32Array(this.config.labels.length)
     const inputs: Array<[number, ArrayBufferView]> = a.exec.inputs.map((i) => [i.tensor, i.name === 'ids' ? idsT : mask])
     const out = a.exec.outputs[0]!
@@ -345,7 +376,15 @@ export class ElasticExecutor {
     let bytesRead = 0
     const t0 = performance.now()
     const loads: Array<Promise<void>> = []
-    let chain: Promise<void> = Promise.resolve()
+    let embeddingIoMs = 0
+    let chain: Promise<void> =
+      embeddingJob === undefined
+        ? Promise.resolve()
+        : s.readFile(this.path, embeddingJob, read).then((r) => {
+            bytesRead += r.bytes
+            embeddingIoMs = performance.now() - t0
+          })
+    const embeddingLoaded = chain
     for (let l = 0; l < depth; l++) {
       const job = a.jobs[l]!
       chain = chain.then(async () => {
@@ -364,6 +403,7 @@ export class ElasticExecutor {
     try {
       const compute = (async () => {
         if (schedule === 'load-then-execute') await chain
+        await embeddingLoaded
         await run(0, a.layerBegin[0]!)
         for (let l = 0; l < depth; l++) {
           await loads[l]
@@ -378,7 +418,31 @@ export class ElasticExecutor {
       await chain.catch(() => undefined)
       throw fromNative(err, a.exec.opNodes)
     }
-    return { logits, times: { totalMs: performance.now() - t0, ioEndMs: ioEnd, computeStartMs: cStart, computeEndMs: cEnd, bytesRead } }
+    return { logits, times: { totalMs: performance.now() - t0, ioEndMs: ioEnd, computeStartMs: cStart, computeEndMs: cEnd, bytesRead, embeddingIoMs } }
+  }
+
+  /**
+   * The read ranges of the pages holding the rows of `ids` (distinct, in first-use order), and `ids`
+   * rewritten in place to rows of the staging table.
+   */
+  private embeddingJob(ids: BigInt64Array, stagingOffset: number): Float64Array {
+    const e = this.blobs.get('emb.word')!
+    const slotOf = new Map<number, number>()
+    const ranges: number[] = []
+    const slotBytes = this.pagesPerRow * page
+    for (let i = 0; i < ids.length; i++) {
+      const id = Number(ids[i])
+      const unit = Math.floor(id / this.rowsPerPage) // page (or row, for rows of whole pages)
+      let slot = slotOf.get(unit)
+      if (slot === undefined) {
+        slot = slotOf.size
+        slotOf.set(unit, slot)
+        const fileOffset = e.offset + unit * slotBytes
+        ranges.push(fileOffset, Math.min(slotBytes, e.paddedLength - unit * slotBytes), stagingOffset + slot * slotBytes)
+      }
+      ids[i] = BigInt(slot * this.rowsPerPage + (id % this.rowsPerPage))
+    }
+    return new Float64Array(ranges)
   }
 
   /** Op ranges of the applied program, for profiling. */

@@ -94,7 +94,8 @@ t.test('executor: sub-models match the float64 reference (exact and dequantized 
   await x.apply({ depth: L, width: M, seq, bits, preloaded: fill(true, L, M) })
   const pre = await x.run(ids)
   close(t, pre.logits, want, 2e-4, 'mixed bitwidths, preloaded')
-  t.equal(pre.times.bytesRead, 0, 'nothing read when every shard is preloaded')
+  const pages = new Set([...ids, 0].map((id) => Math.floor((id * config.hidden * 4) / 4096))).size
+  t.equal(pre.times.bytesRead, pages * 4096, `only the ${pages} pages of the tokens' embedding rows are read when every shard is preloaded`)
   const mixed = bits.map((row, l) => row.map((_, h) => (l + h) % 2 === 0))
   await x.apply({ depth: L, width: M, seq, bits, preloaded: mixed })
   const staged = await x.run(ids, { direct: true })
@@ -103,11 +104,35 @@ t.test('executor: sub-models match the float64 reference (exact and dequantized 
   for (let l = 0; l < L; l++) t.ok(staged.times.computeStartMs[l]! >= staged.times.ioEndMs[l]!, `layer ${l} computed after its IO job`)
 })
 
+t.test('on-demand word embeddings: same logits as a resident table, the table not resident', async (t) => {
+  const plan: RunPlan = { depth: 2, width: 3, seq, bits: fill(4, 2, 3), preloaded: fill(true, 2, 3) }
+  const onDemand = await ElasticExecutor.open(pkgPath, pkg.config, pkg.blobs, { threads: 2, io: 'auto' })
+  const resident = await ElasticExecutor.open(pkgPath, pkg.config, pkg.blobs, { threads: 2, io: 'auto', embeddings: 'resident' })
+  t.teardown(() => {
+    onDemand.dispose()
+    resident.dispose()
+  })
+  t.ok(onDemand.onDemand && !resident.onDemand)
+  t.equal(resident.residentParameterBytes - onDemand.residentParameterBytes, pkg.blobs.get('emb.word')!.length, 'the table is the difference')
+  await onDemand.apply(plan)
+  await resident.apply(plan)
+  for (const tokens of [ids, [2, 60, 60, 5, 3], [2, ...Array.from({ length: seq - 2 }, (_, i) => (i * 13) % tinyVocab.length), 3]]) {
+    const a = await onDemand.run(tokens, { direct: true })
+    const b = await resident.run(tokens)
+    t.same(Array.from(a.logits), Array.from(b.logits), `${tokens.length} tokens: identical logits`)
+    t.ok(a.times.bytesRead >= 4096 && b.times.bytesRead === 0, 'only the on-demand executor reads pages')
+  }
+})
+
 t.test('engine: plans within the target, re-plans, classifies, and rejects bad input', async (t) => {
-  const device = (await profileElastic(pkgPath, { threads: 2, direct: false, repeats: 3, seqs: [seq] })).device
-  t.ok(device.compute[0]!.layerMs[M]! > device.compute[0]!.layerMs[1]! * 0.5, 'layer compute measured per width')
-  const fullMs = device.compute[0]!.fixedMs + L * device.compute[0]!.layerMs[M]!
-  const e = await ElasticEngine.open(pkgPath, { targetLatencyMs: fullMs * 3, threads: 2, direct: false, seq })
+  const measured = (await profileElastic(pkgPath, { threads: 2, direct: false, repeats: 3, seqs: [seq] })).device
+  const lm = measured.compute[0]!.layerMs
+  t.ok(lm.length === M + 1 && lm.slice(1).every((v) => v > 0 && Number.isFinite(v)), `layer compute measured for 1..${M} shards: ${lm.slice(1).map((v) => v.toFixed(3)).join(' ')} ms`)
+  t.ok(measured.readMsPerByte >= 0 && measured.readMsPerJob >= 0, 'IO line fitted')
+  // Planning assertions use a synthetic profile (the measured one is noisy on a tiny model).
+  const device = { ...measured, compute: [{ seq, layerMs: [0, 2, 3, 4, 5], fixedMs: 1, embeddingIoMs: 0.5 }], readMsPerByte: 1e-5, readMsPerJob: 0.1 }
+  const fullMs = 1.5 + L * 5
+  const e = await ElasticEngine.open(pkgPath, { targetLatencyMs: fullMs * 3, threads: 2, direct: false, seq, deviceProfile: device })
   t.teardown(() => e.close())
   t.equal(e.plan.depth * e.plan.width, L * M, 'a loose target runs the full model')
   const [r] = await e.classify('hello! win free money')
@@ -124,9 +149,10 @@ t.test('engine: plans within the target, re-plans, classifies, and rejects bad i
   t.match((err as LatencyTargetError).message, /minimumMs=/, 'the message names the minimum target')
   t.ok((err as LatencyTargetError).minimumMs > 0)
   t.equal(e.plan.depth * e.plan.width, L * M, 'a rejected target leaves the plan')
-  const smaller = await e.setTargetLatency(device.compute[0]!.fixedMs + device.compute[0]!.layerMs[2]! * 1.05)
+  const smaller = await e.setTargetLatency(1.5 + 3 * 1.05)
   t.ok(smaller.depth * smaller.width < L * M, `a tight target shrinks the sub-model (${smaller.depth}x${smaller.width})`)
-  t.ok(smaller.modelledMs <= smaller.targetMs + 1e-9)
+  t.ok(smaller.modelledMs <= smaller.targetMs + 1e-9, 'the modelled time (embedding read included) is within T')
+  t.equal(smaller.targetMs, 1.5 + 3 * 1.05)
   await t.rejects(ElasticEngine.open(pkgPath, { targetLatencyMs: 50, threads: 3, direct: false, seq }), DeviceProfileError, 'no profile for 3 threads')
 })
 
