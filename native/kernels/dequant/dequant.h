@@ -26,7 +26,8 @@ using DequantF32Fn = void (*)(const uint8_t* packed, int bits, const float* cent
 void dequant_f32__ref(const uint8_t* packed, int bits, const float* centroids, int64_t begin, int64_t end,
                       float* out);
 // AVX2: 8 indices per k-byte group, spread to 32-bit lanes by one vpshufb and a vpsrlvd; the lookup is
-// one vpermps for k <= 3, a vpermps/vblendvps tree for k = 4, 5 and a vgatherdps for k >= 6.
+// one vpermps for k <= 3, a vpermps/vblendvps tree over 2^(k-3) tables for k = 4..6 and a vgatherdps for
+// k = 7, 8.
 void dequant_f32__avx2(const uint8_t* packed, int bits, const float* centroids, int64_t begin, int64_t end,
                        float* out);
 // NEON: the same unpack with vqtbl1q + vshlq; the lookup is a byte table lookup (vqtbl4q/vqtbx4q on

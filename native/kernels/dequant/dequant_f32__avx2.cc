@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 // AVX2 dequantization: 8 k-bit indices (one k-byte group) per step, unpacked with vpshufb + vpsrlvd and
-// looked up with vpermps (k <= 5) or vgatherdps (k >= 6); the unaligned head and the tail run __ref.
+// looked up with a vpermps/vblendvps tree (k <= 6) or vgatherdps (k = 7, 8); the unaligned head and the tail
+// run __ref.
 #include <immintrin.h>
 
 #include <cstring>
@@ -50,26 +51,30 @@ inline __m256i unpack8(const uint8_t* p, const Unpack& u) {
     return _mm256_and_si256(v, u.mask);
 }
 
-// centroids[idx]: vpermps picks within 8 entries (index bits 0..2); for k = 4, 5 bit 3 (and bit 4)
-// choose between tables with vblendvps, which reads the sign bit, hence the shifts to bit 31.
+// centroids[idx]. k <= 6: vpermps picks within each 8-entry table (index bits 0..2), then a vblendvps
+// tree chooses between tables by index bits 3, 4, 5 (vblendvps reads the sign bit, hence the shifts to
+// bit 31). k = 7, 8 (16 and 32 tables): vgatherdps, faster here than a tree that deep.
 template <int k>
 inline __m256 lookup(__m256i idx, const __m256* t, const float* centroids) {
-    if constexpr (k <= 3) {
-        return _mm256_permutevar8x32_ps(t[0], idx);
-    } else if constexpr (k == 4) {
-        const __m256 sel = _mm256_castsi256_ps(_mm256_slli_epi32(idx, 28));
-        return _mm256_blendv_ps(_mm256_permutevar8x32_ps(t[0], idx), _mm256_permutevar8x32_ps(t[1], idx),
-                                sel);
-    } else if constexpr (k == 5) {
-        const __m256 sel3 = _mm256_castsi256_ps(_mm256_slli_epi32(idx, 28));
-        const __m256 sel4 = _mm256_castsi256_ps(_mm256_slli_epi32(idx, 27));
-        const __m256 lo =
-            _mm256_blendv_ps(_mm256_permutevar8x32_ps(t[0], idx), _mm256_permutevar8x32_ps(t[1], idx), sel3);
-        const __m256 hi =
-            _mm256_blendv_ps(_mm256_permutevar8x32_ps(t[2], idx), _mm256_permutevar8x32_ps(t[3], idx), sel3);
-        return _mm256_blendv_ps(lo, hi, sel4);
-    } else {
+    if constexpr (k >= 7) {
         return _mm256_i32gather_ps(centroids, idx, 4);
+    } else {
+        constexpr int tables = k <= 3 ? 1 : 1 << (k - 3);
+        __m256 p[tables];
+        for (int j = 0; j < tables; ++j) p[j] = _mm256_permutevar8x32_ps(t[j], idx);
+        if constexpr (tables >= 2) {
+            const __m256 sel = _mm256_castsi256_ps(_mm256_slli_epi32(idx, 28));
+            for (int j = 0; j < tables / 2; ++j) p[j] = _mm256_blendv_ps(p[2 * j], p[2 * j + 1], sel);
+        }
+        if constexpr (tables >= 4) {
+            const __m256 sel = _mm256_castsi256_ps(_mm256_slli_epi32(idx, 27));
+            for (int j = 0; j < tables / 4; ++j) p[j] = _mm256_blendv_ps(p[2 * j], p[2 * j + 1], sel);
+        }
+        if constexpr (tables >= 8) {
+            const __m256 sel = _mm256_castsi256_ps(_mm256_slli_epi32(idx, 26));
+            p[0] = _mm256_blendv_ps(p[0], p[1], sel);
+        }
+        return p[0];
     }
 }
 
@@ -77,11 +82,11 @@ template <int k>
 void run(const uint8_t* packed, const float* centroids, int64_t begin, int64_t end, float* out) {
     // Tables for vpermps, zero-padded to whole vectors (k = 2 has 4 centroids).
     constexpr int entries = 1 << k;
-    alignas(32) float padded[32] = {0};
-    __m256 t[4];
-    if constexpr (k <= 5) {
+    alignas(32) float padded[64] = {0};
+    __m256 t[8];
+    if constexpr (k <= 6) {
         std::memcpy(padded, centroids, sizeof(float) * entries);
-        for (int j = 0; j < 4; ++j) t[j] = _mm256_load_ps(padded + 8 * j);
+        for (int j = 0; j < 8; ++j) t[j] = _mm256_load_ps(padded + 8 * j);
     }
     const Unpack u = make_unpack(k);
     int64_t i = (begin + 7) & ~int64_t{7};

@@ -14,6 +14,9 @@ namespace flexpipe {
 namespace {
 
 constexpr int64_t chunk_weights = 16384;  // unit of the thread split
+// Below this many weights the op runs on one thread: a shard (98304 weights) dequantizes in tens of
+// microseconds, about what waking a second OpenMP thread costs.
+constexpr int64_t serial_below = 1 << 17;
 
 // Weights [begin, end) of the dequantized stream: the kernel for the packed indices, then the outliers
 // falling in the range patched over them.
@@ -51,9 +54,10 @@ void for_each_piece(const OpCall& c, int64_t begin, int64_t end, Fn&& fn) {
 // DequantizeShard: input blob (uint8, 1-D); outputs: one or more float32 tensors of any dims whose
 // element counts sum to the blob's weight count. ints: [bits] (2..8: an FPQ1 blob, runtime/quant_blob.h;
 // 32: the blob is the raw float32 stream). The dequantized stream fills the outputs in order (a shard's
-// row blocks). The header is checked against the op and the tensor bytes (magic, bits, reserved words,
-// count = the outputs' total, every offset within the blob, outlier indices strictly ascending and below
-// count); the blob may be longer than its content. Allocation-free; threads over 16Ki-weight chunks.
+// row blocks). Threads split 16Ki-weight chunks from 128Ki weights on. The header is checked against the op
+// and the tensor bytes (magic, bits, reserved words, count = the outputs' total, every offset within the
+// blob, outlier indices strictly ascending and below count); the blob may be longer than its content.
+// Allocation-free.
 Status op_dequantize_shard(const OpCall& c) {
     const char* op = "DequantizeShard";
     FLEXPIPE_RETURN_IF_ERROR(expect_arity(c, op, 1, 1, 1, 1 << 20));
@@ -72,7 +76,7 @@ Status op_dequantize_shard(const OpCall& c) {
     }
     const int64_t bits = c.ints[0];
     const int64_t chunks = (total + chunk_weights - 1) / chunk_weights;
-    const int threads = chunks > 1 ? c.threads : 1;
+    const int threads = total >= serial_below ? c.threads : 1;
     const uint8_t* bytes = blob.as<const uint8_t>();
     if (bits == 32) {
         FLEXPIPE_CHECK_ARG(
