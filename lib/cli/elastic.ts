@@ -57,6 +57,7 @@ export interface ProfileCliOptions {
   readonly buffered?: boolean
   readonly dev?: string
   readonly devLimit?: number
+  readonly saveImportance?: string
 }
 
 export async function runProfile(path: string, o: ProfileCliOptions): Promise<void> {
@@ -68,6 +69,7 @@ export async function runProfile(path: string, o: ProfileCliOptions): Promise<vo
       direct: o.buffered !== true,
       ...(o.dev ? { dev: o.dev } : {}),
       ...(o.devLimit ? { devLimit: o.devLimit } : {}),
+      ...(o.saveImportance ? { saveImportance: o.saveImportance } : {}),
       onProgress: bar.update,
     })
     bar.stop()
@@ -126,8 +128,8 @@ export async function runElasticDemo(o: { threads?: number; targetMs?: number; p
     () => false,
   )
   if (!fresh) {
-    console.log(`preparing ${pkg} from ${fixtureDir} (shards at 2..6 bits and fp32, shard importance on the dev set)`)
-    await runPrepareElastic(fixtureDir, pkg, join(fixtureDir, 'dev.jsonl'), o.threads)
+    console.log(`preparing ${pkg} from ${fixtureDir} (shards at 2..6 bits and fp32; shard importance from the fixture's importance.json)`)
+    await runPrepareElastic(fixtureDir, pkg, undefined, o.threads)
   }
   const lines = (await readFile(join(fixtureDir, 'dev.jsonl'), 'utf8')).split('\n').filter((l) => l.trim() !== '')
   const emails = [0, 1, 2, 3, 4, 5, 6, 7].map((i) => JSON.parse(lines[Math.floor((i * lines.length) / 8)]!) as { text: string; label: number })

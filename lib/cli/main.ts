@@ -20,7 +20,7 @@ const usage = `usage:
   flexpipe run <model.fpk> [--budget 100MB] [--bandwidth 257MB] ...   run a package within a memory budget
   flexpipe prepare --elastic <hf-model-dir> -o <model.fpk> [--dev dev.jsonl]
                             shard a BERT classifier, quantize shards at 2..6 bits (+fp32), profile importance
-  flexpipe profile <model.fpk> [--threads N] [--bandwidth 257MB] [--buffered] [--dev dev.jsonl]
+  flexpipe profile <model.fpk> [--threads N] [--bandwidth 257MB] [--buffered] [--dev dev.jsonl [--save-importance f.json]]
                             measure this device's compute and IO delays (and shard importance) into the package
   flexpipe classify <model.fpk> --target-ms T [--preload 1MB] [--bandwidth 257MB] "text" ...
   flexpipe info                                 show the native build (ISA, OpenMP, io_uring)`
@@ -46,6 +46,7 @@ async function main(argv: string[]): Promise<number> {
       'target-ms': { type: 'string' },
       preload: { type: 'string' },
       buffered: { type: 'boolean', default: false },
+      'save-importance': { type: 'string' },
     },
   })
   const threads = values.threads === undefined ? undefined : Number(values.threads)
@@ -69,6 +70,7 @@ async function main(argv: string[]): Promise<number> {
         buffered: values.buffered,
         ...(values.dev ? { dev: values.dev } : {}),
         ...(values['dev-limit'] ? { devLimit: Number(values['dev-limit']) } : {}),
+        ...(values['save-importance'] ? { saveImportance: values['save-importance'] } : {}),
       })
       return 0
     }

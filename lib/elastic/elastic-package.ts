@@ -94,6 +94,34 @@ function checkBitwidths(bits: readonly number[]): number[] {
   return out
 }
 
+/**
+ * Shard importance shipped with the model (`importance.json`, written by `flexpipe profile --dev ...
+ * --save-importance`): profiling it is the seed's one-time, per-model preprocessing, so a model folder
+ * may carry it. Checked: the ranking is a permutation of every (layer, shard).
+ */
+async function readImportance(path: string, c: EncoderConfig): Promise<Record<string, unknown> | undefined> {
+  let text: string
+  try {
+    text = await readFile(path, 'utf8')
+  } catch {
+    return undefined
+  }
+  let raw: { ranking?: unknown }
+  try {
+    raw = JSON.parse(text) as { ranking?: unknown }
+  } catch (err) {
+    throw new ModelFormatError(`${path}: not JSON (${(err as Error).message}); delete it or re-run flexpipe profile --dev`)
+  }
+  const r = raw.ranking
+  const seen = new Set<string>()
+  const ok =
+    Array.isArray(r) &&
+    r.length === c.layers * c.heads &&
+    r.every((e) => Array.isArray(e) && e.length === 2 && Number.isInteger(e[0]) && Number.isInteger(e[1]) && e[0] >= 0 && e[0] < c.layers && e[1] >= 0 && e[1] < c.heads && !seen.has(`${e[0]},${e[1]}`) && seen.add(`${e[0]},${e[1]}`))
+  if (!ok) throw new ModelFormatError(`${path}: ranking must list every [layer, shard] of the ${c.layers}x${c.heads} model once; re-run flexpipe profile --dev`)
+  return { ...(raw as Record<string, unknown>), source: 'importance.json' }
+}
+
 /** Reads the model folder (config.json, model.safetensors, tokenizer.json) and writes the elastic package. */
 export async function prepareElastic(modelDir: string, outPath: string, options: ElasticPrepareOptions = {}): Promise<ElasticPrepareReport> {
   const t0 = performance.now()
@@ -142,6 +170,7 @@ export async function prepareElastic(modelDir: string, outPath: string, options:
       }
       quant.push(stats ?? { mean: 0, std: 0, outliers: 0, weights: flat.length })
     }
+    const importance = await readImportance(join(modelDir, 'importance.json'), config)
     const outliers = quant.reduce((a, q) => a + q.outliers, 0)
     const weightsTotal = quant.reduce((a, q) => a + q.weights, 0)
     const meta = {
@@ -151,6 +180,7 @@ export async function prepareElastic(modelDir: string, outPath: string, options:
       outlierThreshold: threshold,
       quant,
       outlierFraction: outliers / weightsTotal,
+      ...(importance === undefined ? {} : { importance }),
     }
     await writer.finish({ kind: 'elastic-encoder', config: rawConfig, tokenizer }, meta)
     const bytes = (await stat(outPath)).size

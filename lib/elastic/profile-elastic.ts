@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 // `flexpipe profile <package>`: measures this device (device-profile.ts) and, given a dev set, shard
 // importance (dev-set.ts, seed §5.2); both are written into the package's meta.
+import { writeFile } from 'node:fs/promises'
 import { availableParallelism } from 'node:os'
 import { ArgumentError } from '../errors.js'
 import { rewritePackageMeta } from '../package/index.js'
@@ -23,6 +24,8 @@ export interface ProfileOptions {
   readonly dev?: string
   /** Use at most this many dev examples for importance (default all). */
   readonly devLimit?: number
+  /** Also write the importance profile to this file (an importance.json to ship with the model). */
+  readonly saveImportance?: string
   readonly onProgress?: (done: number, total: number, what: string) => void
 }
 
@@ -59,6 +62,7 @@ export async function profileElastic(path: string, options: ProfileOptions = {})
       const fullAccuracy = await accuracy(x, residentPlan(pkg.config.layers, pkg.config.heads, seq, full), dev)
       importance = { ...imp, fullAccuracy, devCount: dev.length, ms: performance.now() - t0 }
       meta.importance = importance
+      if (options.saveImportance !== undefined) await writeFile(options.saveImportance, JSON.stringify(importance) + '\n')
     }
     await rewritePackageMeta(path, meta)
     return { device, ...(importance ? { importance } : {}) }

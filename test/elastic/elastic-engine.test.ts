@@ -188,3 +188,27 @@ t.test('a malformed model folder or a truncated package is a typed error', async
   await writeFile(cut, bytes.subarray(0, bytes.length - 5000))
   await t.rejects(open(cut, { targetLatencyMs: 20 }), { code: 'ERR_FLEXPIPE_PACKAGE' })
 })
+
+t.test('shard importance: profiled on a dev set, saved, shipped with the model and used by the planner', async (t) => {
+  const devPath = join(dir, 'dev.jsonl')
+  const texts = ['win free money', 'hello meeting', 'free money !', 'meeting hello .', 'win win win', 'hello , meeting']
+  await writeFile(devPath, texts.map((text, i) => JSON.stringify({ text, label: i % 2 })).join('\n'))
+  const saved = join(modelDir, 'importance.json')
+  const r = await profileElastic(pkgPath, { threads: 2, direct: false, repeats: 1, seqs: [seq], dev: devPath, saveImportance: saved })
+  const imp = r.importance!
+  t.equal(imp.devCount, texts.length)
+  t.equal(imp.ranking.length, L * M, 'every shard ranked')
+  t.equal(new Set(imp.ranking.map(([l, h]) => `${l},${h}`)).size, L * M, 'a permutation')
+  for (let i = 1; i < imp.ranking.length; i++) {
+    const [a, b] = [imp.ranking[i - 1]!, imp.ranking[i]!]
+    t.ok(imp.accuracy[a[0]]![a[1]]! >= imp.accuracy[b[0]]![b[1]]!, 'ranked by accuracy with that shard at full precision')
+  }
+  const shipped = join(dir, 'shipped.fpk')
+  await prepareElastic(modelDir, shipped)
+  const meta = (await readElasticPackage(shipped)).meta as { importance?: { ranking: number[][]; source: string } }
+  t.same(meta.importance?.ranking, imp.ranking, 'prepare --elastic takes importance.json from the model folder')
+  t.equal(meta.importance?.source, 'importance.json')
+  await writeFile(saved, JSON.stringify({ ranking: [[0, 0]] }))
+  await t.rejects(prepareElastic(modelDir, join(dir, 'bad.fpk')), { code: 'ERR_FLEXPIPE_MODEL_FORMAT', message: /every \[layer, shard\]/ })
+  await rm(saved)
+})
