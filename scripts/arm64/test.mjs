@@ -2,7 +2,8 @@
 // SPDX-License-Identifier: Apache-2.0
 // `npm run test:arm64`: runs scripts/arm64/run-tests.mjs (addon info, ONNX backend operator tests, fixture
 // models) with an arm64 Node under qemu-aarch64 against the cross-compiled prebuild in
-// prebuilds/linux-arm64/ (FLEXPIPE_ADDON), then every kernel parity test dist/test/kernels/*.test.js
+// prebuilds/linux-arm64/ (FLEXPIPE_ADDON), then every kernel parity test dist/test/kernels/*.test.js and the
+// elastic-transformer tests (dequantization ops, the executor end to end)
 // (NEON vs ref), each run directly by the arm64 Node: a tap file prints TAP itself when run with plain
 // node, and qemu-user cannot host the tap runner. Each kernel file becomes one test point (its TAP
 // indented below it) and its leaf ok / not ok lines count in the summary. Output is TAP, ending with
@@ -118,8 +119,7 @@ if (!summary || (code !== 0 && code !== 1) || signal) {
 
 // Kernel parity tests: one test point per file; leaf assertions (a point not preceded by deeper points)
 // are what the summary counts.
-async function runKernelFile(file) {
-  const rel = `dist/test/kernels/${file}`
+async function runTestFile(rel) {
   console.log(`# Subtest: ${rel}`)
   const kid = spawn(qemu, ['-L', sysroot, node, join(root, rel)], { cwd: root, env: { ...env, TAP_TIMEOUT: '0' }, stdio: ['ignore', 'pipe', 'pipe'] })
   let ok = 0
@@ -159,7 +159,10 @@ if (!noKernels) {
   const dir = join(root, 'dist', 'test', 'kernels')
   const files = existsSync(dir) ? readdirSync(dir).filter((f) => f.endsWith('.test.js')).sort() : []
   console.log(`# kernels: ${files.length} test files in dist/test/kernels`)
-  for (const f of files) kernelsOk = (await runKernelFile(f)) && kernelsOk
+  for (const f of files) kernelsOk = (await runTestFile(`dist/test/kernels/${f}`)) && kernelsOk
+  // The elastic (STI) path end to end on arm64: NEON dequantization inside the executor's pipeline.
+  const elastic = ['dist/test/native/dequantize-shard.test.js', 'dist/test/native/dequantize-layer.test.js', 'dist/test/elastic/elastic-engine.test.js']
+  for (const f of elastic.filter((x) => existsSync(join(root, x)))) kernelsOk = (await runTestFile(f)) && kernelsOk
 }
 
 const seconds = ((performance.now() - t0) / 1000).toFixed(1)
