@@ -77,6 +77,7 @@ export async function runProfile(path: string, o: ProfileCliOptions): Promise<vo
     for (const c of d.compute) {
       console.log(`compute seq ${c.seq}: layer with 1..${c.layerMs.length - 1} shards ${c.layerMs.slice(1).map((v) => v.toFixed(2)).join(' / ')} ms; fixed ${c.fixedMs.toFixed(2)} ms`)
     }
+    console.log(`io per shard: ${Object.entries(d.shardReadMs).map(([b, ms]) => `${b === '32' ? 'fp32' : `${b}-bit`} ${ms.toFixed(3)} ms`).join(', ')}`)
     console.log(`io (${d.key.direct ? 'O_DIRECT' : 'buffered'}${d.key.bandwidth ? `, throttled to ${formatMB(d.key.bandwidth)}/s` : ''}): ${d.readMsPerJob.toFixed(3)} ms per job + ${(d.readMsPerByte * 1e6).toFixed(3)} ms per MB; ${d.key.threads} threads, ${d.key.cpu}`)
     if (r.importance) {
       const i = r.importance

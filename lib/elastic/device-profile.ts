@@ -7,8 +7,9 @@
 //            JavaScript hop between lanes included), and the fixed part (embeddings, pooler,
 //            classifier, per-inference overhead) = a 1-layer inference minus its layer;
 //   io       one IO job per layer as the executor issues it (a readFile of that layer's shard
-//            versions, O_DIRECT when `direct`, throttled when `bandwidth`): a line
-//            readMsPerJob + bytes * readMsPerByte fitted through jobs of 2-bit and fp32 shards.
+//            versions, O_DIRECT when `direct`, throttled when `bandwidth`) at every stored bitwidth:
+//            per-shard delays IO(b) and a least-squares line readMsPerJob + bytes * readMsPerByte
+//            (what the planner uses: plans mix bitwidths within a job).
 // Every figure is the median of repeated measurements. A profile is valid only for the machine
 // (CPU model, ISA), thread count, IO mode and package content it was measured with; `profileKey` says
 // which, and `findDeviceProfile` rejects a stale one with the command that makes a new one.
@@ -35,8 +36,10 @@ export interface DeviceProfile {
   readonly compute: readonly ComputeProfile[]
   readonly readMsPerByte: number
   readonly readMsPerJob: number
-  /** The measured jobs: [bytes, ms] medians. */
+  /** The measured jobs (one layer, all shards, one bitwidth each): [bytes, ms] medians. */
   readonly readSamples: ReadonlyArray<readonly [number, number]>
+  /** IO delay of one shard per bitwidth (its layer job's median / shards): the seed's IO(b). */
+  readonly shardReadMs: Readonly<Record<string, number>>
 }
 
 export interface ProfileKey {
@@ -97,7 +100,7 @@ export async function measureDeviceProfile(
   const c = x.config
   const M = c.heads
   const L = c.layers
-  const total = o.seqs.length * M + 2
+  const total = o.seqs.length * M + x.bitwidths.length
   let done = 0
   const ids = (seq: number): number[] => Array.from({ length: seq }, (_, i) => (i * 7919) % c.vocab)
   const compute: ComputeProfile[] = []
@@ -128,10 +131,11 @@ export async function measureDeviceProfile(
     }
     compute.push({ seq, layerMs, fixedMs: median(fixed), embeddingIoMs })
   }
-  // IO: one job per layer of all M shards at the lowest and at the highest bitwidth.
+  // IO: one job per layer of all M shards, at every stored bitwidth; a least-squares line through
+  // the (bytes, ms) medians gives the per-job and per-byte delays the planner uses.
   const samples: Array<[number, number]> = []
-  const bitsList = x.bitwidths
-  for (const bits of [bitsList[0]!, bitsList[bitsList.length - 1]!]) {
+  const shardMs: Record<string, number> = {}
+  for (const bits of x.bitwidths) {
     const plan: RunPlan = {
       depth: L,
       width: M,
@@ -142,18 +146,23 @@ export async function measureDeviceProfile(
     await x.apply(plan)
     const ms: number[] = []
     let bytes = 0
-    for (let r = 0; r < Math.max(3, Math.ceil(o.repeats / 2)); r++) {
+    for (let r = 0; r < Math.max(2, Math.ceil(o.repeats / 3)); r++) {
       for (let l = 0; l < L; l++) {
-        const t = await x.timeJob(l, { direct: o.direct, bandwidth: o.bandwidth })
+        const t = await x.timeJob(l, { direct: o.direct, ...(o.bandwidth ? { bandwidth: o.bandwidth } : {}) })
         ms.push(t.ms)
         bytes = t.bytes
       }
     }
     samples.push([bytes, median(ms)])
+    shardMs[bits] = median(ms) / M
     o.onProgress?.(++done, total, `IO ${bits === 32 ? 'fp32' : `${bits}-bit`} shards`)
   }
-  const [[b0, t0], [b1, t1]] = samples as [[number, number], [number, number]]
-  const perByte = b1 > b0 ? Math.max(0, (t1 - t0) / (b1 - b0)) : t1 / Math.max(1, b1)
-  const perJob = Math.max(0, t0 - b0 * perByte)
-  return { key, created: new Date().toISOString(), compute, readMsPerByte: perByte, readMsPerJob: perJob, readSamples: samples }
+  const n = samples.length
+  const mb = samples.reduce((a, [b]) => a + b, 0) / n
+  const mt = samples.reduce((a, [, t]) => a + t, 0) / n
+  const sxx = samples.reduce((a, [b]) => a + (b - mb) ** 2, 0)
+  const sxy = samples.reduce((a, [b, t]) => a + (b - mb) * (t - mt), 0)
+  const perByte = sxx > 0 ? Math.max(0, sxy / sxx) : mt / Math.max(1, mb)
+  const perJob = Math.max(0, mt - perByte * mb)
+  return { key, created: new Date().toISOString(), compute, readMsPerByte: perByte, readMsPerJob: perJob, readSamples: samples, shardReadMs: shardMs }
 }
