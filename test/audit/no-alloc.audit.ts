@@ -74,3 +74,34 @@ for (const io of ['uring', 'pread'] as const) {
     t.comment(`an error builds its message (allocations: ${testing.allocAudit().allocations}); only the success path must be free`)
   })
 }
+
+t.test('the elastic executor: dequantization, partial layers and staged + embedding reads allocate nothing', async (t) => {
+  const { mkdtemp, rm } = await import('node:fs/promises')
+  const { tmpdir } = await import('node:os')
+  const { writeTinyEncoder } = await import('../helpers/tiny-encoder.js')
+  const { prepareElastic } = await import('../../lib/elastic/elastic-package.js')
+  const { readElasticPackage } = await import('../../lib/elastic/elastic-engine.js')
+  const { ElasticExecutor } = await import('../../lib/elastic/executor.js')
+  const dir = await mkdtemp(join(tmpdir(), 'flexpipe-audit-'))
+  t.teardown(() => rm(dir, { recursive: true, force: true }))
+  await writeTinyEncoder(join(dir, 'm'))
+  await prepareElastic(join(dir, 'm'), join(dir, 'm.fpk'))
+  const pkg = await readElasticPackage(join(dir, 'm.fpk'))
+  for (const threads of [1, 2]) {
+    const x = await ElasticExecutor.open(join(dir, 'm.fpk'), pkg.config, pkg.blobs, { threads, io: 'pread' })
+    const L = pkg.config.layers
+    const M = pkg.config.heads
+    await x.apply({
+      depth: L,
+      width: M,
+      seq: 16,
+      bits: Array.from({ length: L }, (_, l) => Array.from({ length: M }, (_, h) => [2, 3, 6, 32][(l + h) % 4]!)),
+      preloaded: Array.from({ length: L }, (_, l) => Array.from({ length: M }, (_, h) => (l + h) % 3 === 0)),
+    })
+    await x.run([2, 5, 6, 7, 3], { direct: true }) // warm-up
+    testing.allocAuditReset()
+    for (let i = 0; i < 3; i++) await x.run([2, 9, 10, 11, 12, 3], { direct: true })
+    t.equal(testing.allocAudit().allocations, 0, `${threads} thread(s): allocations inside run and readFile work over 3 inferences`)
+    x.dispose()
+  }
+})
