@@ -6,7 +6,6 @@
 #include <cmath>
 #include <cstring>
 #include <new>
-#include <utility>
 
 #include "runtime/parallel.h"
 #include "runtime/quant_blob.h"
@@ -44,26 +43,29 @@ inline float key_value(uint64_t key) {
     return v;
 }
 
-// Sorts a[0..m) (b is scratch of m keys): 2^j parts (<= threads) sorted in parallel, then merged pairwise
-// between a and b. Returns the buffer holding the result. Keys are distinct, so the order is unique.
-uint64_t* sort_keys(uint64_t* a, uint64_t* b, int64_t m, int threads) {
-    int parts = 1;
-    while (parts * 2 <= threads && parts < 16 && m / (parts * 2) >= 4096) parts *= 2;
-    auto bound = [&](int64_t p) { return m * p / parts; };
-    parallel_for(parts, threads, [&](int64_t p0, int64_t p1) {
-        for (int64_t p = p0; p < p1; ++p) std::sort(a + bound(p), a + bound(p + 1));
-    });
-    for (int width = 1; width < parts; width *= 2) {
-        parallel_for(parts / (2 * width), threads, [&](int64_t q0, int64_t q1) {
-            for (int64_t q = q0; q < q1; ++q) {
-                const int64_t lo = bound(2 * q * width), mid = bound((2 * q + 1) * width);
-                const int64_t hi = bound((2 * q + 2) * width);
-                std::merge(a + lo, a + mid, a + mid, a + hi, b + lo);
-            }
-        });
-        std::swap(a, b);
+inline uint64_t sort_key(float v, int64_t i) {
+    return (static_cast<uint64_t>(order_key(v)) << 32) | static_cast<uint64_t>(i);
+}
+
+// A monotone map of values to `count` equal-width buckets over [lo, hi] (values outside clamp to the end
+// buckets), so concatenating the buckets in order keeps the value order.
+struct Buckets {
+    int64_t count = 1;
+    double lo = 0.0, scale = 0.0;
+    int64_t of(float v) const {
+        const double x = (static_cast<double>(v) - lo) * scale;
+        return x <= 0.0 ? 0 : x >= static_cast<double>(count - 1) ? count - 1 : static_cast<int64_t>(x);
     }
-    return a;
+};
+
+// ~32 keys per bucket over [lo, hi], the value range of the m keys (at least roughly: values outside
+// are clamped into the end buckets, which keeps the order).
+Buckets make_buckets(double lo, double hi, int64_t m) {
+    Buckets b;
+    if (hi > lo) b.count = std::min<int64_t>(std::max<int64_t>(m / 32, 1), int64_t{1} << 18);
+    b.lo = lo;
+    b.scale = hi > lo ? static_cast<double>(b.count) / (hi - lo) : 0.0;
+    return b;
 }
 
 }  // namespace
@@ -94,21 +96,30 @@ Status LayerQuantizer::fit(const float* w, int64_t n, const QuantizeOptions& opt
 Status LayerQuantizer::fit_gaussian() {
     const int64_t chunks = (n_ + chunk - 1) / chunk;
     auto part = try_alloc<double>(chunks);
-    if (!part) return out_of_memory("partial sums", chunks);
+    auto lo = try_alloc<float>(chunks);
+    auto hi = try_alloc<float>(chunks);
+    if (!part || !lo || !hi) return out_of_memory("partial sums", chunks);
     const float* w = w_;
     const int64_t n = n_;
     // A sum of finite floats stays finite in double (n < 2^32), so a non-finite chunk sum finds them.
     parallel_for(chunks, options_.threads, [&](int64_t c0, int64_t c1) {
         for (int64_t c = c0; c < c1; ++c) {
             double s = 0.0;
-            for (int64_t i = c * chunk, e = std::min(n, i + chunk); i < e; ++i) s += w[i];
-            part[c] = s;
+            float a = w[c * chunk], b = a;
+            for (int64_t i = c * chunk, e = std::min(n, i + chunk); i < e; ++i) {
+                s += w[i];
+                a = std::min(a, w[i]);
+                b = std::max(b, w[i]);
+            }
+            part[c] = s, lo[c] = a, hi[c] = b;
         }
     });
     double sum = 0.0;
+    min_ = lo[0], max_ = hi[0];
     for (int64_t c = 0; c < chunks; ++c) {
         if (std::isfinite(part[c])) {
             sum += part[c];
+            min_ = std::min(min_, lo[c]), max_ = std::max(max_, hi[c]);
             continue;
         }
         int64_t i = c * chunk;
@@ -140,38 +151,63 @@ Status LayerQuantizer::fit_gaussian() {
 Status LayerQuantizer::cluster() {
     const int64_t n = n_, chunks = (n + chunk - 1) / chunk;
     const int threads = options_.threads;
-    auto offset = try_alloc<int64_t>(chunks + 1);
     codes_ = try_alloc<uint8_t>(n);
     shard_outliers_ = try_alloc<int64_t>(options_.shards);
-    if (!offset || !codes_ || !shard_outliers_) return out_of_memory("cluster indices", n);
-    // Non-outliers per chunk, then their keys at the chunk's prefix offset (positions ascending).
-    parallel_for(chunks, threads, [&](int64_t c0, int64_t c1) {
-        for (int64_t c = c0; c < c1; ++c) {
-            int64_t kept = 0;
-            for (int64_t i = c * chunk, e = std::min(n, i + chunk); i < e; ++i) kept += !is_outlier(w_[i]);
-            offset[c + 1] = kept;
-        }
-    });
-    offset[0] = 0;
-    for (int64_t c = 0; c < chunks; ++c) offset[c + 1] += offset[c];
-    const int64_t m = offset[chunks];
-    outliers_ = n - m;
-    auto keys = try_alloc<uint64_t>(m);
-    auto scratch = try_alloc<uint64_t>(m);
-    if (!keys || !scratch) return out_of_memory("sort keys", m);
-    parallel_for(chunks, threads, [&](int64_t c0, int64_t c1) {
-        for (int64_t c = c0; c < c1; ++c) {
-            uint64_t* k = keys.get() + offset[c];
-            for (int64_t i = c * chunk, e = std::min(n, i + chunk); i < e; ++i) {
-                if (is_outlier(w_[i])) {
+    // Non-outliers lie in the layer's range cut to mean +- sqrt(2 std^2 (ll0 - threshold)), up to rounding.
+    double lo = min_, hi = max_;
+    const double r = std::sqrt(denom_ * (ll0_ - options_.threshold));
+    if (std::isfinite(r)) lo = std::max(lo, mean_ - r), hi = std::min(hi, mean_ + r);
+    const Buckets buckets = make_buckets(lo, hi, n);
+    const int64_t nb = buckets.count, parts = std::min<int64_t>(threads, chunks);
+    auto at = try_alloc<int64_t>(parts * nb);  // per part and bucket: count, then write position
+    auto start = try_alloc<int64_t>(nb + 1);
+    if (!codes_ || !shard_outliers_ || !at || !start) return out_of_memory("cluster indices", n);
+    auto part_range = [&](int64_t p, int64_t* b, int64_t* e) {
+        *b = std::min(n, chunks * p / parts * chunk), *e = std::min(n, chunks * (p + 1) / parts * chunk);
+    };
+    // The sort: the non-outliers' (value, position) keys are distributed into value buckets (a
+    // histogram per part of the layer, then each part writes at its own offsets), and every bucket is
+    // std::sort-ed on its own. Keys are distinct, so the result is the one sorted order.
+    parallel_for(parts, threads, [&](int64_t p0, int64_t p1) {
+        for (int64_t p = p0; p < p1; ++p) {
+            int64_t* h = at.get() + p * nb;
+            std::fill(h, h + nb, int64_t{0});
+            int64_t b, e;
+            part_range(p, &b, &e);
+            for (int64_t i = b; i < e; ++i) {
+                if (is_outlier(w_[i]))
                     codes_[i] = 0;
-                } else {
-                    *k++ = (static_cast<uint64_t>(order_key(w_[i])) << 32) | static_cast<uint64_t>(i);
-                }
+                else
+                    ++h[buckets.of(w_[i])];
             }
         }
     });
-    const uint64_t* sorted = sort_keys(keys.get(), scratch.get(), m, threads);
+    int64_t m = 0;
+    for (int64_t k = 0; k < nb; ++k) {
+        start[k] = m;
+        for (int64_t p = 0; p < parts; ++p) {
+            const int64_t count = at[p * nb + k];
+            at[p * nb + k] = m;
+            m += count;
+        }
+    }
+    start[nb] = m;
+    outliers_ = n - m;
+    auto keys = try_alloc<uint64_t>(m);
+    if (!keys) return out_of_memory("sort keys", m);
+    parallel_for(parts, threads, [&](int64_t p0, int64_t p1) {
+        for (int64_t p = p0; p < p1; ++p) {
+            int64_t* pos = at.get() + p * nb;
+            int64_t b, e;
+            part_range(p, &b, &e);
+            for (int64_t i = b; i < e; ++i)
+                if (!is_outlier(w_[i])) keys[pos[buckets.of(w_[i])]++] = sort_key(w_[i], i);
+        }
+    });
+    parallel_for(nb, threads, [&](int64_t k0, int64_t k1) {
+        for (int64_t k = k0; k < k1; ++k) std::sort(keys.get() + start[k], keys.get() + start[k + 1]);
+    });
+    const uint64_t* sorted = keys.get();
     // Cluster c holds ranks [ceil(c*m/K), ceil((c+1)*m/K)): exactly the r with floor(r*K/m) = c.
     const int64_t clusters = int64_t{1} << options_.bits;
     parallel_for(clusters, threads, [&](int64_t c0, int64_t c1) {

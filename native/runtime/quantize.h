@@ -10,14 +10,18 @@
 //     and the tests do the same). With std = 0 every ll is NaN, so a constant layer has no outliers.
 //  3. Clusters: the m non-outliers, sorted ascending by (value, position) (-0 counts as +0), are cut by
 //     rank: rank r goes to cluster floor(r * 2^k / m), so cluster sizes differ by at most one and
-//     equal values split across a cut in position order. The sort is std::sort of 64-bit keys
-//     (orderable float bits << 32 | position) on a copy: parts sorted in parallel, merged pairwise.
+//     equal values split across a cut in position order. The sort runs on a copy, as 64-bit keys
+//     (orderable float bits << 32 | position): one pass distributes them into ~m/32 equal-width value
+//     buckets over the non-outlier range (a monotone map, so bucket order is value order), then
+//     std::sort sorts each bucket, buckets in parallel. The result is the same (keys are distinct) as
+//     one std::sort of all m keys, at a third of its time for a 786432-weight layer (18 vs 56 ms of CPU
+//     here); a layer whose values crowd into few buckets degrades towards that one sort.
 //     A centroid is the float64 mean of its members summed in rank order, stored as f32; a cluster
 //     is empty only when m < 2^k, and its centroid is then 0 (no weight refers to it).
 //  4. Blobs: shard s holds weights [s*n/shards, (s+1)*n/shards) with its own outliers (ascending
 //     shard-local positions) and every shard carries the layer's centroids.
-// Memory: 16 bytes per non-outlier (keys and merge scratch) and one byte per weight (cluster
-// indices), allocated with nothrow new (out_of_memory instead of an abort; engine code has no
+// Memory: 8 bytes per non-outlier (keys), one byte per weight (cluster indices) and 8 bytes per bucket
+// and thread, allocated with nothrow new (out_of_memory instead of an abort; engine code has no
 // exceptions). The quantizer reads the layer in place: it must not change until write_blobs returns.
 #pragma once
 
@@ -65,6 +69,7 @@ class LayerQuantizer {
     int64_t n_ = 0;
     QuantizeOptions options_;
     double mean_ = 0.0, std_ = 0.0, ll0_ = 0.0, denom_ = 0.0;
+    float min_ = 0.0f, max_ = 0.0f;
     int64_t outliers_ = 0;
     float centroids_[256] = {0};
     std::unique_ptr<uint8_t[]> codes_;  // cluster index per weight, 0 for outliers

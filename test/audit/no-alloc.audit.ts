@@ -11,6 +11,8 @@ import { open, type Tensor, type TensorInfo } from '../../lib/index.js'
 import { binding } from '../../lib/native/binding.js'
 import { fixtures, randomFloat, randomInt64 } from '../helpers/data.js'
 import { tempFile } from '../helpers/make-model.js'
+import { opCode, program } from '../helpers/program.js'
+import { gaussianLayer } from '../helpers/quant.js'
 
 const testing = binding()._testing
 
@@ -105,3 +107,25 @@ t.test('the elastic executor: dequantization, partial layers and staged + embedd
     x.dispose()
   }
 })
+
+for (const threads of [1, 2]) {
+  t.test(`DequantizeShard in a program, ${threads} thread(s): runs allocate nothing`, async (t) => {
+    const b = binding()
+    const n = 2 * 384 * 256 // over the op's serial threshold, so 2 threads really split it
+    const layer = gaussianLayer({ n, seed: 3, std: 0.04, outliers: 40 })
+    const s = new b.Session(threads, 'pread')
+    t.teardown(() => s.dispose())
+    const blobs = [4, 6].map((bits) => ({ bits, data: b.quantizeLayer(layer, 1, bits).blobs[0]! }))
+    s.resize(2 * (1 << 20) + 4 * n + 4096, 0)
+    const ids = blobs.map(({ bits, data }, i) => {
+      s.write(i << 20, data)
+      const desc = program([[0, i << 20, 2, data.length], [1, 0, 1, n / 256, 128], [1, 2 * n, 1, n / 256, 128]], [[opCode('DequantizeShard'), 1, 2, 1, 0, 0, 1, 2, bits]])
+      return s.addProgram(desc)
+    })
+    const out = [new Float32Array(n / 2), new Float32Array(n / 2)]
+    for (const id of ids) await s.run(id, 2 << 20, [], [[1, out[0]!], [2, out[1]!]]) // warm-up
+    testing.allocAuditReset()
+    for (let i = 0; i < 3; i++) for (const id of ids) await s.run(id, 2 << 20, [], [])
+    t.equal(testing.allocAudit().allocations, 0, 'allocations inside run work over 6 DequantizeShard runs')
+  })
+}

@@ -154,6 +154,33 @@ t.test('edge layers: constant, fewer weights than clusters, signed zeros', async
   t.ok(sameBits(decoded, Float32Array.from(zeros, (v, i) => (mz.outlier[i] ? v : mz.centroids[mz.code[i]!]!))), 'and decode to the model')
 })
 
+t.test('skewed layers (bimodal, heavy-tailed, few distinct values, no outliers) follow the model', async (t) => {
+  const n = 4 * 5000
+  const rand = (seed: number): (() => number) => {
+    let s = seed
+    return () => ((s = (Math.imul(s, 1103515245) + 12345) >>> 0) / 2 ** 32)
+  }
+  const r1 = rand(1)
+  const r2 = rand(2)
+  const r3 = rand(3)
+  const layers: Array<[string, Float32Array, number]> = [
+    ['bimodal', Float32Array.from({ length: n }, (_, i) => (i % 2 ? 1 : 0) + 1e-4 * r1()), -4],
+    ['heavy-tailed, threshold -1e6', Float32Array.from({ length: n }, () => Math.tan(Math.PI * (r2() - 0.5)) / 100), -1e6],
+    ['three distinct values', Float32Array.from({ length: n }, () => [-0.5, 0.25, 2][Math.floor(3 * r3())]!), -4],
+    ['one spike and a spread', Float32Array.from({ length: n }, (_, i) => (i % 10 ? 0.125 : (i / n) * 1e-3)), -4],
+  ]
+  for (const [what, w, threshold] of layers) {
+    for (const bits of [2, 5, 8]) {
+      const r = b.quantizeLayer(w, 4, bits, threshold)
+      const model = quantModel(w, r.mean, r.std, bits, threshold)
+      const decoded = new Float32Array(n)
+      r.blobs.forEach((blob, s) => decoded.set(dequantizeNative(blob, bits, [5000]), 5000 * s))
+      const want = Float32Array.from(w, (v, i) => (model.outlier[i] ? v : model.centroids[model.code[i]!]!))
+      t.ok(sameBits(r.centroids, model.centroids) && sameBits(decoded, want) && r.outliers === model.outlier.reduce((a, x) => a + x, 0), `${what}, ${bits} bits`)
+    }
+  }
+})
+
 t.test('threshold moves the outlier set; everything is an outlier at a huge threshold', async (t) => {
   const w = gaussianLayer({ n: 4096, seed: 3 })
   const counts = [-8, -4, -2, 0].map((thr) => b.quantizeLayer(w, 4, 3, thr).outliers)
