@@ -187,7 +187,7 @@ export class ElasticEngine {
     let engine: ElasticEngine
     try {
       engine = new ElasticEngine(path, pkg, encoder, profile, importance, ranking ? 'profiled' : 'layer order', o, seq, x, embeddingIoMs)
-      await x.apply(toRunPlan(engine.current, seq))
+      await engine.applyPlan(engine.current)
     } catch (err) {
       x.dispose()
       throw err
@@ -209,7 +209,7 @@ export class ElasticEngine {
     if (typeof ms !== 'number' || !(ms > 0) || !Number.isFinite(ms)) return Promise.reject(new ArgumentError(`setTargetLatency: expected a positive number of milliseconds, got ${String(ms)}`))
     return this.queue.push(async () => {
       const plan = this.makePlan(ms, this.preload)
-      await this.live('setTargetLatency').apply(toRunPlan(plan, this.seq))
+      await this.applyPlan(plan)
       this.current = plan
       this.target = ms
       return plan
@@ -221,7 +221,7 @@ export class ElasticEngine {
     if (!(Number.isSafeInteger(bytes) && bytes >= 0)) return Promise.reject(new ArgumentError(`setPreloadBytes: expected a non-negative integer, got ${String(bytes)}`))
     return this.queue.push(async () => {
       const plan = this.makePlan(this.target, bytes)
-      await this.live('setPreloadBytes').apply(toRunPlan(plan, this.seq))
+      await this.applyPlan(plan)
       this.current = plan
       this.preload = bytes
       return plan
@@ -292,6 +292,16 @@ export class ElasticEngine {
    * Plans for T. With on-demand embeddings both lanes start after the embedding read (e ms), so the
    * planners get T - e and the plan's modelled time gets e back.
    */
+  /**
+   * Applies a plan and runs it once on a two-token input (buffered reads), so the first inference the
+   * caller times does not pay for first-touch page faults in the new arena and JIT warm-up.
+   */
+  private async applyPlan(plan: ElasticPlan): Promise<void> {
+    const x = this.live('plan')
+    await x.apply(toRunPlan(plan, this.seq))
+    await x.run([0, 0], { direct: false }, plan.schedule)
+  }
+
   private makePlan(targetMs: number, preloadBytes: number): ElasticPlan {
     const p = this.opts.planner ?? 'flexpipe'
     const bits = this.opts.plannerBits ?? 32

@@ -72,7 +72,7 @@ t.test('the CLI runs a model and the demo', async (t) => {
   const run = execFileSync(process.execPath, [cli, 'run', bert, '--random', '--dim', 'batch=1', '--dim', 'seq_len=5'], { encoding: 'utf8' })
   t.match(run, /logits: float32 \[1, 3\]/)
   t.match(run, /last_hidden_state: float32 \[1, 5, 64\]/)
-  const demo = execFileSync(process.execPath, [cli, 'demo'], { encoding: 'utf8' })
+  const demo = execFileSync(process.execPath, [cli, 'demo', 'ocr'], { encoding: 'utf8' })
   t.match(demo, /upright\s*: predicted 0°/)
   t.match(demo, /rotated 180°: predicted 180°/)
   const bad = (() => {

@@ -1,0 +1,90 @@
+// SPDX-License-Identifier: Apache-2.0
+// The elastic engine on the real fixture (test/fixtures/spam-encoder): prepare --elastic, the full model
+// from its fp32 shards against onnxruntime-node on model.onnx, TextEncoder against the stored Python ids,
+// quantized sub-models still classifying, and the README's demo command.
+import { execFileSync } from 'node:child_process'
+import { mkdtemp, readFile, rm } from 'node:fs/promises'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import t from 'tap'
+import { readElasticPackage } from '../../lib/elastic/elastic-engine.js'
+import { prepareElastic } from '../../lib/elastic/elastic-package.js'
+import { ElasticExecutor, type RunPlan } from '../../lib/elastic/executor.js'
+import { TextEncoder } from '../../lib/elastic/tokenize.js'
+import { tensor } from '../../lib/index.js'
+import { fixtures, repoRoot } from '../helpers/data.js'
+import { runOrt } from '../helpers/ort.js'
+
+const modelDir = join(fixtures, 'spam-encoder')
+const dir = await mkdtemp(join(tmpdir(), 'flexpipe-spam-'))
+t.teardown(() => rm(dir, { recursive: true, force: true }))
+const pkgPath = join(dir, 'spam.fpk')
+const report = await prepareElastic(modelDir, pkgPath)
+const pkg = await readElasticPackage(pkgPath)
+const encoder = new TextEncoder(pkg.tokenizer, pkg.config.maxPositions)
+const dev = (await readFile(join(modelDir, 'dev.jsonl'), 'utf8'))
+  .trim()
+  .split('\n')
+  .map((l) => JSON.parse(l) as { text: string; label: number })
+const sample = JSON.parse(await readFile(join(modelDir, 'tokenized-sample.json'), 'utf8')) as { ids: number[][] }
+const { layers: L, heads: M } = pkg.config
+const fill = <T>(v: T): T[][] => Array.from({ length: L }, () => new Array<T>(M).fill(v))
+
+t.test('prepare --elastic on the fixture', async (t) => {
+  t.equal(L * M, 48)
+  t.ok(report.outlierFraction > 0 && report.outlierFraction < 0.01, `outlier fraction ${(report.outlierFraction * 100).toFixed(3)}%`)
+  t.ok(report.ms < 60_000, `prepared in ${(report.ms / 1000).toFixed(1)} s`)
+})
+
+t.test('TextEncoder (tokenizer.json truncation rules) reproduces the Python ids', async (t) => {
+  sample.ids.forEach((ids, i) => t.same(encoder.encode(dev[i]!.text).ids, ids, `dev text ${i}`))
+})
+
+t.test('the full model from fp32 shards matches onnxruntime-node on model.onnx', async (t) => {
+  const x = await ElasticExecutor.open(pkgPath, pkg.config, pkg.blobs, { threads: 2, io: 'auto' })
+  t.teardown(() => x.dispose())
+  const plan: RunPlan = { depth: L, width: M, seq: 128, bits: fill(32), preloaded: fill(false) }
+  await x.apply(plan)
+  const shortest = [...dev].sort((a, b) => a.text.length - b.text.length).slice(0, 2)
+  for (const e of [...dev.slice(0, 4), ...shortest]) {
+    const ids = encoder.encode(e.text).ids
+    const { logits } = await x.run(ids, { direct: true })
+    const ort = await runOrt(join(modelDir, 'model.onnx'), {
+      input_ids: tensor('int64', [1, ids.length], BigInt64Array.from(ids, BigInt)),
+      attention_mask: tensor('int64', [1, ids.length], new BigInt64Array(ids.length).fill(1n)),
+    })
+    const want = ort.logits!.data as Float32Array
+    const scale = Math.max(...Array.from(want, Math.abs))
+    const err = Math.max(...Array.from(logits, (v, i) => Math.abs(v - want[i]!)))
+    t.ok(err <= 1e-4 * scale + 1e-5, `${ids.length} tokens: |flexpipe - ort| = ${err.toExponential(2)}`)
+  }
+})
+
+t.test('6-bit and mixed-bitwidth sub-models still classify the dev emails', async (t) => {
+  const x = await ElasticExecutor.open(pkgPath, pkg.config, pkg.blobs, { threads: 2, io: 'auto' })
+  t.teardown(() => x.dispose())
+  const subset = dev.slice(0, 60)
+  const acc = async (plan: RunPlan): Promise<number> => {
+    await x.apply(plan)
+    let right = 0
+    for (const e of subset) {
+      const { logits } = await x.run(encoder.encode(e.text).ids)
+      if ((logits[1]! > logits[0]! ? 1 : 0) === e.label) right++
+    }
+    return right / subset.length
+  }
+  const full = await acc({ depth: L, width: M, seq: 128, bits: fill(32), preloaded: fill(true) })
+  const six = await acc({ depth: L, width: M, seq: 128, bits: fill(6), preloaded: fill(true) })
+  const small = await acc({ depth: 3, width: 4, seq: 128, bits: [[2, 3, 4, 5], [6, 6, 2, 2], [32, 4, 4, 3]], preloaded: [[true, false, true, false], [false, false, true, true], [true, true, true, false]] })
+  t.ok(full >= 0.9, `full fp32: ${(full * 100).toFixed(1)}% on 60 dev emails`)
+  t.ok(six >= full - 0.05, `all shards 6-bit: ${(six * 100).toFixed(1)}%`)
+  t.ok(small >= 0.8, `3x4 mixed bitwidths: ${(small * 100).toFixed(1)}%`)
+})
+
+t.test('the demo (README main job) prepares, profiles and classifies under a target latency', async (t) => {
+  const out = execFileSync(process.execPath, [join(repoRoot, 'dist', 'lib', 'cli', 'main.js'), 'demo', '--threads', '2'], { encoding: 'utf8', cwd: repoRoot })
+  t.match(out, /target latency T = \d+ ms/)
+  t.match(out, /flexpipe plan: \d layers x \d shards/)
+  t.equal(out.split('\n').filter((l) => /^(ham|spam)\s+p=/.test(l)).length, 8, 'eight emails classified')
+  t.match(out, /\d\/8 within 1\.05 x T/)
+})
