@@ -1,16 +1,16 @@
 // SPDX-License-Identifier: Apache-2.0
 // The benchmark's elastic package in .cache/bench-elastic/: prepared once from the model folder, with
 // shard importance from the dev set and one device profile per IO mode (threads, O_DIRECT, throttle),
-// each added only when missing or stale, so later runs reuse everything.
+// each added only when missing or stale (or with --reprofile), so later runs reuse everything.
 import { existsSync, mkdirSync, readFileSync, statSync } from 'node:fs'
-import { basename, join } from 'node:path'
+import { basename, join, relative } from 'node:path'
 import { findDeviceProfile, profileKey, type DeviceProfile } from '../../lib/elastic/device-profile.js'
 import { readElasticPackage, type ElasticPackage } from '../../lib/elastic/elastic-engine.js'
 import { prepareElastic } from '../../lib/elastic/elastic-package.js'
 import { profileElastic } from '../../lib/elastic/profile-elastic.js'
-import { TextEncoder } from '../../lib/elastic/tokenize.js'
 import { repoRoot } from '../models/cases.js'
 import { ioSettings, type IoMode } from './configs.js'
+import { maxLengthOf } from './dev-inputs.js'
 
 export const cacheDir = join(repoRoot, '.cache', 'bench-elastic')
 
@@ -28,6 +28,7 @@ export interface PackageOptions {
   readonly io: readonly IoMode[]
   readonly devLimit: number | undefined
   readonly seq: number | undefined
+  readonly reprofile: boolean
 }
 
 const newer = (file: string, than: readonly string[]): boolean => existsSync(file) && than.every((f) => statSync(file).mtimeMs > statSync(f).mtimeMs)
@@ -56,7 +57,7 @@ export async function benchPackage(modelDir: string, o: PackageOptions, log: (li
   const work: string[] = []
   if (!newer(path, inputs)) {
     const r = await prepareElastic(modelDir, path)
-    work.push(`prepared ${path}: ${r.packageBytes} bytes, bitwidths ${r.bitwidths.join(',')}, outliers ${(100 * r.outlierFraction).toFixed(3)}%, ${(r.ms / 1000).toFixed(1)} s`)
+    work.push(`prepared ${relative(repoRoot, path)}: ${r.packageBytes} bytes, bitwidths ${r.bitwidths.join(',')}, outliers ${(100 * r.outlierFraction).toFixed(3)}%, ${(r.ms / 1000).toFixed(1)} s`)
     log(work[work.length - 1]!)
   }
   const wantDev = devCount(dev, o.devLimit)
@@ -71,11 +72,11 @@ export async function benchPackage(modelDir: string, o: PackageOptions, log: (li
     const pkg = await readElasticPackage(path)
     const imp = pkg.meta.importance as { devCount?: number } | undefined
     const needImportance = imp?.devCount !== wantDev
-    if (!needImportance && storedProfile(pkg, path, o.threads, io) !== undefined) continue
+    if (!needImportance && !o.reprofile && storedProfile(pkg, path, o.threads, io) !== undefined) continue
     const s = ioSettings[io]
     const t0 = performance.now()
     log(`  profiling ${io} IO (${o.threads} threads)${needImportance ? ` and shard importance on ${wantDev} dev examples` : ''} ...`)
-    const maxLength = new TextEncoder(pkg.tokenizer, pkg.config.maxPositions).maxLength
+    const maxLength = maxLengthOf(pkg)
     const seqs = [...new Set([32, 64, o.seq ?? maxLength, maxLength])]
     const r = await profileElastic(path, {
       threads: o.threads,

@@ -11,7 +11,8 @@
 // on this machine, or milliseconds), --io / FLEXPIPE_BENCH_IO (cold, throttled), --dev-limit /
 // FLEXPIPE_BENCH_DEV_LIMIT (dev examples for accuracy and importance; all by default), --model /
 // FLEXPIPE_BENCH_MODEL (test/fixtures/spam-encoder, or synthetic), --seq / FLEXPIPE_BENCH_SEQ (the
-// tokenizer's max_length), --timeout / FLEXPIPE_BENCH_TIMEOUT_S (per child, 600).
+// tokenizer's max_length), --timeout / FLEXPIPE_BENCH_TIMEOUT_S (per child, 600), --reprofile /
+// FLEXPIPE_BENCH_REPROFILE=1 (measure the device profiles again).
 //
 // For each IO mode x T: flexpipe with a 0, 1 and 5 MB preload buffer (0 MB is the seed's "Ours-0MB")
 // and the baselines Load&Exec, StdPL-{full,2bit,6bit}, PreloadModel-{full,6bit}, each in its own child
@@ -64,7 +65,7 @@ tap.test('elastic: accuracy, latency and memory of STI configurations under targ
     t.fail(`${relative(repoRoot, modelDir)}: no model.safetensors (the fixture is made by scripts/fixtures/train_encoder.py; --model synthetic checks the harness)`)
     return
   }
-  const bp = await benchPackage(modelDir, { threads: o.threads, io: o.io, devLimit: o.devLimit, seq: o.seq }, log)
+  const bp = await benchPackage(modelDir, { threads: o.threads, io: o.io, devLimit: o.devLimit, seq: o.seq, reprofile: o.reprofile }, log)
   const c = bp.pkg.config
   const seq = o.seq ?? maxLengthOf(bp.pkg)
   const compute = computeFor(bp.profiles.cold!, seq)!
@@ -86,7 +87,7 @@ tap.test('elastic: accuracy, latency and memory of STI configurations under targ
     }
   }
   acc.dispose()
-  const checkLines = checks(rows, o.io, targets, loose)
+  const checkLines = checks(rows, o.io, targets, loose, acc.devCount)
   for (const line of [...tables(rows, o.io, targets), '', ...checkLines]) log(line)
 
   mkdirSync(resultsDir, { recursive: true })
@@ -106,6 +107,7 @@ tap.test('elastic: accuracy, latency and memory of STI configurations under targ
       model: relative(repoRoot, modelDir),
       package: relative(repoRoot, bp.path),
       packageWork: bp.work,
+      reprofiled: o.reprofile,
       threads: o.threads,
       runs: o.runs,
       warmup: o.warmup,

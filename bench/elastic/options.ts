@@ -18,6 +18,8 @@ export interface BenchOptions {
   /** Sequence length of the plans; undefined = the tokenizer's max_length. */
   readonly seq: number | undefined
   readonly timeoutS: number
+  /** Measure the device profiles again even when the package has them (e.g. after a noisy run). */
+  readonly reprofile: boolean
 }
 
 /** T as a fraction of the full model's compute F = fixedMs + L * layerMs[M] on this machine. */
@@ -54,6 +56,7 @@ export function benchOptions(): BenchOptions {
     model: model === 'synthetic' || isAbsolute(model) ? model : join(repoRoot, model),
     seq: seq === undefined ? undefined : integer('seq', 'FLEXPIPE_BENCH_SEQ', 1),
     timeoutS: numberOption('timeout', 'FLEXPIPE_BENCH_TIMEOUT_S', 600),
+    reprofile: process.argv.includes('--reprofile') || process.env.FLEXPIPE_BENCH_REPROFILE === '1',
   }
 }
 

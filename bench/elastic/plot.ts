@@ -27,14 +27,16 @@ function panel(rows: readonly Row[], t: Target): PlotSpec {
     if (p.length > 0) series.push({ label, points: p, ...s })
   }
   const ys = series.flatMap((s) => s.points.map((p) => p[1]))
-  const lo = ys.length === 0 ? 0 : Math.max(0, Math.floor((Math.min(...ys) - 2) / 5) * 5)
+  // A tight y range: the configurations often differ by a few dev examples.
+  const lo = ys.length === 0 ? 0 : Math.max(0, Math.floor(Math.min(...ys)) - 1)
+  const hi = ys.length === 0 ? 100 : Math.min(100, Math.ceil(Math.max(...ys)) + 1)
   return {
     title: targetLabel(t),
     xLabel: 'resident memory, MB = 2^20 B (log)',
     yLabel: 'dev accuracy, %',
     series: series.filter((s) => s.points.length > 0),
     xLog: true,
-    yRange: [lo, 100],
+    yRange: [lo, hi],
     width: 600,
     height: 420,
   }

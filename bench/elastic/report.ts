@@ -24,9 +24,9 @@ function formatTable(head: string[], rows: string[][], right: boolean[]): string
 }
 
 function tableRow(r: Row): string[] {
-  const m = measured(r)
-  if (m === undefined) {
-    const why = r.result.ok ? `infeasible: the planner needs T >= ${(r.result as { minimumMs: number }).minimumMs.toFixed(1)} ms` : `error: ${r.result.error}`
+  const m = r.result
+  if (!m.ok || !m.feasible) {
+    const why = m.ok ? `infeasible: the planner needs T >= ${m.minimumMs.toFixed(1)} ms` : `error: ${m.error}`
     return [r.config, why, '', '', '', '', '', '', '', '', '']
   }
   const p = m.plan
@@ -138,9 +138,9 @@ function latencyChecks(rows: readonly Row[], io: readonly IoMode[], targets: rea
   return out
 }
 
-export function checks(rows: readonly Row[], io: readonly IoMode[], targets: readonly Target[], loose: Target | undefined): string[] {
+export function checks(rows: readonly Row[], io: readonly IoMode[], targets: readonly Target[], loose: Target | undefined, devCount: number): string[] {
   return [
-    'Checks (printed, not asserted):',
+    `Checks (printed, not asserted; dev set ${devCount} examples, 1 example = ${(100 / devCount).toFixed(2)} pp):`,
     ...accuracyChecks(rows, io, targets),
     ...(loose === undefined ? [] : preloadModelChecks(rows, io, loose)),
     ...latencyChecks(rows, io, targets),
