@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
-// A small SVG line chart (linear axes, "nice" 1-2-5 ticks, legend): a polyline per curve and a
-// marker per point, enough for the latency-memory plots of the memory benchmark.
+// A small SVG line chart (linear axes or a logarithmic x axis, "nice" 1-2-5 ticks, legend): a polyline
+// per curve and a marker per point, enough for the latency-memory plots of the memory benchmark and the
+// accuracy-memory plots of the elastic one; `panels` sets several charts side by side.
 
 export type Marker = 'circle' | 'square' | 'triangle' | 'diamond' | 'cross'
 
@@ -21,6 +22,10 @@ export interface PlotSpec {
   readonly xLabel: string
   readonly yLabel: string
   readonly series: readonly PlotSeries[]
+  /** Logarithmic x axis (every x must be > 0). */
+  readonly xLog?: boolean
+  /** The y axis range (default: 0 to a little above the largest value). */
+  readonly yRange?: readonly [number, number]
   readonly width?: number
   readonly height?: number
 }
@@ -64,6 +69,17 @@ function range(values: number[]): [number, number] {
   return [0, Math.max(ticks[ticks.length - 1]!, hi * 1.05)]
 }
 
+/** The 1-2-5 x 10^k values at or below lo and above hi, and those in between (log-axis ticks). */
+function logAxis(values: number[]): { range: [number, number]; ticks: number[] } {
+  const lo = Math.min(...values) / 1.1
+  const hi = Math.max(...values) * 1.1
+  const steps: number[] = []
+  for (let k = Math.floor(Math.log10(lo)) - 1; k <= Math.ceil(Math.log10(hi)); k++) for (const m of [1, 2, 5]) steps.push(Number((m * 10 ** k).toPrecision(12)))
+  const first = steps.filter((v) => v <= lo).pop() ?? steps[0]!
+  const last = steps.find((v) => v >= hi) ?? steps[steps.length - 1]!
+  return { range: [first, last], ticks: steps.filter((v) => v >= first && v <= last) }
+}
+
 export function lineChart(spec: PlotSpec): string {
   const width = spec.width ?? 760
   const height = spec.height ?? 460
@@ -71,15 +87,17 @@ export function lineChart(spec: PlotSpec): string {
   const pw = width - m.left - m.right
   const ph = height - m.top - m.bottom
   const all = spec.series.flatMap((s) => s.points)
-  const [x0, x1] = range(all.map((p) => p[0]))
-  const [y0, y1] = range(all.map((p) => p[1]))
-  const sx = (x: number) => m.left + ((x - x0) / (x1 - x0)) * pw
+  const log = spec.xLog === true ? logAxis(all.map((p) => p[0])) : undefined
+  const [x0, x1] = log?.range ?? range(all.map((p) => p[0]))
+  const [y0, y1] = spec.yRange ?? range(all.map((p) => p[1]))
+  const tx = (x: number) => (log === undefined ? x : Math.log10(x))
+  const sx = (x: number) => m.left + ((tx(x) - tx(x0)) / (tx(x1) - tx(x0))) * pw
   const sy = (y: number) => m.top + ph - ((y - y0) / (y1 - y0)) * ph
   const out: string[] = []
   out.push(`<svg xmlns="http://www.w3.org/2000/svg" width="${width}" height="${height}" viewBox="0 0 ${width} ${height}" font-family="sans-serif" font-size="12">`)
   out.push(`<rect width="${width}" height="${height}" fill="white"/>`)
   out.push(`<text x="${m.left + pw / 2}" y="22" text-anchor="middle" font-size="14" font-weight="bold">${esc(spec.title)}</text>`)
-  for (const v of niceTicks(x0, x1)) {
+  for (const v of log?.ticks ?? niceTicks(x0, x1)) {
     const x = fmt(sx(v))
     out.push(`<line x1="${x}" y1="${m.top}" x2="${x}" y2="${m.top + ph}" stroke="#e5e5e5"/>`)
     out.push(`<text x="${x}" y="${m.top + ph + 18}" text-anchor="middle">${fmt(v)}</text>`)
@@ -109,4 +127,18 @@ export function lineChart(spec: PlotSpec): string {
   })
   out.push('</svg>')
   return `${out.join('\n')}\n`
+}
+
+/** Charts side by side in one SVG (each keeps its own axes and legend). */
+export function panels(specs: readonly PlotSpec[]): string {
+  const charts = specs.map((s) => ({ w: s.width ?? 760, h: s.height ?? 460, svg: lineChart(s) }))
+  const width = charts.reduce((a, c) => a + c.w, 0)
+  const height = Math.max(...charts.map((c) => c.h))
+  let x = 0
+  const inner = charts.map((c) => {
+    const nested = c.svg.replace('<svg xmlns="http://www.w3.org/2000/svg" ', `<svg x="${x}" y="0" `)
+    x += c.w
+    return nested.trimEnd()
+  })
+  return `<svg xmlns="http://www.w3.org/2000/svg" width="${width}" height="${height}" viewBox="0 0 ${width} ${height}">\n${inner.join('\n')}\n</svg>\n`
 }
