@@ -14,8 +14,11 @@
 // (CPU model, ISA), thread count, IO mode and package content it was measured with; `profileKey` says
 // which, and `findDeviceProfile` rejects a stale one with the command that makes a new one.
 import { cpus } from 'node:os'
-import { DeviceProfileError } from '../errors.js'
+import { ArgumentError, DeviceProfileError } from '../errors.js'
 import { binding } from '../native/binding.js'
+import type { BlobEntry } from '../package/index.js'
+import { simulatePipeline, type ElasticProfile } from '../plan/elastic/index.js'
+import type { EncoderConfig } from './encoder-config.js'
 import type { ElasticExecutor, RunPlan } from './executor.js'
 
 export interface ComputeProfile {
@@ -40,6 +43,14 @@ export interface DeviceProfile {
   readonly readSamples: ReadonlyArray<readonly [number, number]>
   /** IO delay of one shard per bitwidth (its layer job's median / shards): the seed's IO(b). */
   readonly shardReadMs: Readonly<Record<string, number>>
+  /**
+   * How real pipelined inferences compare with what the figures above model (IO and compute slow each
+   * other down when they overlap; the machine jitters): `scale` = measured median / modelled time, the
+   * largest over an IO-heavy (fp32) and a light (6-bit) full-model run; `jitter` = p95 / median of
+   * those runs. The planner multiplies every delay by `scale` and plans for T * min(1, 1.05 / jitter),
+   * so that 95% of inferences finish within 1.05 T.
+   */
+  readonly calibration: { readonly scale: number; readonly jitter: number; readonly runs: ReadonlyArray<{ bits: number; modelledMs: number; medianMs: number; p95Ms: number }> }
 }
 
 export interface ProfileKey {
@@ -78,6 +89,36 @@ export function findDeviceProfile(stored: unknown, key: ProfileKey, packagePath:
   return hit
 }
 
+/**
+ * The planner's profile for sequence length `seq`: the device's delays (times the calibration scale
+ * when `calibrated`) and the package's exact blob sizes (padded, as the IO jobs read them).
+ */
+export function plannerProfile(
+  config: EncoderConfig,
+  blobs: ReadonlyMap<string, BlobEntry>,
+  device: DeviceProfile,
+  seq: number,
+  bitwidths: readonly number[],
+  calibrated = true,
+): ElasticProfile {
+  const comp = computeFor(device, seq)
+  if (comp === undefined) throw new ArgumentError(`the device profile has no compute figures for sequence length ${seq} (it has ${device.compute.map((c) => c.seq).join(', ')})`)
+  const k = calibrated ? (device.calibration?.scale ?? 1) : 1
+  const shardBytes = Array.from({ length: config.layers }, (_, l) =>
+    Array.from({ length: config.heads }, (_, h) => bitwidths.map((b) => blobs.get(`L${l}.S${h}.b${b}`)?.paddedLength ?? 0)),
+  )
+  return {
+    layers: config.layers,
+    shardsPerLayer: config.heads,
+    bitwidths,
+    shardBytes,
+    readMsPerByte: device.readMsPerByte * k,
+    readMsPerJob: device.readMsPerJob * k,
+    layerComputeMs: comp.layerMs.map((v) => v * k),
+    fixedMs: comp.fixedMs * k,
+  }
+}
+
 /** Compute delays of the bucket that fits `seq` (the smallest bucket >= seq). */
 export function computeFor(p: DeviceProfile, seq: number): ComputeProfile | undefined {
   return [...p.compute].sort((a, b) => a.seq - b.seq).find((c) => c.seq >= seq)
@@ -100,7 +141,7 @@ export async function measureDeviceProfile(
   const c = x.config
   const M = c.heads
   const L = c.layers
-  const total = o.seqs.length * M + x.bitwidths.length
+  const total = o.seqs.length * M + x.bitwidths.length + 2
   let done = 0
   const ids = (seq: number): number[] => Array.from({ length: seq }, (_, i) => (i * 7919) % c.vocab)
   const compute: ComputeProfile[] = []
@@ -108,15 +149,21 @@ export async function measureDeviceProfile(
     const layerMs = [0]
     const fixed: number[] = []
     for (let m = 1; m <= M; m++) {
-      const plan: RunPlan = { depth: 1, width: m, seq, bits: [new Array(m).fill(6)], preloaded: [new Array(m).fill(true)] }
+      // Every layer of the model at width m, shards resident: each layer's compute as it runs in a
+      // whole inference (dequantization of 6-bit shards included), and the rest is the fixed part.
+      const plan: RunPlan = { depth: L, width: m, seq, bits: Array.from({ length: L }, () => new Array(m).fill(6)), preloaded: Array.from({ length: L }, () => new Array(m).fill(true)) }
       await x.apply(plan)
       await x.run(ids(seq)) // warm-up
       const layer: number[] = []
       for (let r = 0; r < o.repeats; r++) {
         const { times } = await x.run(ids(seq))
-        const ms = times.computeEndMs[0]! - times.computeStartMs[0]!
-        layer.push(ms)
-        fixed.push(times.totalMs - ms)
+        let sum = 0
+        for (let l = 0; l < L; l++) {
+          const ms = times.computeEndMs[l]! - times.computeStartMs[l]!
+          layer.push(ms)
+          sum += ms
+        }
+        fixed.push(times.totalMs - sum)
       }
       layerMs.push(median(layer))
       o.onProgress?.(++done, total, `compute seq ${seq}, ${m} shard${m > 1 ? 's' : ''}`)
@@ -164,5 +211,26 @@ export async function measureDeviceProfile(
   const sxy = samples.reduce((a, [b, t]) => a + (b - mb) * (t - mt), 0)
   const perByte = sxx > 0 ? Math.max(0, sxy / sxx) : mt / Math.max(1, mb)
   const perJob = Math.max(0, mt - perByte * mb)
-  return { key, created: new Date().toISOString(), compute, readMsPerByte: perByte, readMsPerJob: perJob, readSamples: samples, shardReadMs: shardMs }
+  const uncalibrated: DeviceProfile = { key, created: new Date().toISOString(), compute, readMsPerByte: perByte, readMsPerJob: perJob, readSamples: samples, shardReadMs: shardMs, calibration: { scale: 1, jitter: 1, runs: [] } }
+  // Calibration: whole pipelined inferences of the full model, every shard read, at the largest bucket.
+  const seq = o.seqs[o.seqs.length - 1]!
+  const runs: Array<{ bits: number; modelledMs: number; medianMs: number; p95Ms: number }> = []
+  for (const bits of [32, 6].filter((b) => x.bitwidths.includes(b))) {
+    const shards = Array.from({ length: L }, () => Array.from({ length: M }, (_, shard) => ({ shard, bits, preloaded: false })))
+    const profile = plannerProfile(x.config, x.blobEntries, uncalibrated, seq, x.bitwidths, false)
+    const comp = computeFor(uncalibrated, seq)!
+    const modelledMs = simulatePipeline(profile, { targetMs: Infinity, shards }) + comp.embeddingIoMs
+    await x.apply({ depth: L, width: M, seq, bits: shards.map((r) => r.map((s) => s.bits)), preloaded: shards.map((r) => r.map(() => false)) })
+    const read = { direct: o.direct, ...(o.bandwidth ? { bandwidth: o.bandwidth } : {}) }
+    await x.run(ids(seq), read)
+    await x.run(ids(seq), read)
+    const ms: number[] = []
+    for (let r = 0; r < Math.max(10, o.repeats * 2); r++) ms.push((await x.run(ids(seq), read)).times.totalMs)
+    ms.sort((a, b) => a - b)
+    runs.push({ bits, modelledMs, medianMs: median(ms), p95Ms: ms[Math.min(ms.length - 1, Math.ceil(0.95 * ms.length) - 1)]! })
+    o.onProgress?.(++done, total, `calibration, ${bits === 32 ? 'fp32' : `${bits}-bit`} shards`)
+  }
+  const scale = Math.max(1, ...runs.map((r) => r.medianMs / r.modelledMs))
+  const jitter = Math.max(1, ...runs.map((r) => r.p95Ms / r.medianMs))
+  return { ...uncalibrated, calibration: { scale, jitter, runs } }
 }

@@ -22,7 +22,7 @@ import {
   type ShardRef,
 } from '../plan/elastic/index.js'
 import { SerialQueue } from '../runtime/serial-queue.js'
-import { computeFor, findDeviceProfile, profileKey, type DeviceProfile } from './device-profile.js'
+import { computeFor, findDeviceProfile, plannerProfile, profileKey, type DeviceProfile } from './device-profile.js'
 import { parseEncoderConfig, type EncoderConfig } from './encoder-config.js'
 import { ElasticExecutor, type RunPlan, type RunTimes } from './executor.js'
 import { TextEncoder } from './tokenize.js'
@@ -123,26 +123,6 @@ export async function readElasticPackage(path: string): Promise<ElasticPackage> 
   }
 }
 
-/** The planner's profile for sequence length `seq` from a device profile and the package's blob sizes. */
-export function plannerProfile(pkg: ElasticPackage, device: DeviceProfile, seq: number, bitwidths: readonly number[]): ElasticProfile {
-  const c = pkg.config
-  const comp = computeFor(device, seq)
-  if (comp === undefined) throw new ArgumentError(`the device profile has no compute figures for sequence length ${seq} (it has ${device.compute.map((x) => x.seq).join(', ')})`)
-  const shardBytes = Array.from({ length: c.layers }, (_, l) =>
-    Array.from({ length: c.heads }, (_, h) => bitwidths.map((b) => pkg.blobs.get(`L${l}.S${h}.b${b}`)?.paddedLength ?? 0)),
-  )
-  return {
-    layers: c.layers,
-    shardsPerLayer: c.heads,
-    bitwidths,
-    shardBytes,
-    readMsPerByte: device.readMsPerByte,
-    readMsPerJob: device.readMsPerJob,
-    layerComputeMs: comp.layerMs,
-    fixedMs: comp.fixedMs,
-  }
-}
-
 export class ElasticEngine {
   private x: ElasticExecutor | undefined
   private readonly queue = new SerialQueue()
@@ -161,6 +141,7 @@ export class ElasticEngine {
     readonly seq: number,
     x: ElasticExecutor,
     private readonly embeddingIoMs: number,
+    private readonly jitter: number,
   ) {
     this.x = x
     this.target = opts.targetLatencyMs
@@ -176,17 +157,18 @@ export class ElasticEngine {
     if (!(Number.isInteger(seq) && seq >= 2 && seq <= pkg.config.maxPositions)) throw new ArgumentError(`seq: expected an integer in 2..${pkg.config.maxPositions}, got ${String(seq)}`)
     const bitwidths = (pkg.meta.bitwidths as number[] | undefined) ?? []
     const device = o.deviceProfile ?? findDeviceProfile(pkg.meta.deviceProfiles, profileKey(o.threads, o.direct, o.bandwidth, pkg.digest), path)
-    const profile = plannerProfile(pkg, device, seq, bitwidths)
+    const profile = plannerProfile(pkg.config, pkg.blobs, device, seq, bitwidths)
     const imp = pkg.meta.importance as { ranking?: Array<[number, number]> } | undefined
     const ranking = Array.isArray(imp?.ranking) ? imp!.ranking.map(([layer, shard]) => ({ layer, shard })) : undefined
     const importance = ranking ?? layerOrder(pkg.config)
     // PreloadModel keeps the whole model in memory, the word embeddings included.
     const embeddings = o.planner === 'preload-model' ? 'resident' : 'on-demand'
     const x = await ElasticExecutor.open(path, pkg.config, pkg.blobs, { threads: o.threads, io: o.io, embeddings })
-    const embeddingIoMs = x.onDemand ? (computeFor(device, seq)?.embeddingIoMs ?? 0) : 0
+    const embeddingIoMs = x.onDemand ? (computeFor(device, seq)?.embeddingIoMs ?? 0) * (device.calibration?.scale ?? 1) : 0
+    const jitter = device.calibration?.jitter ?? 1
     let engine: ElasticEngine
     try {
-      engine = new ElasticEngine(path, pkg, encoder, profile, importance, ranking ? 'profiled' : 'layer order', o, seq, x, embeddingIoMs)
+      engine = new ElasticEngine(path, pkg, encoder, profile, importance, ranking ? 'profiled' : 'layer order', o, seq, x, embeddingIoMs, jitter)
       await engine.applyPlan(engine.current)
     } catch (err) {
       x.dispose()
@@ -289,8 +271,10 @@ export class ElasticEngine {
   }
 
   /**
-   * Plans for T. With on-demand embeddings both lanes start after the embedding read (e ms), so the
-   * planners get T - e and the plan's modelled time gets e back.
+   * Plans for T. The device profile's calibration says how much real inferences jitter: the planners
+   * aim at T * min(1, 1.05 / jitter), so that 95% finish within 1.05 T. With on-demand embeddings both
+   * lanes start after the embedding read (e ms): the planners get that aim minus e, and the plan's
+   * modelled time gets e back.
    */
   /**
    * Applies a plan and runs it once on a two-token input (buffered reads), so the first inference the
@@ -306,8 +290,8 @@ export class ElasticEngine {
     const p = this.opts.planner ?? 'flexpipe'
     const bits = this.opts.plannerBits ?? 32
     const e = this.embeddingIoMs
-    const t = targetMs - e
-    if (!(t > 0)) throw new LatencyTargetError('an elastic sub-model', targetMs, Math.ceil((e + minimumTargetMs(this.profile, { preloadBytes })) * 1000) / 1000)
+    const t = targetMs * Math.min(1, 1.05 / this.jitter) - e
+    if (!(t > 0)) throw new LatencyTargetError('an elastic sub-model', targetMs, Math.ceil(((e + minimumTargetMs(this.profile, { preloadBytes })) / Math.min(1, 1.05 / this.jitter)) * 1000) / 1000)
     let plan: ElasticPlan
     try {
       if (p === 'flexpipe') plan = planElastic(this.profile, this.importance, { targetMs: t, preloadBytes, ...(this.opts.preloadBits ? { preloadBits: this.opts.preloadBits } : {}) })
@@ -315,10 +299,13 @@ export class ElasticEngine {
       else if (p === 'stdpl') plan = planStdPL(this.profile, { targetMs: t, bits })
       else plan = planPreloadModel(this.profile, { targetMs: t, bits })
     } catch (err) {
-      if (err instanceof LatencyTargetError && e > 0) throw new LatencyTargetError('an elastic sub-model', targetMs, Math.ceil((err.minimumMs + e) * 1000) / 1000, err.minimumPreloadBytes)
+      if (err instanceof LatencyTargetError) {
+        const minimum = Math.ceil(((err.minimumMs + e) / Math.min(1, 1.05 / this.jitter)) * 1000) / 1000
+        throw new LatencyTargetError('an elastic sub-model', targetMs, minimum, err.minimumPreloadBytes)
+      }
       throw err
     }
-    return e > 0 ? { ...plan, targetMs, modelledMs: plan.modelledMs + e } : plan
+    return { ...plan, targetMs, modelledMs: plan.modelledMs + e }
   }
 
   private live(what: string): ElasticExecutor {

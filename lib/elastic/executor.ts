@@ -174,6 +174,11 @@ export class ElasticExecutor {
     }
   }
 
+  /** The package's blob entries. */
+  get blobEntries(): ReadonlyMap<string, BlobEntry> {
+    return this.blobs
+  }
+
   /** The shard bitwidths the package stores, ascending. */
   get bitwidths(): number[] {
     const set = new Set<number>()

@@ -129,8 +129,13 @@ t.test('engine: plans within the target, re-plans, classifies, and rejects bad i
   const lm = measured.compute[0]!.layerMs
   t.ok(lm.length === M + 1 && lm.slice(1).every((v) => v > 0 && Number.isFinite(v)), `layer compute measured for 1..${M} shards: ${lm.slice(1).map((v) => v.toFixed(3)).join(' ')} ms`)
   t.ok(measured.readMsPerByte >= 0 && measured.readMsPerJob >= 0, 'IO line fitted')
+  t.equal(measured.calibration.runs.length, 2, 'calibrated on an fp32 and a 6-bit full-model run')
+  t.ok(measured.calibration.scale >= 1 && measured.calibration.jitter >= 1, `calibration scale ${measured.calibration.scale.toFixed(2)}, jitter ${measured.calibration.jitter.toFixed(2)}`)
+  const jittery = await ElasticEngine.open(pkgPath, { targetLatencyMs: 12, threads: 2, direct: false, seq, deviceProfile: { ...measured, compute: [{ seq, layerMs: [0, 2, 3, 4, 5], fixedMs: 1, embeddingIoMs: 0 }], readMsPerByte: 1e-5, readMsPerJob: 0.1, calibration: { scale: 1, jitter: 1.4, runs: [] } } })
+  t.ok(jittery.plan.modelledMs <= 12 * (1.05 / 1.4) + 1e-9, `with p95/median 1.4 the plan aims at 1.05 T / 1.4 (modelled ${jittery.plan.modelledMs.toFixed(2)} ms)`)
+  await jittery.close()
   // Planning assertions use a synthetic profile (the measured one is noisy on a tiny model).
-  const device = { ...measured, compute: [{ seq, layerMs: [0, 2, 3, 4, 5], fixedMs: 1, embeddingIoMs: 0.5 }], readMsPerByte: 1e-5, readMsPerJob: 0.1 }
+  const device = { ...measured, compute: [{ seq, layerMs: [0, 2, 3, 4, 5], fixedMs: 1, embeddingIoMs: 0.5 }], readMsPerByte: 1e-5, readMsPerJob: 0.1, calibration: { scale: 1, jitter: 1, runs: [] } }
   const fullMs = 1.5 + L * 5
   const e = await ElasticEngine.open(pkgPath, { targetLatencyMs: fullMs * 3, threads: 2, direct: false, seq, deviceProfile: device })
   t.teardown(() => e.close())
