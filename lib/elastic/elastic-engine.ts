@@ -50,6 +50,12 @@ export interface ElasticOpenOptions {
   readonly plannerBits?: number
   /** Use this profile instead of the package's (benchmarks). */
   readonly deviceProfile?: DeviceProfile
+  /**
+   * Keep the latency promise honest at run time (default true): the engine tracks measured / modelled
+   * time of its recent inferences and, when their 95th percentile would put inferences past 1.05 T (or
+   * leaves much room), re-plans with that ratio in place of the profile's calibration jitter.
+   */
+  readonly adaptive?: boolean
 }
 
 export interface Classification {
@@ -68,6 +74,10 @@ export interface Classification {
 
 export interface ElasticStats {
   readonly plan: ElasticPlan
+  /** The p95-or-p90 / modelled ratio the plan allows for (calibration jitter, then online). */
+  readonly latencyFactor: number
+  /** The measured latencies say T cannot be met even by the smallest plan: the plan in force stays. */
+  readonly targetAtRisk: boolean
   readonly residentParameterBytes: number
   readonly preloadBytes: number
   readonly stagingBytes: number
@@ -244,15 +254,54 @@ export class ElasticEngine {
     if (!Array.isArray(ids) || ids.length === 0 || ids.length > this.seq) {
       return Promise.reject(new ArgumentError(`inferIds: expected 1..${this.seq} token ids, got ${Array.isArray(ids) ? ids.length : typeof ids}`))
     }
-    return this.queue.push(() =>
-      this.live('infer').run(ids, { direct: this.opts.direct, ...(this.opts.bandwidth ? { bandwidth: this.opts.bandwidth } : {}) }, this.current.schedule),
-    )
+    return this.queue.push(async () => {
+      const r = await this.live('infer').run(ids, { direct: this.opts.direct, ...(this.opts.bandwidth ? { bandwidth: this.opts.bandwidth } : {}) }, this.current.schedule)
+      if (this.opts.adaptive !== false) await this.observe(r.times.totalMs)
+      return r
+    })
+  }
+
+  /** The ratio the plan aims with (T * 1.05 / factor), and the recent measured / modelled ratios. */
+  private factor: number | undefined
+  private readonly ratios: number[] = []
+  private atRisk = false
+
+  /**
+   * Online calibration: after each inference, the 95th percentile q of the last 16 measured / modelled
+   * ratios (once there are 8) replaces the aim factor when it differs by more than 3% up or 10% down;
+   * the engine then re-plans (between inferences, in the queue).
+   */
+  private async observe(totalMs: number): Promise<void> {
+    this.ratios.push(totalMs / this.current.modelledMs)
+    if (this.ratios.length > 16) this.ratios.shift()
+    if (this.ratios.length < 8) return
+    const sorted = [...this.ratios].sort((a, b) => a - b)
+    const q = sorted[Math.ceil(0.95 * sorted.length) - 1]!
+    const now = this.factor ?? Math.max(1, this.jitter)
+    if (q <= now * 1.03 && q >= now * 0.9) return
+    const next = Math.max(1, q)
+    if (next === now) return
+    this.factor = next
+    this.ratios.length = 0
+    let plan: ElasticPlan
+    try {
+      plan = this.makePlan(this.target, this.preload)
+      this.atRisk = false
+    } catch {
+      // T cannot be met at the measured ratio: keep the plan in force and say so in stats().
+      this.atRisk = true
+      return
+    }
+    await this.applyPlan(plan)
+    this.current = plan
   }
 
   stats(): ElasticStats {
     const s = this.live('stats').stats
     return {
       plan: this.current,
+      latencyFactor: this.factor ?? Math.max(1, this.jitter),
+      targetAtRisk: this.atRisk,
       residentParameterBytes: this.live('stats').residentParameterBytes,
       preloadBytes: s.preloadBytes,
       stagingBytes: s.stagingBytes,
@@ -290,8 +339,9 @@ export class ElasticEngine {
     const p = this.opts.planner ?? 'flexpipe'
     const bits = this.opts.plannerBits ?? 32
     const e = this.embeddingIoMs
-    const t = targetMs * Math.min(1, 1.05 / this.jitter) - e
-    if (!(t > 0)) throw new LatencyTargetError('an elastic sub-model', targetMs, Math.ceil(((e + minimumTargetMs(this.profile, { preloadBytes })) / Math.min(1, 1.05 / this.jitter)) * 1000) / 1000)
+    const aim = Math.min(1, 1.05 / (this.factor ?? this.jitter))
+    const t = targetMs * aim - e
+    if (!(t > 0)) throw new LatencyTargetError('an elastic sub-model', targetMs, Math.ceil(((e + minimumTargetMs(this.profile, { preloadBytes })) / aim) * 1000) / 1000)
     let plan: ElasticPlan
     try {
       if (p === 'flexpipe') plan = planElastic(this.profile, this.importance, { targetMs: t, preloadBytes, ...(this.opts.preloadBits ? { preloadBits: this.opts.preloadBits } : {}) })
@@ -300,7 +350,7 @@ export class ElasticEngine {
       else plan = planPreloadModel(this.profile, { targetMs: t, bits })
     } catch (err) {
       if (err instanceof LatencyTargetError) {
-        const minimum = Math.ceil(((err.minimumMs + e) / Math.min(1, 1.05 / this.jitter)) * 1000) / 1000
+        const minimum = Math.ceil(((err.minimumMs + e) / aim) * 1000) / 1000
         throw new LatencyTargetError('an elastic sub-model', targetMs, minimum, err.minimumPreloadBytes)
       }
       throw err

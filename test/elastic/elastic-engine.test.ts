@@ -13,6 +13,7 @@ import { ElasticEngine, readElasticPackage } from '../../lib/elastic/elastic-eng
 import { prepareElastic, shardBlobName } from '../../lib/elastic/elastic-package.js'
 import { ElasticExecutor, type RunPlan } from '../../lib/elastic/executor.js'
 import { profileElastic } from '../../lib/elastic/profile-elastic.js'
+import type { DeviceProfile } from '../../lib/elastic/device-profile.js'
 import { dequantizeReference } from '../../lib/elastic/quant-blob.js'
 import { readSafetensors } from '../../lib/elastic/safetensors.js'
 import { DeviceProfileError, LatencyTargetError } from '../../lib/errors.js'
@@ -159,6 +160,23 @@ t.test('engine: plans within the target, re-plans, classifies, and rejects bad i
   t.ok(smaller.modelledMs <= smaller.targetMs + 1e-9, 'the modelled time (embedding read included) is within T')
   t.equal(smaller.targetMs, 1.5 + 3 * 1.05)
   await t.rejects(ElasticEngine.open(pkgPath, { targetLatencyMs: 50, threads: 3, direct: false, seq }), DeviceProfileError, 'no profile for 3 threads')
+})
+
+t.test('online calibration: an optimistic profile is corrected by measured latencies', async (t) => {
+  const measured = (await readElasticPackage(pkgPath)).meta.deviceProfiles as DeviceProfile[]
+  const optimistic: DeviceProfile = { ...measured[0]!, compute: [{ seq, layerMs: [0, 0.002, 0.003, 0.004, 0.005], fixedMs: 0.002, embeddingIoMs: 0 }], readMsPerByte: 1e-9, readMsPerJob: 0.0001, calibration: { scale: 1, jitter: 1, runs: [] } }
+  const e = await ElasticEngine.open(pkgPath, { targetLatencyMs: 1, threads: 2, direct: false, seq, deviceProfile: optimistic })
+  t.teardown(() => e.close())
+  t.equal(e.stats().latencyFactor, 1)
+  const before = e.plan
+  for (let i = 0; i < 12; i++) await e.inferIds([2, 5, 6, 3])
+  const f = e.stats().latencyFactor
+  t.ok(f > 3, `measured / modelled ratio taken up: factor ${f.toFixed(1)}`)
+  t.ok(e.plan.depth * e.plan.width < before.depth * before.width || e.stats().targetAtRisk, `the plan shrank (${before.depth}x${before.width} -> ${e.plan.depth}x${e.plan.width}) or T is reported at risk`)
+  const fixed = await ElasticEngine.open(pkgPath, { targetLatencyMs: 1, threads: 2, direct: false, seq, deviceProfile: optimistic, adaptive: false })
+  for (let i = 0; i < 12; i++) await fixed.inferIds([2, 5, 6, 3])
+  t.equal(fixed.stats().latencyFactor, 1, 'adaptive: false keeps the profile as it is')
+  await fixed.close()
 })
 
 t.test('a device profile measured on other shards is stale', async (t) => {
