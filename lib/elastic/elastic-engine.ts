@@ -268,17 +268,17 @@ export class ElasticEngine {
 
   /**
    * Online calibration: after each inference, the 95th percentile q of the last 16 measured / modelled
-   * ratios (once there are 8) replaces the aim factor when it differs by more than 3% up or 10% down;
-   * the engine then re-plans (between inferences, in the queue).
+   * ratios (once there are 12) replaces the aim factor when it differs by more than 5% up or 15% down;
+   * the engine then re-plans (between inferences, in the queue; the window restarts).
    */
   private async observe(totalMs: number): Promise<void> {
     this.ratios.push(totalMs / this.current.modelledMs)
     if (this.ratios.length > 16) this.ratios.shift()
-    if (this.ratios.length < 8) return
+    if (this.ratios.length < 12) return
     const sorted = [...this.ratios].sort((a, b) => a - b)
     const q = sorted[Math.ceil(0.95 * sorted.length) - 1]!
     const now = this.factor ?? Math.max(1, this.jitter)
-    if (q <= now * 1.03 && q >= now * 0.9) return
+    if (q <= now * 1.05 && q >= now * 0.85) return
     const next = Math.max(1, q)
     if (next === now) return
     this.factor = next
@@ -292,7 +292,8 @@ export class ElasticEngine {
       this.atRisk = true
       return
     }
-    await this.applyPlan(plan)
+    // No warm-up run here: this re-plan already sits between the caller's inferences.
+    await this.live('re-plan').apply(toRunPlan(plan, this.seq))
     this.current = plan
   }
 
