@@ -7,6 +7,7 @@ import type { EncoderConfig } from '../../lib/elastic/encoder-config.js'
 import type { EncoderWeights } from '../../lib/elastic/encoder-weights.js'
 import { shardRows } from '../../lib/elastic/encoder-config.js'
 import { seededRandom } from '../../lib/cli/inputs.js'
+import { halfValue } from '../../lib/model/half.js'
 
 export interface TinyEncoderShape {
   hidden: number
@@ -80,7 +81,7 @@ export async function writeTinyEncoder(dir: string, shape: TinyEncoderShape = ti
       const g = Math.sqrt(-2 * Math.log(1 - r())) * Math.cos(2 * Math.PI * r())
       data[i] = offset + g * (scale / 2) * (r() < 0.002 ? 5 : 1)
     }
-    if (f16) for (let i = 0; i < n; i++) data[i] = halfBack(toHalf(data[i]!))
+    if (f16) for (let i = 0; i < n; i++) data[i] = halfValue(toHalf(data[i]!))
     tensors.set(name, { dims, data })
   }
   add('bert.embeddings.word_embeddings.weight', [V, H], 0.5)
@@ -131,14 +132,6 @@ export async function writeTinyEncoder(dir: string, shape: TinyEncoderShape = ti
   return tensors
 }
 
-function halfBack(h: number): number {
-  const sign = h & 0x8000 ? -1 : 1
-  const exp = (h >> 10) & 0x1f
-  const frac = h & 0x3ff
-  if (exp === 0) return sign * frac * 2 ** -24
-  if (exp === 31) return frac ? NaN : sign * Infinity
-  return sign * (1 + frac / 1024) * 2 ** (exp - 15)
-}
 
 export function safetensorsBytes(tensors: Map<string, { dims: number[]; data: Float32Array }>, f16: boolean): Uint8Array {
   const header: Record<string, unknown> = { __metadata__: { format: 'pt' } }

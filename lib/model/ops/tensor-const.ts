@@ -8,20 +8,11 @@ import type { Dim, Node, TensorData } from '../ir.js'
 import { info, type OpContext, type OpDef } from './op-def.js'
 import { input, knownDims, shapeError, unsupported, valueNeeded } from './op-util.js'
 import { foldable, isIntType, maxFoldedValues } from './tensor-util.js'
-
-/** IEEE half bits to a number. */
-function halfToNumber(h: number): number {
-  const sign = h & 0x8000 ? -1 : 1
-  const exp = (h >> 10) & 0x1f
-  const frac = h & 0x3ff
-  if (exp === 0) return sign * frac * 2 ** -24
-  if (exp === 31) return frac === 0 ? sign * Infinity : NaN
-  return sign * (1 + frac / 1024) * 2 ** (exp - 15)
-}
+import { halfValue } from '../half.js'
 
 /** The elements of a host tensor as numbers (int64 through Number; bool as 0/1; float16 decoded). */
 export function tensorNumbers(t: TensorData): number[] {
-  if (t.dtype === 'float16') return Array.from(t.data as Uint16Array, halfToNumber)
+  if (t.dtype === 'float16') return Array.from(t.data as Uint16Array, halfValue)
   return Array.from(t.data as ArrayLike<number | bigint>, (v) => Number(v))
 }
 

@@ -3,7 +3,8 @@
 
 let table: Float32Array | undefined
 
-function halfValue(h: number): number {
+/** The value of one IEEE binary16 bit pattern. */
+export function halfValue(h: number): number {
   const sign = h & 0x8000 ? -1 : 1
   const exp = (h >> 10) & 0x1f
   const frac = h & 0x3ff
