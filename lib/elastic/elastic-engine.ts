@@ -16,6 +16,7 @@ import {
   planLoadAndExec,
   planPreloadModel,
   planStdPL,
+  stagingWindow,
   type ElasticPlan,
   type ElasticPlanner,
   type ElasticProfile,
@@ -293,7 +294,7 @@ export class ElasticEngine {
       return
     }
     // No warm-up run here: this re-plan already sits between the caller's inferences.
-    await this.live('re-plan').apply(toRunPlan(plan, this.seq))
+    await this.live('re-plan').apply(this.runPlan(plan))
     this.current = plan
   }
 
@@ -332,8 +333,13 @@ export class ElasticEngine {
    */
   private async applyPlan(plan: ElasticPlan): Promise<void> {
     const x = this.live('plan')
-    await x.apply(toRunPlan(plan, this.seq))
+    await x.apply(this.runPlan(plan))
     await x.run([0, 0], { direct: false }, plan.schedule)
+  }
+
+  /** The executor's plan: the planner's shard versions and the smallest staging ring that keeps its timing. */
+  private runPlan(plan: ElasticPlan): RunPlan {
+    return { ...toRunPlan(plan, this.seq), window: stagingWindow(this.profile, plan) }
   }
 
   private makePlan(targetMs: number, preloadBytes: number): ElasticPlan {

@@ -39,6 +39,12 @@ export interface RunPlan {
   /** Per layer k < depth, per shard j < width. */
   readonly bits: ReadonlyArray<readonly number[]>
   readonly preloaded: ReadonlyArray<readonly boolean[]>
+  /**
+   * Staging slots (layers of staged shards held at once; default depth = all). With W < depth, IO job
+   * k waits until layer k - W has computed and reuses its slot (lib/plan/elastic/staging-window.ts
+   * picks the smallest W that does not delay the planned pipeline).
+   */
+  readonly window?: number
 }
 
 export interface RunTimes {
@@ -73,6 +79,7 @@ interface Applied {
   /** Per layer: [fileOffset, length, arenaOffset] triples of its IO job (empty: all preloaded). */
   readonly jobs: readonly Float64Array[]
   readonly jobBytes: readonly number[]
+  readonly window: number
   /** Op ranges: embeddings [0, layerBegin[0]), layer k [layerBegin[k], layerEnd[k]), head after. */
   readonly layerBegin: readonly number[]
   readonly layerEnd: readonly number[]
@@ -262,22 +269,35 @@ export class ElasticExecutor {
     const embeddingOffset = at
     const embeddingSlots = this.onDemand ? Math.min(plan.seq, Math.ceil(c.vocab / this.rowsPerPage)) : 0
     at += embeddingSlots * this.pagesPerRow * page
+    // Staging: a ring of `window` layer slots; layer l's staged shards go to slot l mod window, sized
+    // for the largest layer that uses it.
+    const window = Math.min(plan.depth, Math.max(1, plan.window ?? plan.depth))
     const stagingBegin = at
     const jobs: Float64Array[] = []
     const jobBytes: number[] = []
+    const slotBytes = new Array<number>(window).fill(0)
+    for (let l = 0; l < plan.depth; l++) {
+      let bytes = 0
+      for (let j = 0; j < plan.width; j++) if (!plan.preloaded[l]![j]) bytes += this.blob(l, j, plan.bits[l]![j]!).paddedLength
+      jobBytes.push(bytes)
+      slotBytes[l % window] = Math.max(slotBytes[l % window]!, bytes)
+    }
+    const slotAt: number[] = []
+    for (let w = 0; w < window; w++) {
+      slotAt.push(at)
+      at += slotBytes[w]!
+    }
     for (let l = 0; l < plan.depth; l++) {
       const r: number[] = []
-      let bytes = 0
+      let p = slotAt[l % window]!
       for (let j = 0; j < plan.width; j++) {
         if (plan.preloaded[l]![j]) continue
         const e = this.blob(l, j, plan.bits[l]![j]!)
-        where.set(blobName(l, j), { offset: at, entry: e })
-        r.push(e.offset, e.paddedLength, at)
-        bytes += e.paddedLength
-        at += e.paddedLength
+        where.set(blobName(l, j), { offset: p, entry: e })
+        r.push(e.offset, e.paddedLength, p)
+        p += e.paddedLength
       }
       jobs.push(new Float64Array(r))
-      jobBytes.push(bytes)
     }
     const stagingBytes = at - stagingBegin
     const activationBase = alignUp(at, page)
@@ -331,6 +351,7 @@ export class ElasticExecutor {
       activationBase,
       jobs,
       jobBytes,
+      window,
       layerBegin,
       layerEnd,
       embeddingOffset,
@@ -390,9 +411,14 @@ export class ElasticExecutor {
             embeddingIoMs = performance.now() - t0
           })
     const embeddingLoaded = chain
+    // Layer l's compute done: frees staging slot l mod window for IO job l + window.
+    const computed: Array<Promise<void>> = []
+    const settle: Array<() => void> = []
+    for (let l = 0; l < depth; l++) computed.push(new Promise<void>((resolve) => settle.push(resolve)))
     for (let l = 0; l < depth; l++) {
       const job = a.jobs[l]!
       chain = chain.then(async () => {
+        if (l >= a.window && job.length > 0) await computed[l - a.window]
         if (job.length > 0) {
           const r = await s.readFile(this.path, job, read)
           bytesRead += r.bytes
@@ -415,11 +441,13 @@ export class ElasticExecutor {
           cStart[l] = performance.now() - t0
           await run(a.layerBegin[l]!, a.layerEnd[l]!)
           cEnd[l] = performance.now() - t0
+          settle[l]!()
         }
         await run(a.layerEnd[depth - 1]!, a.ops)
       })()
       await Promise.all([compute, chain])
     } catch (err) {
+      for (const free of settle) free() // a failed compute must not leave IO waiting for a slot
       await chain.catch(() => undefined)
       throw fromNative(err, a.exec.opNodes)
     }

@@ -103,6 +103,15 @@ t.test('executor: sub-models match the float64 reference (exact and dequantized 
   t.same(Array.from(staged.logits), Array.from(pre.logits), 'staged reads give the same logits bit for bit')
   t.ok(staged.times.bytesRead > 0, 'the non-preloaded shards were read')
   for (let l = 0; l < L; l++) t.ok(staged.times.computeStartMs[l]! >= staged.times.ioEndMs[l]!, `layer ${l} computed after its IO job`)
+  await x.apply({ depth: L, width: M, seq, bits, preloaded: fill(false, L, M) })
+  const full = x.stats.stagingBytes
+  for (const window of [1, 2]) {
+    await x.apply({ depth: L, width: M, seq, bits, preloaded: fill(false, L, M), window })
+    const ring = await x.run(ids, { direct: true })
+    t.same(Array.from(ring.logits), Array.from(pre.logits), `a staging ring of ${window} layer(s) gives the same logits`)
+    t.ok(x.stats.stagingBytes < full, `ring of ${window}: ${x.stats.stagingBytes} staging bytes < ${full} for every layer staged`)
+    for (let l = window; l < L; l++) t.ok(ring.times.ioEndMs[l]! >= ring.times.computeEndMs[l - window]!, `IO job ${l} waited for layer ${l - window} to free its slot`)
+  }
 })
 
 t.test('on-demand word embeddings: same logits as a resident table, the table not resident', async (t) => {

@@ -4,6 +4,7 @@ export { planElastic, planCompute, minimumTargetMs, type SubModel } from './elas
 export { planLoadAndExec, planStdPL, planPreloadModel } from './baselines.js'
 export { checkAIB } from './aib.js'
 export { simulatePipeline, pipelineTimeline } from './simulate.js'
+export { stagingWindow, windowedMakespan } from './staging-window.js'
 export { LatencyTargetError } from '../../errors.js'
 export type {
   AibCheck,
