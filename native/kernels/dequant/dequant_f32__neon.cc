@@ -8,6 +8,7 @@
 
 #include "common/macros.h"
 #include "kernels/dequant/dequant.h"
+#include "kernels/dequant/dequant_bits.h"
 
 namespace flexpipe {
 
@@ -100,22 +101,7 @@ void run(const uint8_t* packed, const float* centroids, int64_t begin, int64_t e
 void dequant_f32__neon(const uint8_t* packed, int bits, const float* centroids, int64_t begin, int64_t end,
                        float* out) {
     FLEXPIPE_DCHECK(bits >= 2 && bits <= 8 && begin >= 0 && begin <= end);
-    switch (bits) {
-        case 2:
-            return run<2>(packed, centroids, begin, end, out);
-        case 3:
-            return run<3>(packed, centroids, begin, end, out);
-        case 4:
-            return run<4>(packed, centroids, begin, end, out);
-        case 5:
-            return run<5>(packed, centroids, begin, end, out);
-        case 6:
-            return run<6>(packed, centroids, begin, end, out);
-        case 7:
-            return run<7>(packed, centroids, begin, end, out);
-        default:
-            return run<8>(packed, centroids, begin, end, out);
-    }
+    with_dequant_bits(bits, [&](auto k) { run<decltype(k)::value>(packed, centroids, begin, end, out); });
 }
 
 }  // namespace flexpipe
