@@ -33,6 +33,7 @@ SessionWrap::SessionWrap(const Napi::CallbackInfo& info) : Napi::ObjectWrap<Sess
         throw Napi::RangeError::New(info.Env(), "io: expected 'auto', 'uring' or 'pread', got '" + io + "'");
     }
     session_ = std::make_unique<Session>(threads, io);
+    lane_ = std::make_unique<ComputeLane>();
 }
 
 void SessionWrap::check_alive(Napi::Env env, const char* what) {
@@ -124,7 +125,7 @@ Napi::Value SessionWrap::run(const Napi::CallbackInfo& info) {
     try {
         const auto id = static_cast<int32_t>(integer_arg(info[0], 0, INT32_MAX, "program"));
         const auto base = static_cast<uint64_t>(integer_arg(info[1], 0, max_offset, "activationBase"));
-        auto worker = std::make_unique<RunWorker>(info.Env(), &compute_busy_, session_.get(), id, base);
+        auto worker = std::make_unique<RunWorker>(info.Env(), &compute_busy_, session_.get(), lane_.get(), id, base);
         worker->collect(info.This(), info[2], info[3]);  // pins the arrays; validates ids and sizes
         worker->set_range(info[5], info[6]);             // validates 0 <= opBegin <= opEnd <= op count
         if (!info[4].IsUndefined() && !info[4].IsBoolean()) throw Napi::TypeError::New(info.Env(), "profile: expected a boolean");
@@ -179,6 +180,7 @@ Napi::Value SessionWrap::dispose(const Napi::CallbackInfo& info) {
     if (!session_) return info.Env().Undefined();
     check_usable(info.Env(), "dispose", Lane::none);
     session_.reset();
+    lane_.reset();  // joins the compute thread (idle: no run is in flight)
     return info.Env().Undefined();
 }
 

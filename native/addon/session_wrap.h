@@ -7,6 +7,7 @@
 #include <atomic>
 #include <memory>
 
+#include "runtime/compute_lane.h"
 #include "runtime/session.h"
 
 namespace flexpipe {
@@ -39,6 +40,8 @@ class SessionWrap : public Napi::ObjectWrap<SessionWrap> {
     std::atomic<bool>* lane_flag(Lane lane) { return lane == Lane::compute ? &compute_busy_ : &load_busy_; }
 
     std::unique_ptr<Session> session_;
+    // Every run of the session executes on this one thread (runtime/compute_lane.h says why).
+    std::unique_ptr<ComputeLane> lane_;
     std::atomic<bool> compute_busy_{false};
     std::atomic<bool> load_busy_{false};
 };

@@ -7,14 +7,17 @@
 #include <vector>
 
 #include "addon/workers/status_worker.h"
+#include "runtime/compute_lane.h"
 #include "runtime/session.h"
 
 namespace flexpipe {
 
 class RunWorker final : public StatusWorker {
   public:
-    RunWorker(Napi::Env env, std::atomic<bool>* busy, Session* session, int32_t program, uint64_t activation_base)
-        : StatusWorker(env, busy), session_(session), program_(program), activation_base_(activation_base) {}
+    // The run executes on `lane` (the session's one compute thread); this worker's pool thread waits.
+    RunWorker(Napi::Env env, std::atomic<bool>* busy, Session* session, ComputeLane* lane, int32_t program,
+              uint64_t activation_base)
+        : StatusWorker(env, busy), session_(session), lane_(lane), program_(program), activation_base_(activation_base) {}
 
     // Reads [tensorId, TypedArray] pairs, keeps references to the arrays, and validates sizes.
     void collect(const Napi::Value& owner, const Napi::Value& inputs, const Napi::Value& outputs);
@@ -29,7 +32,9 @@ class RunWorker final : public StatusWorker {
     }
 
   protected:
-    Status work() override {
+    Status work() override { return lane_->run(&RunWorker::run_on_lane, this); }
+    static Status run_on_lane(void* self) { return static_cast<RunWorker*>(self)->run_program(); }
+    Status run_program() {
         return session_->run(program_, activation_base_, inputs_.data(), inputs_.size(), outputs_.data(),
                              outputs_.size(), op_begin_, op_end_, profile_ ? op_ms_.data() : nullptr);
     }
@@ -45,6 +50,7 @@ class RunWorker final : public StatusWorker {
     void collect_list(const Napi::Value& list, const char* what, std::vector<HostBuffer>* out);
 
     Session* session_;
+    ComputeLane* lane_;
     int32_t program_;
     uint64_t activation_base_;
     size_t op_begin_ = 0, op_end_ = 0;

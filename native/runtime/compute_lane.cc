@@ -1,0 +1,52 @@
+// SPDX-License-Identifier: Apache-2.0
+// ComputeLane: the handoff between a pool thread and the session's one compute thread.
+#include "runtime/compute_lane.h"
+
+#include <utility>
+
+namespace flexpipe {
+
+ComputeLane::ComputeLane() : thread_([this] { loop(); }) {}
+
+ComputeLane::~ComputeLane() {
+    {
+        std::lock_guard<std::mutex> lock(mutex_);
+        stop_ = true;
+    }
+    wake_.notify_one();
+    thread_.join();
+}
+
+Status ComputeLane::run(Task task, void* context) {
+    std::unique_lock<std::mutex> lock(mutex_);
+    task_ = task;
+    context_ = context;
+    finished_ = false;
+    wake_.notify_one();
+    done_.wait(lock, [this] { return finished_; });
+    return std::move(result_);
+}
+
+void ComputeLane::loop() {
+    std::unique_lock<std::mutex> lock(mutex_);
+    for (;;) {
+        wake_.wait(lock, [this] { return stop_ || task_ != nullptr; });
+        if (task_ == nullptr) return;  // stop, nothing pending
+        Task task = task_;
+        void* context = context_;
+        task_ = nullptr;
+        lock.unlock();
+        Status s;
+        try {
+            s = task(context);
+        } catch (...) {  // a task must return a Status; never let an exception end the process
+            s = Status::error(StatusCode::internal, "failed to run a computation: an unexpected C++ exception escaped it");
+        }
+        lock.lock();
+        result_ = std::move(s);
+        finished_ = true;
+        done_.notify_one();
+    }
+}
+
+}  // namespace flexpipe
