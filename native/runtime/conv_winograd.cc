@@ -85,19 +85,16 @@ void conv_winograd(const ConvKernels& k, ConvAlgo a, const ConvShape& s, const C
         b.t0 = t0;
         b.nt = g.tiles - t0 < g.block ? g.tiles - t0 : g.block;
         parallel_for(b.nt * groups_c, threads, [&](int64_t i0, int64_t i1) { input_stage(b, i0, i1); });
-        // Items (panel, tile range): split tiles only when panels alone cannot feed every thread.
+        // Items (panel, tile range), taken from a shared counter: split tiles only when panels alone
+        // cannot give every thread chunks_per_thread items.
         const int64_t q = (b.nt + winograd_mr - 1) / winograd_mr;
-        int64_t ranges = g.panels >= threads ? 1 : (threads + g.panels - 1) / g.panels;
+        const int64_t want = static_cast<int64_t>(threads) * chunks_per_thread;
+        int64_t ranges = threads == 1 || g.panels >= want ? 1 : (want + g.panels - 1) / g.panels;
         if (ranges > q) ranges = q;
         const int64_t items = g.panels * ranges;
-        const int64_t workers = items < threads ? items : threads;
-        parallel_for(workers, static_cast<int>(workers), [&](int64_t w0, int64_t w1) {
-            for (int64_t id = w0; id < w1; ++id) {
-                for (int64_t it = items * id / workers; it < items * (id + 1) / workers; ++it) {
-                    const int64_t p = it / ranges, r = it % ranges;
-                    panel_stage(b, p, q * r / ranges, q * (r + 1) / ranges, mw + id * g.mw_floats);
-                }
-            }
+        parallel_items(items, threads, [&](int64_t it, int slot) {
+            const int64_t p = it / ranges, r = it % ranges;
+            panel_stage(b, p, q * r / ranges, q * (r + 1) / ranges, mw + slot * g.mw_floats);
         });
     }
 }

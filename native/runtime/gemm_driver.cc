@@ -24,7 +24,7 @@ struct Plan {
     GemmPackedB b;          // packed operand (the caller's, or the workspace copy of raw B)
     int64_t kc, kblocks;    // balanced k-blocks: kblocks * kc >= k, kc <= g.kc
     int64_t q0, q1;         // panels of b covering [n0, n1)
-    int tm, tn;             // thread grid: tm row groups x tn column groups
+    int tm, tn;             // rectangle grid: tm row groups x tn column groups
 };
 
 int64_t kblocks_of(const GemmKernels& g, int64_t k) { return std::max<int64_t>(1, ceil_div(k, g.kc)); }
@@ -42,7 +42,7 @@ size_t thread_bytes(const GemmKernels& g, const GemmProblem& p) {
            align_up(static_cast<size_t>(g.mr) * g.nr * sizeof(float), 64);
 }
 
-// Thread grid tm x tn = threads minimising the cost of the largest sub-rectangle, per k step in
+// Grid tm x tn = items (rectangles) minimising the cost of the largest sub-rectangle, per k step in
 // FMA-equivalents: its multiply-adds (rows x cols), packing its A rows once per nc columns (~1 cycle
 // = 16 FMAs per element) and streaming its B columns from L3 once per mc rows (~4 FMAs per
 // element). Small M (BERT's 128 rows) splits N, so each thread reads half the weights; large M
@@ -197,24 +197,28 @@ Status gemm_run(const GemmKernels& g, const GemmProblem& p, void* ws, size_t ws_
     x.q0 = (p.n0 - x.b.n_begin) / g.nr;
     x.q1 = ceil_div(p.n1 - x.b.n_begin, g.nr);
     const int64_t row_units = ceil_div(rows, g.mr);
-    t = static_cast<int>(std::min<int64_t>(t, row_units * (x.q1 - x.q0)));
-    choose_grid(x, t);
+    const int64_t units = row_units * (x.q1 - x.q0);
+    t = static_cast<int>(std::min<int64_t>(t, units));
+    // A grid of rectangles, chunks_per_thread per thread when the problem has that many tile units
+    // and each keeps min_fmas_per_thread of work: threads take them from a shared counter, so a slow
+    // core costs its share of rectangles, not a whole 1/t of the product.
+    int64_t items = t;
+    if (t > 1) items = std::max<int64_t>(t, std::min({units, t * chunks_per_thread, fmas / min_fmas_per_thread}));
+    choose_grid(x, static_cast<int>(items));
     const size_t per_thread = thread_bytes(g, p);
     const size_t a_bytes = per_thread - align_up(static_cast<size_t>(g.mr) * g.nr * sizeof(float), 64);
-    parallel_for(t, t, [&](int64_t id0, int64_t id1) {
-        for (int64_t id = id0; id < id1; ++id) {
-            const int64_t ti = id / x.tn, tj = id % x.tn;
-            const int64_t ua = row_units * ti / x.tm, ub = row_units * (ti + 1) / x.tm;
-            const int64_t r0 = p.m0 + ua * g.mr, r1 = std::min(p.m1, p.m0 + ub * g.mr);
-            const int64_t cu = x.q1 - x.q0;
-            const int64_t qa = x.q0 + cu * tj / x.tn, qb = x.q0 + cu * (tj + 1) / x.tn;
-            const int64_t c0 = std::max(p.n0, x.b.n_begin + qa * g.nr);
-            const int64_t c1 = std::min(p.n1, x.b.n_begin + qb * g.nr);
-            if (r0 >= r1 || c0 >= c1) continue;
-            float* abuf = reinterpret_cast<float*>(base + static_cast<size_t>(id) * per_thread);
-            float* tile = reinterpret_cast<float*>(base + static_cast<size_t>(id) * per_thread + a_bytes);
-            run_rect(x, r0, r1, qa, qb, c0, c1, abuf, tile);
-        }
+    parallel_items(static_cast<int64_t>(x.tm) * x.tn, t, [&](int64_t id, int slot) {
+        const int64_t ti = id / x.tn, tj = id % x.tn;
+        const int64_t ua = row_units * ti / x.tm, ub = row_units * (ti + 1) / x.tm;
+        const int64_t r0 = p.m0 + ua * g.mr, r1 = std::min(p.m1, p.m0 + ub * g.mr);
+        const int64_t cu = x.q1 - x.q0;
+        const int64_t qa = x.q0 + cu * tj / x.tn, qb = x.q0 + cu * (tj + 1) / x.tn;
+        const int64_t c0 = std::max(p.n0, x.b.n_begin + qa * g.nr);
+        const int64_t c1 = std::min(p.n1, x.b.n_begin + qb * g.nr);
+        if (r0 >= r1 || c0 >= c1) return;
+        float* abuf = reinterpret_cast<float*>(base + static_cast<size_t>(slot) * per_thread);
+        float* tile = reinterpret_cast<float*>(base + static_cast<size_t>(slot) * per_thread + a_bytes);
+        run_rect(x, r0, r1, qa, qb, c0, c1, abuf, tile);
     });
     return Status::ok();
 }

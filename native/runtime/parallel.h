@@ -1,11 +1,12 @@
 // SPDX-License-Identifier: Apache-2.0
 // The only place that uses OpenMP: split an index range over threads.
 //
-// Kernels are single-threaded; ops and the runtime call parallel_for to spread independent
-// work items (output channels, rows, batches) over `threads` OpenMP threads. With threads <= 1
-// or a build without OpenMP the loop runs inline.
+// Kernels are single-threaded; ops and the runtime call parallel_for / parallel_items to spread
+// independent work items (output channels, rows, batches, GEMM rectangles) over `threads` OpenMP
+// threads. With threads <= 1 or a build without OpenMP the loop runs inline.
 #pragma once
 
+#include <atomic>
 #include <cstdint>
 
 #ifdef _OPENMP
@@ -14,26 +15,48 @@
 
 namespace flexpipe {
 
-// Calls fn(begin, end) on disjoint chunks covering [0, n); chunks are contiguous and static.
+// Work is handed out from a shared counter, not split into one fixed share per thread: on a machine
+// where one core is slower (a busy SMT sibling, a vCPU that the host preempts) a static split waits
+// for the slowest share, while here the other threads simply take more of the work.
+constexpr int64_t chunks_per_thread = 4;
+
+// Calls fn(i, slot) once for every item i in [0, n), on up to `threads` OpenMP threads that take
+// items in order from a shared counter. slot in [0, threads) names the calling thread: calls with
+// the same slot never overlap, so per-slot scratch needs no locking.
 template <typename Fn>
-void parallel_for(int64_t n, int threads, Fn&& fn) {
+void parallel_items(int64_t n, int threads, Fn&& fn) {
     if (n <= 0) return;
 #ifdef _OPENMP
     if (threads > 1 && n > 1) {
         const int t = static_cast<int>(threads < n ? threads : n);
+        std::atomic<int64_t> next{0};
 #pragma omp parallel num_threads(t)
         {
-            const int id = omp_get_thread_num();
-            const int nt = omp_get_num_threads();
-            const int64_t begin = n * id / nt;
-            const int64_t end = n * (id + 1) / nt;
-            if (begin < end) fn(begin, end);
+            const int slot = omp_get_thread_num();
+            for (int64_t i = next.fetch_add(1, std::memory_order_relaxed); i < n;
+                 i = next.fetch_add(1, std::memory_order_relaxed))
+                fn(i, slot);
         }
         return;
     }
 #else
     (void)threads;
 #endif
+    for (int64_t i = 0; i < n; ++i) fn(i, 0);
+}
+
+// Calls fn(begin, end) on disjoint contiguous chunks covering [0, n): chunks_per_thread chunks per
+// thread (fewer when n is small), taken from a shared counter by up to `threads` threads. With
+// threads <= 1 or a build without OpenMP it is one inline call fn(0, n).
+template <typename Fn>
+void parallel_for(int64_t n, int threads, Fn&& fn) {
+    if (n <= 0) return;
+    if (threads > 1 && n > 1) {
+        const int64_t want = static_cast<int64_t>(threads) * chunks_per_thread;
+        const int64_t chunks = want < n ? want : n;
+        parallel_items(chunks, threads, [&](int64_t c, int) { fn(n * c / chunks, n * (c + 1) / chunks); });
+        return;
+    }
     fn(int64_t{0}, n);
 }
 
