@@ -23,7 +23,7 @@ export interface BenchOptions {
 }
 
 /** T as a fraction of the full model's compute F = fixedMs + L * layerMs[M] on this machine. */
-export const targetFactors: Readonly<Record<string, number>> = { tight: 0.35, medium: 0.6, loose: 1.2 }
+export const targetFactors: Readonly<Record<string, number>> = { tight: 0.55, medium: 0.8, loose: 1.2 }
 
 function list(name: string, env: string, fallback: string): string[] {
   return (option(name, env) ?? fallback).split(',').map((s) => s.trim()).filter(Boolean)

@@ -24,6 +24,7 @@ import {
 } from '../plan/elastic/index.js'
 import { SerialQueue } from '../runtime/serial-queue.js'
 import { computeFor, findDeviceProfile, plannerProfile, profileKey, type DeviceProfile } from './device-profile.js'
+import { onlineCalibration, replanFactor } from './online-calibration.js'
 import { parseEncoderConfig, type EncoderConfig } from './encoder-config.js'
 import { ElasticExecutor, type RunPlan, type RunTimes } from './executor.js'
 import { TextEncoder } from './tokenize.js'
@@ -53,8 +54,9 @@ export interface ElasticOpenOptions {
   readonly deviceProfile?: DeviceProfile
   /**
    * Keep the latency promise honest at run time (default true): the engine tracks measured / modelled
-   * time of its recent inferences and, when their 95th percentile would put inferences past 1.05 T (or
-   * leaves much room), re-plans with that ratio in place of the profile's calibration jitter.
+   * time of its recent inferences (recent median x p95/median spread, online-calibration.ts) and, when
+   * that would put inferences past 1.05 T (or leaves much room), re-plans with it in place of the
+   * profile's calibration jitter.
    */
   readonly adaptive?: boolean
 }
@@ -257,33 +259,33 @@ export class ElasticEngine {
     }
     return this.queue.push(async () => {
       const r = await this.live('infer').run(ids, { direct: this.opts.direct, ...(this.opts.bandwidth ? { bandwidth: this.opts.bandwidth } : {}) }, this.current.schedule)
-      if (this.opts.adaptive !== false) await this.observe(r.times.totalMs)
+      if (this.opts.adaptive !== false) this.observe(r.times.totalMs)
       return r
     })
   }
 
-  /** The ratio the plan aims with (T * 1.05 / factor), and the recent measured / modelled ratios. */
+  /** The factor the plan aims with (T * 1.05 / factor), and the recent measured / modelled ratios. */
   private factor: number | undefined
   private readonly ratios: number[] = []
+  private sinceReplan = 0
   private atRisk = false
 
   /**
-   * Online calibration: after each inference, the 95th percentile q of the last 16 measured / modelled
-   * ratios (once there are 12) replaces the aim factor when it differs by more than 5% up or 15% down;
-   * the engine then re-plans (between inferences, in the queue; the window restarts).
+   * Online calibration (online-calibration.ts): after each inference, its measured / modelled ratio
+   * joins the window; when the factor it gives (recent median x spread) leaves the hysteresis band,
+   * the engine re-plans. The new plan is applied by a task queued behind this inference, so the
+   * caller's promise does not wait for it (the next queued call does). Ratios stay in the window
+   * across re-plans: each was taken against the plan it ran.
    */
-  private async observe(totalMs: number): Promise<void> {
+  private observe(totalMs: number): void {
     this.ratios.push(totalMs / this.current.modelledMs)
-    if (this.ratios.length > 16) this.ratios.shift()
-    if (this.ratios.length < 12) return
-    const sorted = [...this.ratios].sort((a, b) => a - b)
-    const q = sorted[Math.ceil(0.95 * sorted.length) - 1]!
+    if (this.ratios.length > onlineCalibration.spreadWindow) this.ratios.shift()
+    this.sinceReplan++
     const now = this.factor ?? Math.max(1, this.jitter)
-    if (q <= now * 1.05 && q >= now * 0.85) return
-    const next = Math.max(1, q)
-    if (next === now) return
+    const next = replanFactor(this.ratios, now, this.sinceReplan)
+    if (next === undefined) return
     this.factor = next
-    this.ratios.length = 0
+    this.sinceReplan = 0
     let plan: ElasticPlan
     try {
       plan = this.makePlan(this.target, this.preload)
@@ -293,9 +295,22 @@ export class ElasticEngine {
       this.atRisk = true
       return
     }
-    // No warm-up run here: this re-plan already sits between the caller's inferences.
-    await this.live('re-plan').apply(this.runPlan(plan))
-    this.current = plan
+    if (sameShards(plan, this.current)) {
+      this.current = plan
+      return
+    }
+    // Queued now, so it runs before any inference the caller starts after this one returns.
+    void this.queue
+      .push(async () => {
+        await this.applyPlan(plan)
+        this.current = plan
+      })
+      .catch(() => undefined) // the plan in force stays; the next inference reports a broken session
+  }
+
+  /** Resolves once every queued inference and re-plan has finished. */
+  settled(): Promise<void> {
+    return this.queue.idle()
   }
 
   stats(): ElasticStats {
@@ -369,6 +384,12 @@ export class ElasticEngine {
     if (this.x === undefined) throw new DisposedError(what)
     return this.x
   }
+}
+
+/** Same sub-model, shard versions and preload set (the executor would run the same thing). */
+function sameShards(a: ElasticPlan, b: ElasticPlan): boolean {
+  if (a.depth !== b.depth || a.width !== b.width) return false
+  return a.shards.every((row, k) => row.every((s, j) => s.bits === b.shards[k]![j]!.bits && s.preloaded === b.shards[k]![j]!.preloaded))
 }
 
 function layerOrder(c: EncoderConfig): ShardRef[] {

@@ -179,6 +179,7 @@ t.test('online calibration: an optimistic profile is corrected by measured laten
   t.equal(e.stats().latencyFactor, 1)
   const before = e.plan
   for (let i = 0; i < 12; i++) await e.inferIds([2, 5, 6, 3])
+  await e.settled() // the re-plan runs as its own queued task
   const f = e.stats().latencyFactor
   t.ok(f > 3, `measured / modelled ratio taken up: factor ${f.toFixed(1)}`)
   const after = e.plan

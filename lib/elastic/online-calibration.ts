@@ -1,0 +1,63 @@
+// SPDX-License-Identifier: Apache-2.0
+// Online calibration of an elastic engine's latency model: from the measured / modelled time of its
+// recent inferences, the factor its planner should allow for so that 95% of inferences finish
+// within 1.05 T (the planner aims at T * 1.05 / factor).
+//
+// The two things that move the ratio are kept apart. The machine's speed drifts (on a shared VM here
+// the same layer took 1.2 ms and 2.7 ms a few minutes apart): that is the *scale*, the median of the
+// last `scaleWindow` ratios, which follows a drift within a few inferences and ignores single
+// spikes. Inferences also jitter around that scale: the *spread*, the p95 over the longer
+// `spreadWindow` of each ratio divided by the scale at its time (so a drift inside the window is not
+// counted as jitter). factor = scale x spread. A p95 of raw ratios over a short window instead is one
+// or two outliers, and re-planning on it swings the plan between too large and too small.
+
+export interface OnlineCalibration {
+  /** Ratios kept (the spread window). */
+  readonly spreadWindow: number
+  /** The most recent ratios the scale is the median of. */
+  readonly scaleWindow: number
+  /** Ratios before each one whose median it is divided by for the spread (short: a drift passes in a few). */
+  readonly detrendWindow: number
+  /** Fewest ratios before a factor is proposed. */
+  readonly minSamples: number
+  /** Inferences between re-plans. */
+  readonly minInterval: number
+  /** Re-plan when the factor rises above now * up or falls below now * down. */
+  readonly up: number
+  readonly down: number
+}
+
+export const onlineCalibration: OnlineCalibration = { spreadWindow: 48, scaleWindow: 16, detrendWindow: 5, minSamples: 12, minInterval: 8, up: 1.07, down: 0.88 }
+
+function quantile(sorted: readonly number[], q: number): number {
+  return sorted[Math.min(sorted.length - 1, Math.max(0, Math.ceil(q * sorted.length) - 1))]!
+}
+
+/** scale x spread of the ratios (oldest first), at least 1; undefined with fewer than minSamples. */
+export function latencyFactor(ratios: readonly number[], c: OnlineCalibration = onlineCalibration): number | undefined {
+  if (ratios.length < c.minSamples) return undefined
+  const medianOf = (end: number, n: number): number => median(ratios.slice(Math.max(0, end - n), end))
+  const first = Math.max(0, ratios.length - c.spreadWindow)
+  const relative: number[] = []
+  for (let i = first; i < ratios.length; i++) relative.push(ratios[i]! / medianOf(i + 1, c.detrendWindow))
+  relative.sort((a, b) => a - b)
+  const spread = Math.max(1, quantile(relative, 0.95))
+  return Math.max(1, medianOf(ratios.length, c.scaleWindow) * spread)
+}
+
+function median(xs: readonly number[]): number {
+  const s = [...xs].sort((a, b) => a - b)
+  const n = s.length
+  return n % 2 === 1 ? s[(n - 1) / 2]! : (s[n / 2 - 1]! + s[n / 2]!) / 2
+}
+
+/**
+ * The factor to re-plan with, or undefined to keep the plan: only after minInterval inferences
+ * since the last re-plan, and only when the factor left [now * down, now * up].
+ */
+export function replanFactor(ratios: readonly number[], now: number, sinceReplan: number, c: OnlineCalibration = onlineCalibration): number | undefined {
+  if (sinceReplan < c.minInterval) return undefined
+  const next = latencyFactor(ratios, c)
+  if (next === undefined || (next <= now * c.up && next >= now * c.down)) return undefined
+  return next
+}

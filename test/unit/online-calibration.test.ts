@@ -1,0 +1,45 @@
+// SPDX-License-Identifier: Apache-2.0
+// The online latency factor of elastic engines: recent median x spread, and when it triggers a re-plan.
+import t from 'tap'
+import { latencyFactor, onlineCalibration, replanFactor } from '../../lib/elastic/online-calibration.js'
+
+/** Deterministic pseudo-random ratios around `scale` with a spread of about +-`jitter`. */
+function ratios(n: number, scale: number, jitter: number, seed = 1): number[] {
+  let x = seed
+  const out: number[] = []
+  for (let i = 0; i < n; i++) {
+    x = (x * 1103515245 + 12345) % 2147483648
+    out.push(scale * (1 + jitter * (x / 2147483648 - 0.5)))
+  }
+  return out
+}
+
+t.test('no factor before minSamples ratios; never below 1', async (t) => {
+  t.equal(latencyFactor(ratios(onlineCalibration.minSamples - 1, 2, 0.1)), undefined)
+  t.equal(latencyFactor(ratios(onlineCalibration.minSamples, 0.5, 0.01)), 1, 'a pessimistic profile (ratio 0.5) does not make the planner aim past 1.05 T')
+})
+
+t.test('steady ratios: the factor covers their p95 and wastes little', async (t) => {
+  for (const [scale, jitter] of [[1.3, 0.2], [0.9, 0.4], [2, 0.05]] as const) {
+    const rs = ratios(48, scale, jitter, 5)
+    const f = latencyFactor(rs)!
+    const sorted = [...rs].sort((a, b) => a - b)
+    const p95 = sorted[Math.ceil(0.95 * sorted.length) - 1]!
+    t.ok(f >= Math.max(1, p95) * 0.99 && f <= Math.max(1, p95) * 1.1, `scale ${scale} +-${jitter / 2}: factor ${f.toFixed(3)} vs the window's p95 ${p95.toFixed(3)}`)
+  }
+})
+
+t.test('one spike does not move the factor much; a drift of the machine does', async (t) => {
+  const base = ratios(48, 1.2, 0.1)
+  const f0 = latencyFactor(base)!
+  const spiked = [...base.slice(1), 6]
+  t.ok(latencyFactor(spiked)! < f0 * 1.07, `one 6x outlier: ${latencyFactor(spiked)!.toFixed(3)} vs ${f0.toFixed(3)} (inside the hysteresis band, no re-plan)`)
+  const drifted = [...base.slice(16), ...ratios(16, 2.0, 0.1, 7)]
+  const fd = latencyFactor(drifted)!
+  t.ok(fd > 2 && fd < 2 * 1.05 * 1.2, `16 inferences at 2.0 (+-5%) after 1.2: factor ${fd.toFixed(3)} (was ${f0.toFixed(3)}); the drift is not counted as jitter`)
+  t.not(replanFactor(drifted, f0, onlineCalibration.minInterval), undefined, 'a drift re-plans')
+  t.equal(replanFactor(spiked, f0, onlineCalibration.minInterval), undefined, 'a spike does not')
+  t.equal(replanFactor(drifted, f0, onlineCalibration.minInterval - 1), undefined, 'not sooner than minInterval inferences after a re-plan')
+  const faster = [...base.slice(16), ...ratios(16, 0.8, 0.05, 3)]
+  t.ok(replanFactor(faster, f0, onlineCalibration.minInterval)! < f0, 'a faster machine re-plans for a larger sub-model')
+})
