@@ -44,6 +44,14 @@ export interface DeviceProfile {
   /** IO delay of one shard per bitwidth (its layer job's median / shards): the seed's IO(b). */
   readonly shardReadMs: Readonly<Record<string, number>>
   /**
+   * The same line through the 95th percentiles of the job times. The planner models IO with it:
+   * storage is the noisiest part of an inference (here p95/median 1.25 for fp32 full-model runs
+   * against 1.09 at 6 bits), so planning IO at its p95 keeps the IO lane from being the tail, and the
+   * IO planner does not buy fp32 shards (no more accurate than 6-bit ones) with bandwidth it only has
+   * at the median. Absent in older profiles (the median line is used).
+   */
+  readonly readP95?: { readonly msPerByte: number; readonly msPerJob: number; readonly samples: ReadonlyArray<readonly [number, number]> }
+  /**
    * How real pipelined inferences compare with what the figures above model (IO and compute slow each
    * other down when they overlap; the machine jitters): `scale` = measured median / modelled time, the
    * largest over an IO-heavy (fp32) and a light (6-bit) full-model run; `jitter` = p95 / median of
@@ -104,6 +112,7 @@ export function plannerProfile(
   const comp = computeFor(device, seq)
   if (comp === undefined) throw new ArgumentError(`the device profile has no compute figures for sequence length ${seq} (it has ${device.compute.map((c) => c.seq).join(', ')})`)
   const k = calibrated ? (device.calibration?.scale ?? 1) : 1
+  const p95 = calibrated && device.readP95 !== undefined
   const shardBytes = Array.from({ length: config.layers }, (_, l) =>
     Array.from({ length: config.heads }, (_, h) => bitwidths.map((b) => blobs.get(`L${l}.S${h}.b${b}`)?.paddedLength ?? 0)),
   )
@@ -112,8 +121,8 @@ export function plannerProfile(
     shardsPerLayer: config.heads,
     bitwidths,
     shardBytes,
-    readMsPerByte: device.readMsPerByte * k,
-    readMsPerJob: device.readMsPerJob * k,
+    readMsPerByte: (p95 ? Math.max(device.readP95!.msPerByte, device.readMsPerByte) : device.readMsPerByte) * k,
+    readMsPerJob: (p95 ? Math.max(device.readP95!.msPerJob, device.readMsPerJob) : device.readMsPerJob) * k,
     layerComputeMs: comp.layerMs.map((v) => v * k),
     fixedMs: comp.fixedMs * k,
   }
@@ -182,6 +191,7 @@ export async function measureDeviceProfile(
   // the (bytes, ms) medians gives the per-job and per-byte delays the planner uses.
   const samples: Array<[number, number]> = []
   const shardMs: Record<string, number> = {}
+  const samplesP95: Array<[number, number]> = []
   for (const bits of x.bitwidths) {
     const plan: RunPlan = {
       depth: L,
@@ -193,7 +203,7 @@ export async function measureDeviceProfile(
     await x.apply(plan)
     const ms: number[] = []
     let bytes = 0
-    for (let r = 0; r < Math.max(2, Math.ceil(o.repeats / 3)); r++) {
+    for (let r = 0; r < Math.max(5, o.repeats); r++) {
       for (let l = 0; l < L; l++) {
         const t = await x.timeJob(l, { direct: o.direct, ...(o.bandwidth ? { bandwidth: o.bandwidth } : {}) })
         ms.push(t.ms)
@@ -202,16 +212,13 @@ export async function measureDeviceProfile(
     }
     samples.push([bytes, median(ms)])
     shardMs[bits] = median(ms) / M
+    const sorted = [...ms].sort((a, b) => a - b)
+    samplesP95.push([bytes, sorted[Math.min(sorted.length - 1, Math.ceil(0.95 * sorted.length) - 1)]!])
     o.onProgress?.(++done, total, `IO ${bits === 32 ? 'fp32' : `${bits}-bit`} shards`)
   }
-  const n = samples.length
-  const mb = samples.reduce((a, [b]) => a + b, 0) / n
-  const mt = samples.reduce((a, [, t]) => a + t, 0) / n
-  const sxx = samples.reduce((a, [b]) => a + (b - mb) ** 2, 0)
-  const sxy = samples.reduce((a, [b, t]) => a + (b - mb) * (t - mt), 0)
-  const perByte = sxx > 0 ? Math.max(0, sxy / sxx) : mt / Math.max(1, mb)
-  const perJob = Math.max(0, mt - perByte * mb)
-  const uncalibrated: DeviceProfile = { key, created: new Date().toISOString(), compute, readMsPerByte: perByte, readMsPerJob: perJob, readSamples: samples, shardReadMs: shardMs, calibration: { scale: 1, jitter: 1, runs: [] } }
+  const line = fitLine(samples)
+  const lineP95 = fitLine(samplesP95)
+  const uncalibrated: DeviceProfile = { key, created: new Date().toISOString(), compute, readMsPerByte: line.msPerByte, readMsPerJob: line.msPerJob, readSamples: samples, shardReadMs: shardMs, readP95: { ...lineP95, samples: samplesP95 }, calibration: { scale: 1, jitter: 1, runs: [] } }
   // Calibration: whole pipelined inferences of the full model, every shard read, at the largest bucket.
   const seq = o.seqs[o.seqs.length - 1]!
   const runs: Array<{ bits: number; modelledMs: number; medianMs: number; p95Ms: number }> = []
@@ -233,4 +240,15 @@ export async function measureDeviceProfile(
   const scale = Math.max(1, ...runs.map((r) => r.medianMs / r.modelledMs))
   const jitter = Math.max(1, ...runs.map((r) => r.p95Ms / r.medianMs))
   return { ...uncalibrated, calibration: { scale, jitter, runs } }
+}
+
+/** Least-squares line ms = msPerJob + bytes * msPerByte through (bytes, ms) points, both terms >= 0. */
+function fitLine(samples: ReadonlyArray<readonly [number, number]>): { msPerByte: number; msPerJob: number } {
+  const n = samples.length
+  const mb = samples.reduce((a, [b]) => a + b, 0) / n
+  const mt = samples.reduce((a, [, t]) => a + t, 0) / n
+  const sxx = samples.reduce((a, [b]) => a + (b - mb) ** 2, 0)
+  const sxy = samples.reduce((a, [b, t]) => a + (b - mb) * (t - mt), 0)
+  const msPerByte = sxx > 0 ? Math.max(0, sxy / sxx) : mt / Math.max(1, mb)
+  return { msPerByte, msPerJob: Math.max(0, mt - msPerByte * mb) }
 }

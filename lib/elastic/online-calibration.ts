@@ -20,20 +20,29 @@ export interface OnlineCalibration {
   readonly detrendWindow: number
   /** Fewest ratios before a factor is proposed. */
   readonly minSamples: number
-  /** Inferences between re-plans. */
-  readonly minInterval: number
+  /**
+   * Inferences since the last re-plan before the next one: a re-plan costs the next inference 5-30
+   * ms here (program build, arena resize, warm-up run), so the engine re-plans soon to shrink a plan
+   * that misses T, and only rarely to grow one that has room.
+   */
+  readonly minIntervalUp: number
+  readonly minIntervalDown: number
   /** Re-plan when the factor rises above now * up or falls below now * down. */
   readonly up: number
   readonly down: number
 }
 
-export const onlineCalibration: OnlineCalibration = { spreadWindow: 48, scaleWindow: 16, detrendWindow: 5, minSamples: 12, minInterval: 8, up: 1.07, down: 0.88 }
+export const onlineCalibration: OnlineCalibration = { spreadWindow: 48, scaleWindow: 16, detrendWindow: 5, minSamples: 12, minIntervalUp: 8, minIntervalDown: 32, up: 1.1, down: 0.8 }
 
 function quantile(sorted: readonly number[], q: number): number {
   return sorted[Math.min(sorted.length - 1, Math.max(0, Math.ceil(q * sorted.length) - 1))]!
 }
 
-/** scale x spread of the ratios (oldest first), at least 1; undefined with fewer than minSamples. */
+/**
+ * scale x spread of the ratios (oldest first); undefined with fewer than minSamples. Below 1 when the
+ * model is pessimistic (inferences run faster than modelled): the planner then aims past T in
+ * modelled time, which is T in measured time. Never below 0.25.
+ */
 export function latencyFactor(ratios: readonly number[], c: OnlineCalibration = onlineCalibration): number | undefined {
   if (ratios.length < c.minSamples) return undefined
   const medianOf = (end: number, n: number): number => median(ratios.slice(Math.max(0, end - n), end))
@@ -42,7 +51,7 @@ export function latencyFactor(ratios: readonly number[], c: OnlineCalibration = 
   for (let i = first; i < ratios.length; i++) relative.push(ratios[i]! / medianOf(i + 1, c.detrendWindow))
   relative.sort((a, b) => a - b)
   const spread = Math.max(1, quantile(relative, 0.95))
-  return Math.max(1, medianOf(ratios.length, c.scaleWindow) * spread)
+  return Math.max(0.25, medianOf(ratios.length, c.scaleWindow) * spread)
 }
 
 function median(xs: readonly number[]): number {
@@ -52,12 +61,14 @@ function median(xs: readonly number[]): number {
 }
 
 /**
- * The factor to re-plan with, or undefined to keep the plan: only after minInterval inferences
- * since the last re-plan, and only when the factor left [now * down, now * up].
+ * The factor to re-plan with, or undefined to keep the plan: when the factor rose above now * up
+ * (at least minIntervalUp inferences since the last re-plan) or fell below now * down (at least
+ * minIntervalDown).
  */
 export function replanFactor(ratios: readonly number[], now: number, sinceReplan: number, c: OnlineCalibration = onlineCalibration): number | undefined {
-  if (sinceReplan < c.minInterval) return undefined
   const next = latencyFactor(ratios, c)
-  if (next === undefined || (next <= now * c.up && next >= now * c.down)) return undefined
-  return next
+  if (next === undefined) return undefined
+  if (next > now * c.up && sinceReplan >= c.minIntervalUp) return next
+  if (next < now * c.down && sinceReplan >= c.minIntervalDown) return next
+  return undefined
 }

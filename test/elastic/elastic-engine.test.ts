@@ -13,7 +13,7 @@ import { ElasticEngine, readElasticPackage } from '../../lib/elastic/elastic-eng
 import { prepareElastic, shardBlobName } from '../../lib/elastic/elastic-package.js'
 import { ElasticExecutor, type RunPlan } from '../../lib/elastic/executor.js'
 import { profileElastic } from '../../lib/elastic/profile-elastic.js'
-import type { DeviceProfile } from '../../lib/elastic/device-profile.js'
+import { plannerProfile, type DeviceProfile } from '../../lib/elastic/device-profile.js'
 import { dequantizeReference } from '../../lib/elastic/quant-blob.js'
 import { readSafetensors } from '../../lib/elastic/safetensors.js'
 import { DeviceProfileError, LatencyTargetError } from '../../lib/errors.js'
@@ -139,6 +139,15 @@ t.test('engine: plans within the target, re-plans, classifies, and rejects bad i
   const lm = measured.compute[0]!.layerMs
   t.ok(lm.length === M + 1 && lm.slice(1).every((v) => v > 0 && Number.isFinite(v)), `layer compute measured for 1..${M} shards: ${lm.slice(1).map((v) => v.toFixed(3)).join(' ')} ms`)
   t.ok(measured.readMsPerByte >= 0 && measured.readMsPerJob >= 0, 'IO line fitted')
+  const p95 = measured.readP95!
+  t.ok(p95.samples.length === measured.readSamples.length && p95.samples.every(([b, ms], i) => b === measured.readSamples[i]![0] && ms >= measured.readSamples[i]![1]), 'IO p95 per bitwidth measured, each >= its median')
+  const pkgRead = await readElasticPackage(pkgPath)
+  const bitwidths = pkgRead.meta.bitwidths as number[]
+  const line = { msPerByte: 2e-6, msPerJob: 0.5, samples: p95.samples }
+  const at = (readP95?: typeof line) => plannerProfile(pkgRead.config, pkgRead.blobs, { ...measured, readMsPerByte: 1e-6, readMsPerJob: 0.25, ...(readP95 ? { readP95 } : {}), calibration: { scale: 1.5, jitter: 1, runs: [] } }, seq, bitwidths)
+  t.same([at(line).readMsPerByte, at(line).readMsPerJob], [2e-6 * 1.5, 0.5 * 1.5], 'the planner models IO with the p95 line (times the calibration scale)')
+  t.same([at().readMsPerByte, at().readMsPerJob], [1e-6 * 1.5, 0.25 * 1.5], 'profiles without it: the median line')
+  t.same(at(line).layerComputeMs, at().layerComputeMs, 'compute is the same either way')
   t.equal(measured.calibration.runs.length, 2, 'calibrated on an fp32 and a 6-bit full-model run')
   t.ok(measured.calibration.scale >= 1 && measured.calibration.jitter >= 1, `calibration scale ${measured.calibration.scale.toFixed(2)}, jitter ${measured.calibration.jitter.toFixed(2)}`)
   const jittery = await ElasticEngine.open(pkgPath, { targetLatencyMs: 12, threads: 2, direct: false, seq, deviceProfile: { ...measured, compute: [{ seq, layerMs: [0, 2, 3, 4, 5], fixedMs: 1, embeddingIoMs: 0 }], readMsPerByte: 1e-5, readMsPerJob: 0.1, calibration: { scale: 1, jitter: 1.4, runs: [] } } })
