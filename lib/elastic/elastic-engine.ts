@@ -361,9 +361,10 @@ export class ElasticEngine {
     const p = this.opts.planner ?? 'flexpipe'
     const bits = this.opts.plannerBits ?? 32
     const e = this.embeddingIoMs
-    // The profile's jitter only ever tightens the aim; a measured online factor may also relax it
-    // (the profile was pessimistic: measured p95 below the model's time).
-    const aim = this.factor !== undefined ? 1.05 / this.factor : Math.min(1, 1.05 / this.jitter)
+    // The aim never passes 1.05 T in modelled time, even when inferences run faster than modelled:
+    // the model's errors are partly fixed costs (the worst-case embedding read), so a small plan's
+    // low ratio does not carry over to a larger plan (allowing it grew plans that then missed T).
+    const aim = Math.min(1, 1.05 / (this.factor ?? this.jitter))
     const t = targetMs * aim - e
     if (!(t > 0)) throw new LatencyTargetError('an elastic sub-model', targetMs, Math.ceil(((e + minimumTargetMs(this.profile, { preloadBytes })) / aim) * 1000) / 1000)
     let plan: ElasticPlan

@@ -38,11 +38,7 @@ function quantile(sorted: readonly number[], q: number): number {
   return sorted[Math.min(sorted.length - 1, Math.max(0, Math.ceil(q * sorted.length) - 1))]!
 }
 
-/**
- * scale x spread of the ratios (oldest first); undefined with fewer than minSamples. Below 1 when the
- * model is pessimistic (inferences run faster than modelled): the planner then aims past T in
- * modelled time, which is T in measured time. Never below 0.25.
- */
+/** scale x spread of the ratios (oldest first), at least 1; undefined with fewer than minSamples. */
 export function latencyFactor(ratios: readonly number[], c: OnlineCalibration = onlineCalibration): number | undefined {
   if (ratios.length < c.minSamples) return undefined
   const medianOf = (end: number, n: number): number => median(ratios.slice(Math.max(0, end - n), end))
@@ -51,7 +47,7 @@ export function latencyFactor(ratios: readonly number[], c: OnlineCalibration = 
   for (let i = first; i < ratios.length; i++) relative.push(ratios[i]! / medianOf(i + 1, c.detrendWindow))
   relative.sort((a, b) => a - b)
   const spread = Math.max(1, quantile(relative, 0.95))
-  return Math.max(0.25, medianOf(ratios.length, c.scaleWindow) * spread)
+  return Math.max(1, medianOf(ratios.length, c.scaleWindow) * spread)
 }
 
 function median(xs: readonly number[]): number {

@@ -14,11 +14,9 @@ function ratios(n: number, scale: number, jitter: number, seed = 1): number[] {
   return out
 }
 
-t.test('no factor before minSamples ratios; a pessimistic model gives a factor below 1', async (t) => {
+t.test('no factor before minSamples ratios; never below 1', async (t) => {
   t.equal(latencyFactor(ratios(onlineCalibration.minSamples - 1, 2, 0.1)), undefined)
-  const f = latencyFactor(ratios(onlineCalibration.minSamples, 0.5, 0.02))!
-  t.ok(f > 0.5 && f < 0.55, `inferences at half the modelled time: factor ${f.toFixed(3)}`)
-  t.equal(latencyFactor(ratios(onlineCalibration.minSamples, 0.01, 0.02)), 0.25, 'never below 0.25')
+  t.equal(latencyFactor(ratios(onlineCalibration.minSamples, 0.5, 0.02)), 1, 'a pessimistic model (ratio 0.5) does not make the planner aim past 1.05 T: part of its error is fixed cost, which a larger plan does not shrink')
 })
 
 t.test('steady ratios: the factor covers their p95 and wastes little', async (t) => {
@@ -27,7 +25,7 @@ t.test('steady ratios: the factor covers their p95 and wastes little', async (t)
     const f = latencyFactor(rs)!
     const sorted = [...rs].sort((a, b) => a - b)
     const p95 = sorted[Math.ceil(0.95 * sorted.length) - 1]!
-    t.ok(f >= p95 * 0.99 && f <= p95 * 1.1, `scale ${scale} +-${jitter / 2}: factor ${f.toFixed(3)} vs the window's p95 ${p95.toFixed(3)}`)
+    t.ok(f >= Math.max(1, p95) * 0.99 && f <= Math.max(1, p95) * 1.1, `scale ${scale} +-${jitter / 2}: factor ${f.toFixed(3)} vs the window's p95 ${p95.toFixed(3)}`)
   }
 })
 
