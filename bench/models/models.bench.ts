@@ -10,7 +10,11 @@
 // FLEXPIPE_BENCH_RUNS (timed runs per engine, 10), --warmup / FLEXPIPE_BENCH_WARMUP (3), --budget /
 // FLEXPIPE_BENCH_BUDGET_S (seconds of timed runs per case, 60: a case stops early, at no fewer than 3
 // runs, when its runs exceed it, and is marked "capped"), --gap / FLEXPIPE_BENCH_GAP_MS (pause
-// between runs, 10, so one engine's spinning worker threads have gone idle before the other runs).
+// between runs, 100, so one engine's spinning worker threads have gone idle before the other runs:
+// after a run onnxruntime's intra-op workers spin for about 40 ms of CPU (measured here: 42 ms of
+// process CPU in the 50 ms after a MobileNetV2 run, 39 ms in the 200 ms after), flexpipe's OpenMP
+// workers for a few ms; with the former 10 ms gap, flexpipe's 2-thread runs shared a core with
+// onnxruntime's spinning worker and measured 2x their solo time).
 //
 // Each model is opened once per thread count by both engines before anything is timed (IO is warm:
 // this is compute latency). The two engines are interleaved run by run, alternating which goes first,
@@ -49,7 +53,7 @@ const MIN_RUNS = 3
 const runs = Math.round(numberOption('runs', 'FLEXPIPE_BENCH_RUNS', 10))
 const warmup = Math.round(numberOption('warmup', 'FLEXPIPE_BENCH_WARMUP', 3))
 const budgetS = numberOption('budget', 'FLEXPIPE_BENCH_BUDGET_S', 60)
-const gapMs = Number(option('gap', 'FLEXPIPE_BENCH_GAP_MS') ?? 10)
+const gapMs = Number(option('gap', 'FLEXPIPE_BENCH_GAP_MS') ?? 100)
 
 interface Stats {
   readonly median_ms: number
