@@ -64,6 +64,11 @@ function close(t: Test, got: Float32Array, want: number[], tol: number, what: st
   t.ok(err <= tol, `${what}: max relative error ${err.toExponential(2)} <= ${tol}`)
 }
 
+/** A profile with a made-up IO model: the median and the p95 line both set to it. */
+function withIo(p: DeviceProfile, msPerByte: number, msPerJob: number): DeviceProfile {
+  return { ...p, readMsPerByte: msPerByte, readMsPerJob: msPerJob, readP95: { msPerByte, msPerJob, samples: [] } }
+}
+
 t.test('prepare --elastic writes every shard at every bitwidth and reports outliers', async (t) => {
   t.same(report.bitwidths, [2, 3, 4, 5, 6, 32])
   t.equal(pkg.blobs.size, [...pkg.blobs.values()].filter((b) => b.kind === 'resident').length + L * M * 6)
@@ -144,17 +149,18 @@ t.test('engine: plans within the target, re-plans, classifies, and rejects bad i
   const pkgRead = await readElasticPackage(pkgPath)
   const bitwidths = pkgRead.meta.bitwidths as number[]
   const line = { msPerByte: 2e-6, msPerJob: 0.5, samples: p95.samples }
-  const at = (readP95?: typeof line) => plannerProfile(pkgRead.config, pkgRead.blobs, { ...measured, readMsPerByte: 1e-6, readMsPerJob: 0.25, ...(readP95 ? { readP95 } : {}), calibration: { scale: 1.5, jitter: 1, runs: [] } }, seq, bitwidths)
+  const { readP95: _measuredP95, ...medianOnly } = measured
+  const at = (readP95?: typeof line) => plannerProfile(pkgRead.config, pkgRead.blobs, { ...medianOnly, readMsPerByte: 1e-6, readMsPerJob: 0.25, ...(readP95 ? { readP95 } : {}), calibration: { scale: 1.5, jitter: 1, runs: [] } }, seq, bitwidths)
   t.same([at(line).readMsPerByte, at(line).readMsPerJob], [2e-6 * 1.5, 0.5 * 1.5], 'the planner models IO with the p95 line (times the calibration scale)')
   t.same([at().readMsPerByte, at().readMsPerJob], [1e-6 * 1.5, 0.25 * 1.5], 'profiles without it: the median line')
   t.same(at(line).layerComputeMs, at().layerComputeMs, 'compute is the same either way')
   t.equal(measured.calibration.runs.length, 2, 'calibrated on an fp32 and a 6-bit full-model run')
   t.ok(measured.calibration.scale >= 1 && measured.calibration.jitter >= 1, `calibration scale ${measured.calibration.scale.toFixed(2)}, jitter ${measured.calibration.jitter.toFixed(2)}`)
-  const jittery = await ElasticEngine.open(pkgPath, { targetLatencyMs: 12, threads: 2, direct: false, seq, deviceProfile: { ...measured, compute: [{ seq, layerMs: [0, 2, 3, 4, 5], fixedMs: 1, embeddingIoMs: 0 }], readMsPerByte: 1e-5, readMsPerJob: 0.1, calibration: { scale: 1, jitter: 1.4, runs: [] } } })
+  const jittery = await ElasticEngine.open(pkgPath, { targetLatencyMs: 12, threads: 2, direct: false, seq, deviceProfile: { ...withIo(measured, 1e-5, 0.1), compute: [{ seq, layerMs: [0, 2, 3, 4, 5], fixedMs: 1, embeddingIoMs: 0 }], calibration: { scale: 1, jitter: 1.4, runs: [] } } })
   t.ok(jittery.plan.modelledMs <= 12 * (1.05 / 1.4) + 1e-9, `with p95/median 1.4 the plan aims at 1.05 T / 1.4 (modelled ${jittery.plan.modelledMs.toFixed(2)} ms)`)
   await jittery.close()
   // Planning assertions use a synthetic profile (the measured one is noisy on a tiny model).
-  const device = { ...measured, compute: [{ seq, layerMs: [0, 2, 3, 4, 5], fixedMs: 1, embeddingIoMs: 0.5 }], readMsPerByte: 1e-5, readMsPerJob: 0.1, calibration: { scale: 1, jitter: 1, runs: [] } }
+  const device = { ...withIo(measured, 1e-5, 0.1), compute: [{ seq, layerMs: [0, 2, 3, 4, 5], fixedMs: 1, embeddingIoMs: 0.5 }], calibration: { scale: 1, jitter: 1, runs: [] } }
   const fullMs = 1.5 + L * 5
   const e = await ElasticEngine.open(pkgPath, { targetLatencyMs: fullMs * 3, threads: 2, direct: false, seq, deviceProfile: device })
   t.teardown(() => e.close())
@@ -182,7 +188,7 @@ t.test('engine: plans within the target, re-plans, classifies, and rejects bad i
 
 t.test('online calibration: an optimistic profile is corrected by measured latencies', async (t) => {
   const measured = (await readElasticPackage(pkgPath)).meta.deviceProfiles as DeviceProfile[]
-  const optimistic: DeviceProfile = { ...measured[0]!, compute: [{ seq, layerMs: [0, 0.002, 0.003, 0.004, 0.005], fixedMs: 0.002, embeddingIoMs: 0 }], readMsPerByte: 1e-9, readMsPerJob: 0.0001, calibration: { scale: 1, jitter: 1, runs: [] } }
+  const optimistic: DeviceProfile = { ...withIo(measured[0]!, 1e-9, 0.0001), compute: [{ seq, layerMs: [0, 0.002, 0.003, 0.004, 0.005], fixedMs: 0.002, embeddingIoMs: 0 }], calibration: { scale: 1, jitter: 1, runs: [] } }
   const e = await ElasticEngine.open(pkgPath, { targetLatencyMs: 1, threads: 2, direct: false, seq, deviceProfile: optimistic })
   t.teardown(() => e.close())
   t.equal(e.stats().latencyFactor, 1)
