@@ -299,10 +299,12 @@ export class ElasticEngine {
       this.current = plan
       return
     }
-    // Queued now, so it runs before any inference the caller starts after this one returns.
+    // Queued now, so it runs before any inference the caller starts after this one returns. No warm-up
+    // run: the arena keeps its pages across a re-plan (native/alloc/arena.cc), so the next inference
+    // pays only for pages the new plan adds, while a warm-up would cost it a whole inference.
     void this.queue
       .push(async () => {
-        await this.applyPlan(plan)
+        await this.live('re-plan').apply(this.runPlan(plan))
         this.current = plan
       })
       .catch(() => undefined) // the plan in force stays; the next inference reports a broken session

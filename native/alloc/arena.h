@@ -8,8 +8,9 @@
 // every planned [offset, offset + bytes) lies inside the arena before it runs anything.
 // Invariants: base is io_alignment (4 KiB) aligned, so planned offsets that are multiples of 4096
 // are valid O_DIRECT destinations (readFile with direct); FLEXPIPE_OVERREAD
-// bytes past the end are readable; resize() keeps the bytes of the persistent region. Memory is
-// allocated only by resize(), which the runtime calls between runs, never during one.
+// bytes past the end are readable; resize() keeps the bytes of the persistent region (on Linux all
+// of min(old, new) bytes: it is an mremap). Memory is allocated only by resize(), which the runtime
+// calls between runs, never during one; pages are mapped on first use, so RSS shows what runs touch.
 #pragma once
 
 #include <cstddef>
@@ -42,6 +43,7 @@ class Arena {
   private:
     uint8_t* base_ = nullptr;
     size_t size_ = 0;
+    size_t mapped_ = 0;  // bytes of the mapping (size_ + overread, page-rounded)
     size_t high_water_ = 0;
 };
 
