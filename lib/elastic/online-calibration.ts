@@ -21,9 +21,9 @@ export interface OnlineCalibration {
   /** Fewest ratios before a factor is proposed. */
   readonly minSamples: number
   /**
-   * Inferences since the last re-plan before the next one: a re-plan costs the next inference 5-30
-   * ms here (program build, arena resize, warm-up run), so the engine re-plans soon to shrink a plan
-   * that misses T, and only rarely to grow one that has room.
+   * Inferences since the last re-plan before the next one: a re-plan delays the next inference (2-4
+   * ms here: program build, arena mremap) and a grown plan may be one the model misjudges, so the
+   * engine re-plans soon to shrink a plan that misses T, and only rarely to grow one that has room.
    */
   readonly minIntervalUp: number
   readonly minIntervalDown: number
@@ -32,7 +32,7 @@ export interface OnlineCalibration {
   readonly down: number
 }
 
-export const onlineCalibration: OnlineCalibration = { spreadWindow: 48, scaleWindow: 16, detrendWindow: 5, minSamples: 12, minIntervalUp: 8, minIntervalDown: 32, up: 1.1, down: 0.8 }
+export const onlineCalibration: OnlineCalibration = { spreadWindow: 48, scaleWindow: 16, detrendWindow: 5, minSamples: 6, minIntervalUp: 4, minIntervalDown: 32, up: 1.1, down: 0.8 }
 
 function quantile(sorted: readonly number[], q: number): number {
   return sorted[Math.min(sorted.length - 1, Math.max(0, Math.ceil(q * sorted.length) - 1))]!
