@@ -27,12 +27,17 @@ export interface OnlineCalibration {
    */
   readonly minIntervalUp: number
   readonly minIntervalDown: number
-  /** Re-plan when the factor rises above now * up or falls below now * down. */
+  /**
+   * Re-plan when the factor rises above now * up (barely: above `now` the plan in force misses 1.05 T
+   * at p95) or falls below now * down (well below: growing is optional and a re-plan costs).
+   */
   readonly up: number
   readonly down: number
+  /** A re-plan upward aims at factor * margin, so that drift does not need a re-plan every few calls. */
+  readonly margin: number
 }
 
-export const onlineCalibration: OnlineCalibration = { spreadWindow: 48, scaleWindow: 16, detrendWindow: 5, minSamples: 6, minIntervalUp: 4, minIntervalDown: 32, up: 1.1, down: 0.8 }
+export const onlineCalibration: OnlineCalibration = { spreadWindow: 48, scaleWindow: 16, detrendWindow: 5, minSamples: 6, minIntervalUp: 4, minIntervalDown: 32, up: 1.02, down: 0.8, margin: 1.05 }
 
 function quantile(sorted: readonly number[], q: number): number {
   return sorted[Math.min(sorted.length - 1, Math.max(0, Math.ceil(q * sorted.length) - 1))]!
@@ -58,13 +63,13 @@ function median(xs: readonly number[]): number {
 
 /**
  * The factor to re-plan with, or undefined to keep the plan: when the factor rose above now * up
- * (at least minIntervalUp inferences since the last re-plan) or fell below now * down (at least
- * minIntervalDown).
+ * (at least minIntervalUp inferences since the last re-plan; then factor * margin) or fell below
+ * now * down (at least minIntervalDown).
  */
 export function replanFactor(ratios: readonly number[], now: number, sinceReplan: number, c: OnlineCalibration = onlineCalibration): number | undefined {
   const next = latencyFactor(ratios, c)
   if (next === undefined) return undefined
-  if (next > now * c.up && sinceReplan >= c.minIntervalUp) return next
+  if (next > now * c.up && sinceReplan >= c.minIntervalUp) return next * c.margin
   if (next < now * c.down && sinceReplan >= c.minIntervalDown) return next
   return undefined
 }
