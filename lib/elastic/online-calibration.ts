@@ -33,10 +33,7 @@ export interface OnlineCalibration {
    */
   readonly up: number
   readonly down: number
-  /**
-   * Re-plans aim at factor * margin: upward, so that drift does not need a re-plan every few calls;
-   * downward, because the larger plan is one the model has not been checked on yet.
-   */
+  /** A re-plan upward aims at factor * margin, so that drift does not need a re-plan every few calls. */
   readonly margin: number
 }
 
@@ -66,13 +63,13 @@ function median(xs: readonly number[]): number {
 
 /**
  * The factor to re-plan with, or undefined to keep the plan: when the factor rose above now * up
- * (at least minIntervalUp inferences since the last re-plan) or factor * margin fell below now * down
- * (at least minIntervalDown); the answer is factor * margin.
+ * (at least minIntervalUp inferences since the last re-plan; then factor * margin) or fell below
+ * now * down (at least minIntervalDown).
  */
 export function replanFactor(ratios: readonly number[], now: number, sinceReplan: number, c: OnlineCalibration = onlineCalibration): number | undefined {
   const next = latencyFactor(ratios, c)
   if (next === undefined) return undefined
   if (next > now * c.up && sinceReplan >= c.minIntervalUp) return next * c.margin
-  if (next * c.margin < now * c.down && sinceReplan >= c.minIntervalDown) return next * c.margin
+  if (next < now * c.down && sinceReplan >= c.minIntervalDown) return next
   return undefined
 }
