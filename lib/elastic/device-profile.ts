@@ -55,8 +55,9 @@ export interface DeviceProfile {
    * How real pipelined inferences compare with what the figures above model (IO and compute slow each
    * other down when they overlap; the machine jitters): `scale` = measured median / modelled time, the
    * largest over an IO-heavy (fp32) and a light (6-bit) full-model run; `jitter` = p95 / median of
-   * the light run (IO's tail is modelled by `readP95`). The planner multiplies every delay by `scale` and plans for T * min(1, 1.05 / jitter),
-   * so that 95% of inferences finish within 1.05 T.
+   * the light run (IO's tail is modelled by `readP95`). The planner multiplies every delay by `scale`
+   * and plans for T * min(1, 1.05 / jitter), so that 95% of inferences finish within 1.05 T; the
+   * engine's online calibration then replaces `jitter` with what it measures.
    */
   readonly calibration: { readonly scale: number; readonly jitter: number; readonly runs: ReadonlyArray<{ bits: number; modelledMs: number; medianMs: number; p95Ms: number }> }
 }

@@ -67,6 +67,7 @@ function median(xs: readonly number[]): number {
  * now * down (at least minIntervalDown).
  */
 export function replanFactor(ratios: readonly number[], now: number, sinceReplan: number, c: OnlineCalibration = onlineCalibration): number | undefined {
+  if (sinceReplan < Math.min(c.minIntervalUp, c.minIntervalDown)) return undefined // nothing to compute per call
   const next = latencyFactor(ratios, c)
   if (next === undefined) return undefined
   if (next > now * c.up && sinceReplan >= c.minIntervalUp) return next * c.margin
