@@ -18,7 +18,7 @@ const usage = `usage:
   flexpipe prepare <model.onnx> -o <model.fpk> [--budget 100MB] [--dim name=N]... [--threads N] [--kernels auto|direct]
                             plan for a memory budget and write a package (pre-transformed weights)
   flexpipe run <model.fpk> [--budget 100MB] [--bandwidth 257MB] ...   run a package within a memory budget
-  flexpipe prepare --elastic <hf-model-dir> -o <model.fpk> [--dev dev.jsonl]
+  flexpipe prepare --elastic <hf-model-dir | model.onnx> -o <model.fpk> [--dev dev.jsonl]
                             shard a BERT classifier, quantize shards at 2..6 bits (+fp32), profile importance
   flexpipe profile <model.fpk> [--threads N] [--bandwidth 257MB] [--buffered] [--dev dev.jsonl [--save-importance f.json]]
                             measure this device's compute and IO delays (and shard importance) into the package

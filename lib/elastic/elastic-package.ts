@@ -14,12 +14,13 @@
 // Quantization (Gaussian outlier-aware, seed §4.2 and §6) runs natively (binding.quantizeLayer),
 // one Gaussian and one set of 2^k centroids per layer and bitwidth.
 import { readFile, stat } from 'node:fs/promises'
-import { join } from 'node:path'
+import { dirname, join } from 'node:path'
 import { ArgumentError, ModelFormatError } from '../errors.js'
 import { binding } from '../native/binding.js'
 import { PackageWriter } from '../package/index.js'
 import { readEncoderConfig, shardRows, type EncoderConfig } from './encoder-config.js'
 import { extractEncoderWeights, type EncoderWeights } from './encoder-weights.js'
+import { readOnnxEncoder } from './onnx-encoder.js'
 import { readSafetensors } from './safetensors.js'
 
 export const defaultBitwidths: readonly number[] = [2, 3, 4, 5, 6, 32]
@@ -122,14 +123,28 @@ async function readImportance(path: string, c: EncoderConfig): Promise<Record<st
   return { ...(raw as Record<string, unknown>), source: 'importance.json' }
 }
 
-/** Reads the model folder (config.json, model.safetensors, tokenizer.json) and writes the elastic package. */
-export async function prepareElastic(modelDir: string, outPath: string, options: ElasticPrepareOptions = {}): Promise<ElasticPrepareReport> {
+/** The encoder's config and weights: from the Hugging Face folder, or from an ONNX export (onnx-encoder.ts). */
+async function readEncoder(model: string): Promise<{ config: EncoderConfig; rawConfig: unknown; weights: EncoderWeights }> {
+  if (model.endsWith('.onnx')) {
+    const m = await readOnnxEncoder(model)
+    return { config: m.config, rawConfig: m.rawConfig, weights: extractEncoderWeights(m.config, m.tensors, model) }
+  }
+  const config = await readEncoderConfig(join(model, 'config.json'))
+  const rawConfig = JSON.parse(await readFile(join(model, 'config.json'), 'utf8')) as unknown
+  return { config, rawConfig, weights: extractEncoderWeights(config, await readSafetensors(join(model, 'model.safetensors')), join(model, 'model.safetensors')) }
+}
+
+/**
+ * Reads the model (a Hugging Face folder with config.json and model.safetensors, or its ONNX export
+ * `<folder>/model.onnx`) and the folder's tokenizer.json (and importance.json, if any), and writes the
+ * elastic package.
+ */
+export async function prepareElastic(model: string, outPath: string, options: ElasticPrepareOptions = {}): Promise<ElasticPrepareReport> {
   const t0 = performance.now()
   const bitwidths = checkBitwidths(options.bitwidths ?? defaultBitwidths)
   const threshold = options.outlierThreshold ?? -4
-  const config = await readEncoderConfig(join(modelDir, 'config.json'))
-  const rawConfig = JSON.parse(await readFile(join(modelDir, 'config.json'), 'utf8')) as unknown
-  const weights = extractEncoderWeights(config, await readSafetensors(join(modelDir, 'model.safetensors')), join(modelDir, 'model.safetensors'))
+  const { config, rawConfig, weights } = await readEncoder(model)
+  const modelDir = model.endsWith('.onnx') ? dirname(model) : model
   let tokenizer: unknown
   try {
     tokenizer = JSON.parse(await readFile(join(modelDir, 'tokenizer.json'), 'utf8'))

@@ -36,6 +36,20 @@ t.test('prepare --elastic on the fixture', async (t) => {
   t.ok(report.ms < 60_000, `prepared in ${(report.ms / 1000).toFixed(1)} s`)
 })
 
+t.test('prepare --elastic from the ONNX export gives the same package as from the Hugging Face folder', async (t) => {
+  const onnxPkgPath = join(dir, 'spam-from-onnx.fpk')
+  const fromOnnx = await prepareElastic(join(modelDir, 'model.onnx'), onnxPkgPath)
+  const p = await readElasticPackage(onnxPkgPath)
+  t.same(p.config, pkg.config, 'config derived from the graph (heads from the query Reshape, eps, GELU form; labels from config.json beside it)')
+  t.equal(fromOnnx.outlierFraction, report.outlierFraction)
+  t.same([...p.blobs.keys()], [...pkg.blobs.keys()], 'the same blobs')
+  const differing = [...pkg.blobs].filter(([name, b]) => p.blobs.get(name)!.crc32 !== b.crc32).map(([name]) => name)
+  t.same(differing, [], 'with the same contents (CRC-32 of every resident tensor and shard version)')
+  t.same(p.tokenizer, pkg.tokenizer)
+  await t.rejects(prepareElastic(join(fixtures, 'models', 'resnet_small.onnx'), join(dir, 'x.fpk')), { code: 'ERR_FLEXPIPE_MODEL_FORMAT', message: /initializer 'embeddings\.word_embeddings\.weight' is missing/ }, 'an ONNX file without the encoder names is a typed error')
+  await t.rejects(prepareElastic(join(fixtures, 'models', 'bert_tiny.onnx'), join(dir, 'y.fpk')), { code: 'ERR_FLEXPIPE_MODEL_FORMAT', message: /cannot find the number of attention heads/ }, 'an export whose heads cannot be found says to use the Hugging Face folder')
+})
+
 t.test('TextEncoder (tokenizer.json truncation rules) reproduces the Python ids', async (t) => {
   sample.ids.forEach((ids, i) => t.same(encoder.encode(dev[i]!.text).ids, ids, `dev text ${i}`))
 })
