@@ -80,6 +80,11 @@ export interface PlanSummary {
 export interface Measured {
   readonly ok: true
   readonly feasible: true
+  /** The plan the engine opened with: the planner's decision from the device profile for T. */
+  readonly openedPlan: PlanSummary
+  /** Times online calibration replaced the plan during the warm-up and timed calls. */
+  readonly replans: number
+  /** The plan in force after the timed calls (online calibration may have shrunk or grown it). */
   readonly plan: PlanSummary
   /** Non-shard parameters (embeddings, LayerNorms, biases, pooler, classifier), float32. */
   readonly residentParameterBytes: number
@@ -128,8 +133,14 @@ export interface Row {
   readonly targetMs: number
   readonly config: string
   readonly result: Measured | Infeasible | Failure
-  /** Dev accuracy of the plan with every shard resident (undefined when there is no plan). */
+  /**
+   * Dev accuracy of the opened plan with every shard resident (undefined when there is no plan): what
+   * the planners are compared on, since every configuration plans from the same device profile, while
+   * online calibration adapts each engine to its own measurements.
+   */
   readonly accuracy?: number
+  /** Dev accuracy of the plan in force after the timed calls. */
+  readonly finalAccuracy?: number
   /** Resident parameter bytes + plan.preloadBytes: what stays in memory between calls. */
   readonly residentBytes?: number
 }

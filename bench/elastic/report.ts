@@ -27,9 +27,9 @@ function tableRow(r: Row): string[] {
   const m = r.result
   if (!m.ok || !m.feasible) {
     const why = m.ok ? `infeasible: the planner needs T >= ${m.minimumMs.toFixed(1)} ms` : `error: ${m.error}`
-    return [r.config, why, '', '', '', '', '', '', '', '', '']
+    return [r.config, why, '', '', '', '', '', '', '', '', '', '', '']
   }
-  const p = m.plan
+  const p = m.openedPlan
   return [
     r.config,
     `${p.depth}x${p.width}`,
@@ -42,13 +42,15 @@ function tableRow(r: Row): string[] {
     m.p95.toFixed(1),
     `${(100 * m.within).toFixed(0)}%`,
     pct(r.accuracy),
+    String(m.replans),
+    `${m.plan.depth}x${m.plan.width} ${pct(r.finalAccuracy)}`,
   ]
 }
 
 /** One table per IO mode x T. */
 export function tables(rows: readonly Row[], io: readonly IoMode[], targets: readonly Target[]): string[] {
-  const head = ['config', 'sub-model', 'shard bits', 'preload MB', 'resident MB', 'peak MB', 'model ms', 'median ms', 'p95 ms', '<=1.05T', 'dev acc']
-  const right = [false, false, false, true, true, true, true, true, true, true, true]
+  const head = ['config', 'sub-model', 'shard bits', 'preload MB', 'resident MB', 'peak MB', 'model ms', 'median ms', 'p95 ms', '<=1.05T', 'dev acc', 're-plans', 'final (acc)']
+  const right = [false, false, false, true, true, true, true, true, true, true, true, true, false]
   const out: string[] = []
   for (const mode of io) {
     for (const t of targets) {
@@ -98,7 +100,7 @@ function preloadModelChecks(rows: readonly Row[], io: readonly IoMode[], loose: 
       out.push(`  ${mode}: PreloadModel-full has no plan at this T: not measured`)
       continue
     }
-    const pmShards = pmm.plan.preloadBytes
+    const pmShards = pmm.openedPlan.preloadBytes
     out.push(`  ${mode}: PreloadModel-full ${pct(pm.accuracy)}, resident ${mb(pm.residentBytes)} MB = ${mb(pmm.residentParameterBytes)} MB non-shard parameters + ${mb(pmShards)} MB shards`)
     const meets: string[] = []
     for (const f of flexpipeLabels) {
@@ -109,12 +111,12 @@ function preloadModelChecks(rows: readonly Row[], io: readonly IoMode[], loose: 
         continue
       }
       const dpp = 100 * (r.accuracy - pm.accuracy)
-      const shardRatio = m.plan.preloadBytes / pmShards
+      const shardRatio = m.openedPlan.preloadBytes / pmShards
       const paramRatio = r.residentBytes! / pm.residentBytes!
       const close = dpp >= -1
       out.push(
         `    ${f}: ${pct(r.accuracy)} (${dpp >= 0 ? '+' : ''}${dpp.toFixed(2)} pp, within 1 pp: ${verdict(close)}); ` +
-          `shards ${mb(m.plan.preloadBytes)} MB = ${shardRatio.toFixed(4)} of its (<= 0.05: ${verdict(shardRatio <= 0.05)}); ` +
+          `shards ${mb(m.openedPlan.preloadBytes)} MB = ${shardRatio.toFixed(4)} of its (<= 0.05: ${verdict(shardRatio <= 0.05)}); ` +
           `parameters ${mb(r.residentBytes)} MB = ${paramRatio.toFixed(4)} of its (<= 0.05: ${verdict(paramRatio <= 0.05)})`,
       )
       if (close && shardRatio <= 0.05) meets.push(`${f}${paramRatio <= 0.05 ? ' (also by parameters)' : ''}`)
