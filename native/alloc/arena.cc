@@ -8,6 +8,7 @@
 // was most of the 5-30 ms a re-plan added to the next inference. Elsewhere: aligned_alloc + copy.
 #include "alloc/arena.h"
 
+#include <algorithm>
 #include <cstdlib>
 #include <cstring>
 
@@ -21,36 +22,8 @@ namespace flexpipe {
 
 Arena::~Arena() { release(); }
 
-#if defined(__linux__)
-
 void Arena::release() {
-    if (base_ != nullptr) munmap(base_, mapped_);
-    base_ = nullptr;
-    size_ = 0;
-    mapped_ = 0;
-}
-
-Status Arena::resize(size_t bytes, size_t keep) {
-    (void)keep;  // mremap keeps min(old, new) bytes, a superset of the first `keep`
-    if (bytes == size_ && base_ != nullptr) return Status::ok();
-    const size_t alloc = align_up(bytes + overread_bytes, io_alignment);
-    void* p = base_ == nullptr ? mmap(nullptr, alloc, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0)
-                               : mremap(base_, mapped_, alloc, MREMAP_MAYMOVE);
-    if (p == MAP_FAILED) {
-        return Status::error(StatusCode::out_of_memory, "failed to allocate arena: %zu bytes are not available",
-                             alloc);
-    }
-    base_ = static_cast<uint8_t*>(p);
-    mapped_ = alloc;
-    size_ = bytes;
-    if (bytes > high_water_) high_water_ = bytes;
-    return Status::ok();
-}
-
-#else
-
-void Arena::release() {
-    std::free(base_);
+    if (base_ != nullptr) free_block(base_, mapped_);
     base_ = nullptr;
     size_ = 0;
     mapped_ = 0;
@@ -59,21 +32,45 @@ void Arena::release() {
 Status Arena::resize(size_t bytes, size_t keep) {
     if (bytes == size_ && base_ != nullptr) return Status::ok();
     const size_t alloc = align_up(bytes + overread_bytes, io_alignment);
-    void* p = std::aligned_alloc(io_alignment, alloc);
+    uint8_t* p = regrow(alloc, std::min({keep, size_, bytes}));
     if (p == nullptr) {
         return Status::error(StatusCode::out_of_memory, "failed to allocate arena: %zu bytes are not available",
                              alloc);
     }
-    const size_t copy = keep < size_ ? keep : size_;
-    if (base_ != nullptr && copy > 0) std::memcpy(p, base_, copy < bytes ? copy : bytes);
-    // Touch nothing else: pages of the activation region are mapped on first use, so the
-    // measured RSS reflects what runs actually use.
-    std::free(base_);
-    base_ = static_cast<uint8_t*>(p);
+    base_ = p;
     mapped_ = alloc;
     size_ = bytes;
     if (bytes > high_water_) high_water_ = bytes;
     return Status::ok();
+}
+
+#if defined(__linux__)
+
+// mremap keeps min(old, new) bytes, a superset of the first `copy`.
+uint8_t* Arena::regrow(size_t alloc, size_t copy) {
+    (void)copy;
+    void* p = base_ == nullptr ? mmap(nullptr, alloc, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0)
+                               : mremap(base_, mapped_, alloc, MREMAP_MAYMOVE);
+    return p == MAP_FAILED ? nullptr : static_cast<uint8_t*>(p);
+}
+
+void Arena::free_block(uint8_t* base, size_t mapped) { munmap(base, mapped); }
+
+#else
+
+// A fresh block with the first `copy` bytes; nothing else touched, so pages of the activation region
+// are mapped on first use and the measured RSS reflects what runs actually use.
+uint8_t* Arena::regrow(size_t alloc, size_t copy) {
+    void* p = std::aligned_alloc(io_alignment, alloc);
+    if (p == nullptr) return nullptr;
+    if (base_ != nullptr && copy > 0) std::memcpy(p, base_, copy);
+    std::free(base_);
+    return static_cast<uint8_t*>(p);
+}
+
+void Arena::free_block(uint8_t* base, size_t mapped) {
+    (void)mapped;
+    std::free(base);
 }
 
 #endif

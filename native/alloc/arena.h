@@ -41,6 +41,11 @@ class Arena {
     size_t high_water() const { return high_water_; }
 
   private:
+    // The platform part of resize(): a block of `alloc` bytes holding the first `copy` bytes of the
+    // current one (which it replaces), or nullptr with the current one untouched.
+    uint8_t* regrow(size_t alloc, size_t copy);
+    static void free_block(uint8_t* base, size_t mapped);
+
     uint8_t* base_ = nullptr;
     size_t size_ = 0;
     size_t mapped_ = 0;  // bytes of the mapping (size_ + overread, page-rounded)
