@@ -52,6 +52,11 @@ const layers: Layer[] = [
   { id: 'vgg', name: 'VGG 3x3 128->128 112x112', shape: conv2d(128, 128, 112, 3), kernels: ['winograd63', 'winograd23', 'im2col', 'direct'] },
   { id: 'dw-s1', name: 'MobileNetV2 dw 3x3 s1 144ch 56x56', shape: conv2d(144, 144, 56, 3, 1, 144), kernels: ['depthwise', 'im2col', 'direct'] },
   { id: 'dw-s2', name: 'MobileNetV2 dw 3x3 s2 144ch 56x56', shape: conv2d(144, 144, 56, 3, 2, 144), kernels: ['depthwise', 'im2col', 'direct'] },
+  { id: 'dw14', name: 'MobileNetV2 dw 3x3 s1 384ch 14x14', shape: conv2d(384, 384, 14, 3, 1, 384), kernels: ['depthwise', 'direct'] },
+  { id: 'dw7', name: 'MobileNetV2 dw 3x3 s1 960ch 7x7', shape: conv2d(960, 960, 7, 3, 1, 960), kernels: ['depthwise', 'direct'] },
+  { id: 'pw56', name: 'MobileNetV2 1x1 144->24 56x56', shape: conv2d(144, 24, 56, 1), kernels: ['gemm1x1', 'direct'] },
+  { id: 'pw14', name: 'MobileNetV2 1x1 64->384 14x14', shape: conv2d(64, 384, 14, 1), kernels: ['gemm1x1', 'direct'] },
+  { id: 'pw7', name: 'MobileNetV2 1x1 960->160 7x7', shape: conv2d(960, 160, 7, 1), kernels: ['gemm1x1', 'direct'] },
   { id: 'ppocr', name: 'PP-OCR det conv1 3x3 s2 3->16 640x640', shape: conv2d(3, 16, 640, 3, 2), kernels: ['im2col', 'direct'] },
 ]
 

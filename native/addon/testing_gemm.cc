@@ -92,6 +92,9 @@ Napi::Value gemm(const Napi::CallbackInfo& info) {
     p.c_rs = int_field(o, "cRs", 0), p.c_cs = int_field(o, "cCs", 1);
     p.c = array_field(o, "c", (p.m1 - 1) * p.c_rs + (p.n1 - 1) * p.c_cs, true);
     p.bias = array_field(o, "bias", p.n1 - 1, false);
+    p.row_bias = array_field(o, "rowBias", p.m1 - 1, false);
+    p.a_in_place = o.Get("aInPlace").ToBoolean().Value();
+    p.b_in_place = o.Get("bInPlace").ToBoolean().Value();
     p.alpha = static_cast<float>(float_field(o, "alpha", 1.0));
     p.beta = static_cast<float>(float_field(o, "beta", 0.0));
     const Napi::Value clamp = o.Get("clamp");

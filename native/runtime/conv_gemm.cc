@@ -31,22 +31,15 @@ void build_columns(const ConvShape& s, int64_t cg, const float* xg, int64_t p0, 
         for (int64_t t = used; t < nr; ++t) col[q * K * nr + k * nr + t] = 0.0f;
 }
 
-// Y[m, 0:w] = bias[m] for rows m < rows of a slice (row stride ld), before a beta = 1 GEMM.
-void fill_bias(float* y, int64_t ld, const float* bias, int64_t rows, int64_t w, int threads) {
-    parallel_for(rows, rows * w < parallel_min_floats ? 1 : threads, [&](int64_t m0, int64_t m1) {
-        for (int64_t m = m0; m < m1; ++m)
-            for (int64_t j = 0; j < w; ++j) y[m * ld + j] = bias[m];
-    });
-}
-
 GemmProblem base_problem(const ConvShape& s, const ConvArgs& args, int64_t grp, int64_t k) {
     const int64_t mg = s.out_channels / s.groups;
     GemmProblem p;
     p.k = k;
     p.a = args.w + grp * mg * k;
     p.a_rs = k;
+    p.a_in_place = true;  // the weights [M, K] are read where they are, not packed on every run
     p.m1 = mg;
-    p.beta = args.bias ? 1.0f : 0.0f;
+    p.row_bias = args.bias ? args.bias + grp * mg : nullptr;
     p.clamp = args.act.clamp;
     p.min = args.act.lo;
     p.max = args.act.hi;
@@ -68,17 +61,10 @@ Status conv_im2col(const GemmKernels& gk, const ConvShape& s, const ConvArgs& ar
             const float* xg = args.x + (n * s.in_channels + grp * cg) * in_plane;
             for (int64_t p0 = 0; p0 < P; p0 += g.slice_pixels) {
                 const int64_t w = P - p0 < g.slice_pixels ? P - p0 : g.slice_pixels;
-                // One parallel region per slice builds the columns (items < K) and writes the bias
-                // rows of the output (items >= K); small slices run inline.
+                // One parallel region per slice builds the columns; small slices run inline.
                 float* yc = args.y + (n * s.out_channels + grp * mg) * P + p0;
-                const int64_t bias_rows = args.bias ? mg : 0;
                 const int team = K * w < parallel_min_floats ? 1 : args.threads;
-                parallel_for(K + bias_rows, team, [&](int64_t i0, int64_t i1) {
-                    const int64_t k1 = i1 < K ? i1 : K;
-                    if (i0 < k1) build_columns(s, cg, xg, p0, w, nr, col, i0, k1);
-                    for (int64_t m = i0 > K ? i0 - K : 0; m < i1 - K; ++m)
-                        for (int64_t j = 0; j < w; ++j) yc[m * P + j] = args.bias[grp * mg + m];
-                });
+                parallel_for(K, team, [&](int64_t k0, int64_t k1) { build_columns(s, cg, xg, p0, w, nr, col, k0, k1); });
                 GemmProblem p = base_problem(s, args, grp, K);
                 p.b_packed = GemmPackedB{col, K, 0, w, gk.nr};
                 p.c = yc;
@@ -99,10 +85,10 @@ Status conv_gemm1x1(const GemmKernels& gk, const ConvShape& s, const ConvArgs& a
             float* yg = args.y + (n * s.out_channels + grp * mg) * P;
             for (int64_t p0 = 0; p0 < P; p0 += g.slice_pixels) {
                 const int64_t w = P - p0 < g.slice_pixels ? P - p0 : g.slice_pixels;
-                if (args.bias) fill_bias(yg + p0, P, args.bias + grp * mg, mg, w, args.threads);
                 GemmProblem p = base_problem(s, args, grp, cg);
                 p.b = args.x + (n * s.in_channels + grp * cg) * P;
                 p.b_rs = P;
+                p.b_in_place = true;  // NCHW input rows: full 16-pixel groups need no packing
                 p.c = yg;
                 p.c_rs = P;
                 p.n0 = p0;

@@ -22,6 +22,10 @@ struct Plan {
     const GemmKernels* g;
     const GemmProblem* p;
     GemmPackedB b;          // packed operand (the caller's, or the workspace copy of raw B)
+    bool a_in_place;        // micro-kernels read A's rows where they are
+    bool b_in_place;        // ... and B's full nr-column groups; b.data then holds only the last,
+                            // partial group (panel q_edge), packed
+    int64_t q_edge;         // b_in_place: index of the packed partial panel (q1 when there is none)
     int64_t kc, kblocks;    // balanced k-blocks: kblocks * kc >= k, kc <= g.kc
     int64_t q0, q1;         // panels of b covering [n0, n1)
     int tm, tn;             // rectangle grid: tm row groups x tn column groups
@@ -73,7 +77,8 @@ void merge_tile(const GemmProblem& p, const float* tile, int32_t nr, int64_t row
     for (int64_t r = 0; r < rows; ++r) {
         for (int64_t t = 0; t < w; ++t) {
             float* cp = p.c + (i + r) * p.c_rs + (col + t) * p.c_cs;
-            float v = (e.load_c ? *cp : 0.0f) + tile[r * nr + off + t] + (e.bias ? e.bias[t] : 0.0f);
+            float v = (e.load_c ? *cp : 0.0f) + tile[r * nr + off + t] + (e.bias ? e.bias[t] : 0.0f) +
+                      (e.row_bias ? e.row_bias[r] : 0.0f);
             if (e.clamp) v = v < e.min ? e.min : (v > e.max ? e.max : v);
             *cp = v;
         }
@@ -99,28 +104,39 @@ void run_rect(const Plan& x, int64_t r0, int64_t r1, int64_t qa, int64_t qb, int
             const bool last = kb == x.kblocks - 1;
             e.clamp = last && p.clamp;
             e.min = p.min, e.max = p.max;
+            if (x.a_in_place) e.a_rs = p.a_rs, e.a_ks = p.a_cs;
             for (int64_t ic = r0; ic < r1; ic += mc) {
                 const int64_t mcur = std::min(mc, r1 - ic);
-                g.f32_pack_a(g.mr, mcur, kcur, p.a + (ic - p.a_row0) * p.a_rs + pc * p.a_cs, p.a_rs, p.a_cs,
-                             p.alpha, abuf);
-                for (int64_t q = jq; q < jq_end; ++q) {
+                const float* ablock = p.a + (ic - p.a_row0) * p.a_rs + pc * p.a_cs;
+                if (!x.a_in_place) g.f32_pack_a(g.mr, mcur, kcur, ablock, p.a_rs, p.a_cs, p.alpha, abuf);
+                // The tile of panel q and row ir of this A block.
+                auto tile_at = [&](int64_t q, int64_t ir) {
                     const int64_t panel_col = x.b.n_begin + q * nr;
                     const int64_t col = std::max(c0, panel_col), w = std::min(c1, panel_col + nr) - col;
                     const int64_t off = col - panel_col;
-                    const float* bp = x.b.data + q * k * nr + pc * nr;
-                    e.bias = last && p.bias ? p.bias + col : nullptr;
-                    const bool direct = off == 0 && p.c_cs == 1;
-                    for (int64_t ir = 0; ir < mcur; ir += g.mr) {
-                        const int64_t rows = std::min<int64_t>(g.mr, mcur - ir), i = ic + ir;
-                        const float* ap = abuf + ir * kcur;
-                        if (direct) {
-                            g.f32(rows, w, kcur, ap, bp, p.c + i * p.c_rs + col, p.c_rs, e);
-                        } else {
-                            g.f32(rows, off + w, kcur, ap, bp, tile, nr, GemmTileParams{});
-                            merge_tile(p, tile, g.nr, rows, i, off, w, col, e);
-                        }
+                    const float* bp;
+                    if (x.b_in_place && q != x.q_edge) {
+                        bp = p.b + pc * p.b_rs + panel_col;
+                        e.b_ks = p.b_rs;
+                    } else {
+                        bp = x.b.data + (x.b_in_place ? 0 : q * k * nr) + pc * nr;
+                        e.b_ks = 0;
                     }
-                }
+                    e.bias = last && p.bias ? p.bias + col : nullptr;
+                    const int64_t rows = std::min<int64_t>(g.mr, mcur - ir), i = ic + ir;
+                    const float* ap = x.a_in_place ? ablock + ir * p.a_rs : abuf + ir * kcur;
+                    e.row_bias = last && p.row_bias ? p.row_bias + i : nullptr;
+                    if (off == 0 && p.c_cs == 1) {
+                        g.f32(rows, w, kcur, ap, bp, p.c + i * p.c_rs + col, p.c_rs, e);
+                    } else {
+                        GemmTileParams operands;
+                        operands.a_rs = e.a_rs, operands.a_ks = e.a_ks, operands.b_ks = e.b_ks;
+                        g.f32(rows, off + w, kcur, ap, bp, tile, nr, operands);
+                        merge_tile(p, tile, g.nr, rows, i, off, w, col, e);
+                    }
+                };
+                for (int64_t q = jq; q < jq_end; ++q)
+                    for (int64_t ir = 0; ir < mcur; ir += g.mr) tile_at(q, ir);
             }
         }
     }
@@ -182,8 +198,23 @@ Status gemm_run(const GemmKernels& g, const GemmProblem& p, void* ws, size_t ws_
     Plan x;
     x.g = &g, x.p = &p;
     x.kblocks = kblocks_of(g, p.k), x.kc = kc_of(g, p.k);
+    x.a_in_place = p.a_in_place && p.alpha == 1.0f;
+    x.b_in_place = p.b_in_place && !p.b_packed.data && p.b_cs == 1 && p.c_cs == 1;
+    x.q_edge = ceil_div(cols, g.nr);
     if (p.b_packed.data) {
         x.b = p.b_packed;
+    } else if (x.b_in_place) {
+        // Full nr-column groups are read in place; a last partial one is packed (zero-padded) so
+        // that no micro-kernel reads past B's rows.
+        float* dst = reinterpret_cast<float*>(base);
+        const int64_t full = cols / g.nr;
+        if (full * g.nr < cols) {
+            x.q_edge = full;
+            gemm_pack_b_f32__ref(g.nr, p.k, cols - full * g.nr, p.b + (p.n0 + full * g.nr) * p.b_cs, p.b_rs,
+                                 p.b_cs, dst);
+        }
+        x.b = GemmPackedB{dst, p.k, p.n0, p.n1, g.nr};
+        base += b_bytes(g, p);
     } else {
         float* dst = reinterpret_cast<float*>(base);
         const int64_t panels = ceil_div(cols, g.nr);

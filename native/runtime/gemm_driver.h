@@ -22,6 +22,14 @@
 //   * raw: B[p, j] = b[p * b_rs + j * b_cs] (absolute column j; Bᵀ: b_rs = 1). gemm_run packs the
 //     columns [n0, n1) into the workspace first (activations such as attention's Q·Kᵀ).
 //
+// In place (no packing): with a_in_place the micro-kernel reads A's rows where they are (alpha must
+// be 1), e.g. a convolution's [M, K] weights, which would otherwise be copied into a panel on every
+// run; with b_in_place (raw B with b_cs == 1 and c_cs == 1) it reads whole nr-column groups of B's
+// rows where they are, e.g. the NCHW input of a 1x1 convolution, and only a last partial group is
+// packed (into the workspace's packed-B region). Results equal the packed path's within the GEMM
+// tolerance (same products, same k order).
+// row_bias[i] (absolute row i, optional) is added to row i in the epilogue, as bias[j] is to column j.
+//
 // Slices (FlexNN): a weight slice is a GemmPackedB holding only columns [n_begin, n_end) of the
 // weight (gemm_pack_b with n0/n1); running each slice with [n0, n1) = [n_begin, n_end) writes its
 // columns of the one output and leaves the others untouched. An input slice is a range [m0, m1) of
@@ -81,6 +89,9 @@ struct GemmProblem {
     int64_t n0 = 0, n1 = 0;           // columns of C computed (weight slice)
     float alpha = 1.0f, beta = 0.0f;
     const float* bias = nullptr;
+    const float* row_bias = nullptr;  // indexed by the absolute row i
+    bool a_in_place = false;          // read A without packing (needs alpha == 1)
+    bool b_in_place = false;          // read raw B without packing (needs b_cs == 1, c_cs == 1)
     bool clamp = false;
     float min = 0.0f, max = 0.0f;
 };

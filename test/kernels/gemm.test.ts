@@ -48,6 +48,10 @@ interface Case {
   packN0?: number
   packN1?: number
   aSlice?: boolean
+  /** Operands read where they are (GemmProblem a_in_place / b_in_place), and a per-row bias. */
+  aInPlace?: boolean
+  bInPlace?: boolean
+  rowBias?: boolean
   seed?: number
 }
 
@@ -77,7 +81,8 @@ function operands(c: Case) {
   const c0 = random(cl.len + canary, seed + 2)
   if ((c.beta ?? 0) === 0) c0.fill(NaN, 0, cl.len) // beta 0 must not read C
   const bias = c.bias ? random(n, seed + 3) : undefined
-  return { a, b, cl, aData, bData, c0, bias, aRow0: c.aSlice ? m0 : 0, m0, m1, n0: c.n0 ?? 0, n1: c.n1 ?? n }
+  const rowBias = c.rowBias ? random(m1, seed + 4) : undefined
+  return { a, b, cl, aData, bData, c0, bias, rowBias, aRow0: c.aSlice ? m0 : 0, m0, m1, n0: c.n0 ?? 0, n1: c.n1 ?? n }
 }
 
 function run(isa: string, c: Case, o: ReturnType<typeof operands>): Float32Array {
@@ -87,6 +92,7 @@ function run(isa: string, c: Case, o: ReturnType<typeof operands>): Float32Array
     b: o.bData, bRs: o.b.rs, bCs: o.b.cs, packB: c.packB ?? false, packN0: c.packN0, packN1: c.packN1,
     c: out, cRs: o.cl.rs, cCs: o.cl.cs, m0: o.m0, m1: o.m1, n0: o.n0, n1: o.n1,
     alpha: c.alpha ?? 1, beta: c.beta ?? 0, bias: o.bias, clamp: c.clamp, threads: c.threads ?? 1,
+    rowBias: o.rowBias, aInPlace: c.aInPlace ?? false, bInPlace: c.bInPlace ?? false,
   })
   return out
 }
@@ -108,7 +114,7 @@ function check(c: Case, o: ReturnType<typeof operands>, got: Float32Array, ref?:
         abs += Math.abs(x)
       }
       const cv = beta === 0 ? 0 : beta * o.c0[ci]!
-      const bv = o.bias ? o.bias[j]! : 0
+      const bv = (o.bias ? o.bias[j]! : 0) + (o.rowBias ? o.rowBias[i]! : 0)
       let want = alpha * sum + cv + bv
       if (c.clamp) want = Math.min(Math.max(want, c.clamp[0]), c.clamp[1])
       const tol = Math.max(1, c.k) * 2 ** -20 * (Math.abs(alpha) * abs + Math.abs(cv) + Math.abs(bv))
@@ -169,6 +175,33 @@ for (const isa of isas) {
         gemmCase(t, isa, { ...base, tb: true, cT: true, bias: true, packB: true })
         gemmCase(t, isa, { m, n, k, threads, clamp: [0, Infinity], bias: true, packB: true }) // fused ReLU
       }
+    }
+  })
+
+  t.test(`gemm ${isa} operands read in place (no packing) with a row bias equal the exact product`, async (t) => {
+    for (const m of ms) {
+      for (const n of [...ns, 3 * g.nr, 3 * g.nr + 5]) {
+        for (const k of ks) {
+          gemmCase(t, isa, { m, n, k, aInPlace: true, bInPlace: true, rowBias: true })
+          gemmCase(t, isa, { m, n, k, aInPlace: true, bInPlace: true, rowBias: true, clamp: [0, 6], threads: 2 })
+          gemmCase(t, isa, { m, n, k, aInPlace: true, packB: true, rowBias: true, threads: 2 })
+          gemmCase(t, isa, { m, n, k, bInPlace: true, beta: 1, bias: true })
+        }
+      }
+    }
+    // Column and row slices, transposed A read in place, and requests the driver must decline
+    // (alpha != 1 packs A; column-strided C and transposed B pack B).
+    for (const threads of [1, 2]) {
+      const n = 3 * g.nr + 5
+      for (const [n0, n1] of [[0, g.nr], [g.nr - 3, n - 2], [5, 6], [g.nr, n]] as const) {
+        gemmCase(t, isa, { m: primeM, n, k: primeK, threads, n0, n1, aInPlace: true, bInPlace: true, rowBias: true })
+      }
+      for (const [m0, m1] of [[g.mr - 1, 2 * g.mr + 1], [50, primeM]] as const) {
+        gemmCase(t, isa, { m: primeM, n, k: g.kc + 1, threads, m0, m1, aSlice: true, aInPlace: true, bInPlace: true, rowBias: true, beta: 1 })
+      }
+      gemmCase(t, isa, { m: primeM, n: primeN, k: primeK, threads, ta: true, aInPlace: true, bInPlace: true })
+      gemmCase(t, isa, { m: primeM, n: primeN, k: primeK, threads, alpha: 0.5, aInPlace: true, bInPlace: true, rowBias: true })
+      gemmCase(t, isa, { m: primeM, n: primeN, k: primeK, threads, cT: true, tb: true, aInPlace: true, bInPlace: true })
     }
   })
 

@@ -1,6 +1,13 @@
 // SPDX-License-Identifier: Apache-2.0
-// Depthwise 3x3 convolution, AVX2 + FMA: 8 output columns per step in the interior of each row.
+// Depthwise 3x3 convolution, AVX2 + FMA: 8 output columns per step.
+//
+// Small planes (MobileNet's 7x7 to 56x56) go through a zero-padded copy of the plane on the stack:
+// every output column is then an interior one (no bounds checks, no scalar border pixels, which on a
+// 7x7 plane were all of them), at the price of copying the input once. Larger planes, where borders
+// are a small share of the row, vectorize the interior in place and compute the borders like __ref.
 #include <immintrin.h>
+
+#include <cstring>
 
 #include "common/macros.h"
 #include "kernels/depthwise/depthwise.h"
@@ -37,11 +44,111 @@ inline float clampf(float v, const ConvActivation& act) {
     return act.clamp ? (v < act.lo ? act.lo : (v > act.hi ? act.hi : v)) : v;
 }
 
+// The zero-padded plane: scratch row r is input row r - pad_top, scratch column q is input column
+// q - pad_left; rows and columns outside the input are zero.
+struct PaddedPlane {
+    static constexpr int64_t capacity = 8192;  // floats: 32 KiB on the stack
+    int64_t rows = 0, cols = 0;                // cols is a multiple of 8
+    int64_t chunks = 0;                        // 8-column output steps per row
+};
+
+// The padded geometry for s, or rows = 0 when the plane does not fit in PaddedPlane::capacity.
+inline PaddedPlane padded_plane(const DepthwiseShape& s) {
+    PaddedPlane g;
+    g.chunks = (s.ow + 7) / 8;
+    g.rows = (s.oh - 1) * s.stride + 3;
+    // The last step reads columns up to (8 chunks - 1) stride + 2 (stride 2 loads 17 columns).
+    const int64_t need = (g.chunks * 8 - 1) * s.stride + 3;
+    const int64_t wide = s.pad_left + s.w > need ? s.pad_left + s.w : need;
+    g.cols = (wide + 7) / 8 * 8;
+    if (g.rows * g.cols > PaddedPlane::capacity) g.rows = 0;
+    return g;
+}
+
+// Copies row src (w floats) to dst in 8-float steps, the last one overlapping: only dst[0, w) is written.
+inline void copy_row(float* dst, const float* src, int64_t w) {
+    if (w < 8) {
+        for (int64_t i = 0; i < w; ++i) dst[i] = src[i];
+        return;
+    }
+    for (int64_t i = 0; i + 8 <= w; i += 8) _mm256_storeu_ps(dst + i, _mm256_loadu_ps(src + i));
+    if (w % 8) _mm256_storeu_ps(dst + w - 8, _mm256_loadu_ps(src + w - 8));
+}
+
+// Eight outputs starting at scratch column `first` of rows r0, r0 + 1, r0 + 2 (all inside the scratch).
+inline __m256 padded_step(const float* r0, int64_t cols, int64_t first, int64_t stride, const __m256* wv, float b) {
+    __m256 part[3] = {_mm256_set1_ps(b), _mm256_setzero_ps(), _mm256_setzero_ps()};
+    for (int ky = 0; ky < 3; ++ky) {
+        const float* r = r0 + ky * cols + first;
+        __m256 t0, t1, t2;
+        if (stride == 1) {
+            t0 = _mm256_loadu_ps(r);
+            t1 = _mm256_loadu_ps(r + 1);
+            t2 = _mm256_loadu_ps(r + 2);
+        } else {
+            deinterleave(r, &t0, &t1, &t2);
+        }
+        part[ky] = _mm256_fmadd_ps(wv[ky * 3], t0, part[ky]);
+        part[ky] = _mm256_fmadd_ps(wv[ky * 3 + 1], t1, part[ky]);
+        part[ky] = _mm256_fmadd_ps(wv[ky * 3 + 2], t2, part[ky]);
+    }
+    return _mm256_add_ps(_mm256_add_ps(part[0], part[1]), part[2]);
+}
+
+void depthwise_padded(const DepthwiseShape& s, const PaddedPlane& g, const float* x, const float* w,
+                      const float* bias, float* y, const ConvActivation& act, int64_t plane_begin,
+                      int64_t plane_end) {
+    alignas(32) float pad[PaddedPlane::capacity];
+    std::memset(pad, 0, static_cast<size_t>(g.rows * g.cols) * sizeof(float));
+    // Input rows that land inside the scratch; only they are copied, the rest stays zero.
+    const int64_t iy0 = s.pad_top < 0 ? -s.pad_top : 0;
+    const int64_t iy1 = g.rows - s.pad_top < s.h ? g.rows - s.pad_top : s.h;
+    // Input columns that land inside the scratch (pad_left >= 0 for ONNX pads, kept general).
+    const int64_t ix0 = s.pad_left < 0 ? -s.pad_left : 0;
+    const int64_t ix1 = g.cols - s.pad_left < s.w ? g.cols - s.pad_left : s.w;
+    const __m256 vlo = _mm256_set1_ps(act.lo), vhi = _mm256_set1_ps(act.hi);
+    for (int64_t p = plane_begin; p < plane_end; ++p) {
+        const int64_t c = p % s.channels;
+        const float* xp = x + p * s.h * s.w;
+        for (int64_t iy = iy0; iy < iy1; ++iy)
+            copy_row(pad + (iy + s.pad_top) * g.cols + ix0 + s.pad_left, xp + iy * s.w + ix0, ix1 - ix0);
+        const float* wc = w + c * 9;
+        const float b = bias ? bias[c] : 0.0f;
+        __m256 wv[9];
+        for (int i = 0; i < 9; ++i) wv[i] = _mm256_set1_ps(wc[i]);
+        float* yp = y + p * s.oh * s.ow;
+        for (int64_t oy = 0; oy < s.oh; ++oy) {
+            const float* r0 = pad + oy * s.stride * g.cols;
+            float* yr = yp + oy * s.ow;
+            for (int64_t ox = 0; ox < s.ow; ox += 8) {
+                // The row's partial last step: overlap the previous one when there is one, else
+                // write only the valid lanes through a small buffer.
+                const bool partial = ox + 8 > s.ow;
+                const int64_t at = partial && s.ow >= 8 ? s.ow - 8 : ox;
+                __m256 acc = padded_step(r0, g.cols, at * s.stride, s.stride, wv, b);
+                if (act.clamp) acc = _mm256_min_ps(vhi, _mm256_max_ps(vlo, acc));  // NaN stays NaN
+                if (!partial || s.ow >= 8) {
+                    _mm256_storeu_ps(yr + at, acc);
+                } else {
+                    alignas(32) float lanes[8];
+                    _mm256_store_ps(lanes, acc);
+                    for (int64_t i = 0; i < s.ow; ++i) yr[i] = lanes[i];
+                }
+            }
+        }
+    }
+}
+
 }  // namespace
 
 void depthwise_f32_3x3__avx2(const DepthwiseShape& s, const float* x, const float* w, const float* bias, float* y,
                              const ConvActivation& act, int64_t plane_begin, int64_t plane_end) {
     FLEXPIPE_DCHECK(s.stride == 1 || s.stride == 2);
+    const PaddedPlane g = padded_plane(s);
+    if (g.rows > 0) {
+        depthwise_padded(s, g, x, w, bias, y, act, plane_begin, plane_end);
+        return;
+    }
     int64_t lo, hi;
     depthwise_interior(s, &lo, &hi);
     const __m256 vlo = _mm256_set1_ps(act.lo), vhi = _mm256_set1_ps(act.hi);

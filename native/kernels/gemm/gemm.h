@@ -43,16 +43,23 @@ void gemm_f32__ref(const GemmArgs& g, int64_t m_begin, int64_t m_end);
 //   (a whole packed B is [ceil(N / NR)][K][NR]: panel q holds columns q*NR .. q*NR+NR-1, so the
 //    k-block [p0, p0 + kc) of panel q starts at q*K*NR + p0*NR and is contiguous)
 // A micro-kernel computes, for i < mr <= MR and j < nr <= NR,
-//   acc[i][j] = sum_{p < kc} a[p * MR + i] * b[p * NR + j]
-//   c[i * ldc + j] = clamp((load_c ? c[i * ldc + j] : 0) + acc[i][j] + (bias ? bias[j] : 0))
+//   acc[i][j] = sum_{p < kc} A(i, p) * B(p, j)
+//   c[i * ldc + j] = clamp((load_c ? c[i * ldc + j] : 0) + acc[i][j] + (bias ? bias[j] : 0)
+//                          + (row_bias ? row_bias[i] : 0))
 // where clamp(x) = min(max(x, min), max) only when `clamp` is set, NaN propagating. Rows i >= mr and
-// columns j >= nr of c are neither read nor written. a and b are read whole (MR and NR wide). No
-// pointer needs alignment (the driver's workspace and the arena give 64 bytes, which is faster).
-// kc may be 0 (then only the epilogue runs).
+// columns j >= nr of c are neither read nor written. No pointer needs alignment (the driver's
+// workspace and the arena give 64 bytes, which is faster). kc may be 0 (then only the epilogue runs).
+// Operands are packed panels by default: A(i, p) = a[p * MR + i], B(p, j) = b[p * NR + j], both read
+// whole (MR and NR wide). Operands read in place (no packing) say so with strides in the params:
+//   a_ks != 0:  A(i, p) = a[i * a_rs + p * a_ks], only rows i < mr are read (e.g. conv weights [M, K])
+//   b_ks != 0:  B(p, j) = b[p * b_ks + j], all NR columns are read (e.g. NCHW activations, full panels)
 // Tolerance: every variant matches __ref within K * 2^-20 * sum_p |a_ip * b_pj| (+ |bias_j|) per
 // element: the same products summed in another order in float32 (FMA or not).
 struct GemmTileParams {
-    const float* bias = nullptr;  // bias[j] for the tile's columns, or null
+    const float* bias = nullptr;      // bias[j] for the tile's columns, or null
+    const float* row_bias = nullptr;  // row_bias[i] for the tile's rows (a conv's per-channel bias), or null
+    int64_t a_rs = 0, a_ks = 0;       // a_ks != 0: A read in place (see above); 0: packed panel
+    int64_t b_ks = 0;                 // b_ks != 0: B read in place (see above); 0: packed panel
     float min = 0.0f, max = 0.0f;  // clamp bounds, used only when clamp is true
     bool load_c = false;
     bool clamp = false;

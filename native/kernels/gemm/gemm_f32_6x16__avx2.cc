@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 // AVX2+FMA packed-panel micro-kernel, 6x16 tile: 12 ymm accumulators (6 rows x 2 vectors of 8),
-// per k step two loads of B and six broadcasts of A feeding 12 FMAs (contract in gemm.h).
+// per k step two loads of B and six broadcasts of A feeding 12 FMAs (contract in gemm.h). Operands
+// read in place (strided A rows, strided B rows) take the same loop with run-time strides.
 #include <immintrin.h>
 
 #include "common/macros.h"
@@ -43,6 +44,11 @@ __attribute__((always_inline)) inline void store_rows(const __m256 (&acc0)[R], c
             v0 = _mm256_add_ps(v0, bias0);
             v1 = _mm256_add_ps(v1, bias1);
         }
+        if (p.row_bias) {
+            const __m256 rb = _mm256_broadcast_ss(p.row_bias + r);
+            v0 = _mm256_add_ps(v0, rb);
+            v1 = _mm256_add_ps(v1, rb);
+        }
         if (p.clamp) {
             v0 = _mm256_min_ps(hi, _mm256_max_ps(lo, v0));
             v1 = _mm256_min_ps(hi, _mm256_max_ps(lo, v1));
@@ -58,25 +64,57 @@ __attribute__((always_inline)) inline void store_rows(const __m256 (&acc0)[R], c
 }
 
 // R valid rows (1..6): only R broadcasts and 2R FMAs per k step, so short edge tiles and M = 1 cost
-// what they compute. a keeps the 6-row panel stride.
-template <int R>
+// what they compute. Packed: a keeps the 6-row panel stride and b the 16-column one; else the
+// strides of the params (A(i, p) = a[i * a_rs + p * a_ks], B(p, j) = b[p * b_ks + j]).
+template <int R, bool Packed>
 void tile_rows(int64_t nr, int64_t kc, const float* a, const float* b, float* c, int64_t ldc,
                const GemmTileParams& p) {
     __m256 acc0[R], acc1[R];
 #pragma GCC unroll 6
     for (int r = 0; r < R; ++r) acc0[r] = acc1[r] = _mm256_setzero_ps();
-    for (int64_t k = 0; k < kc; ++k) {
-        const __m256 b0 = _mm256_loadu_ps(b), b1 = _mm256_loadu_ps(b + 8);
+    if constexpr (Packed) {
+        for (int64_t k = 0; k < kc; ++k) {
+            const __m256 b0 = _mm256_loadu_ps(b), b1 = _mm256_loadu_ps(b + 8);
 #pragma GCC unroll 6
-        for (int r = 0; r < R; ++r) {
-            const __m256 ar = _mm256_broadcast_ss(a + r);
-            acc0[r] = _mm256_fmadd_ps(ar, b0, acc0[r]);
-            acc1[r] = _mm256_fmadd_ps(ar, b1, acc1[r]);
+            for (int r = 0; r < R; ++r) {
+                const __m256 ar = _mm256_broadcast_ss(a + r);
+                acc0[r] = _mm256_fmadd_ps(ar, b0, acc0[r]);
+                acc1[r] = _mm256_fmadd_ps(ar, b1, acc1[r]);
+            }
+            a += tile_m;
+            b += tile_n;
         }
-        a += tile_m;
-        b += tile_n;
+    } else {
+        const int64_t a_rs = p.a_ks ? p.a_rs : 1, a_ks = p.a_ks ? p.a_ks : tile_m;
+        const int64_t b_ks = p.b_ks ? p.b_ks : tile_n;
+        const float* rows[R];
+#pragma GCC unroll 6
+        for (int r = 0; r < R; ++r) rows[r] = a + r * a_rs;
+        for (int64_t k = 0, ak = 0; k < kc; ++k, ak += a_ks) {
+            const __m256 b0 = _mm256_loadu_ps(b), b1 = _mm256_loadu_ps(b + 8);
+#pragma GCC unroll 6
+            for (int r = 0; r < R; ++r) {
+                const __m256 ar = _mm256_broadcast_ss(rows[r] + ak);
+                acc0[r] = _mm256_fmadd_ps(ar, b0, acc0[r]);
+                acc1[r] = _mm256_fmadd_ps(ar, b1, acc1[r]);
+            }
+            b += b_ks;
+        }
     }
     store_rows<R>(acc0, acc1, nr, c, ldc, p);
+}
+
+template <bool Packed>
+void tile(int64_t mr, int64_t nr, int64_t kc, const float* a, const float* b, float* c, int64_t ldc,
+          const GemmTileParams& p) {
+    switch (mr) {
+        case 6: tile_rows<6, Packed>(nr, kc, a, b, c, ldc, p); break;
+        case 5: tile_rows<5, Packed>(nr, kc, a, b, c, ldc, p); break;
+        case 4: tile_rows<4, Packed>(nr, kc, a, b, c, ldc, p); break;
+        case 3: tile_rows<3, Packed>(nr, kc, a, b, c, ldc, p); break;
+        case 2: tile_rows<2, Packed>(nr, kc, a, b, c, ldc, p); break;
+        default: tile_rows<1, Packed>(nr, kc, a, b, c, ldc, p); break;
+    }
 }
 
 }  // namespace
@@ -84,13 +122,10 @@ void tile_rows(int64_t nr, int64_t kc, const float* a, const float* b, float* c,
 void gemm_f32_6x16__avx2(int64_t mr, int64_t nr, int64_t kc, const float* a, const float* b, float* c,
                          int64_t ldc, const GemmTileParams& p) {
     FLEXPIPE_DCHECK(mr >= 1 && mr <= tile_m && nr >= 1 && nr <= tile_n && kc >= 0);
-    switch (mr) {
-        case 6: tile_rows<6>(nr, kc, a, b, c, ldc, p); break;
-        case 5: tile_rows<5>(nr, kc, a, b, c, ldc, p); break;
-        case 4: tile_rows<4>(nr, kc, a, b, c, ldc, p); break;
-        case 3: tile_rows<3>(nr, kc, a, b, c, ldc, p); break;
-        case 2: tile_rows<2>(nr, kc, a, b, c, ldc, p); break;
-        default: tile_rows<1>(nr, kc, a, b, c, ldc, p); break;
+    if (p.a_ks == 0 && p.b_ks == 0) {
+        tile<true>(mr, nr, kc, a, b, c, ldc, p);
+    } else {
+        tile<false>(mr, nr, kc, a, b, c, ldc, p);
     }
 }
 

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 // NEON packed-panel micro-kernel, 8x12 tile: 24 q-register accumulators (8 rows x 3 vectors of 4),
-// per k step two loads of A (8 rows), three of B and 24 fmla by lane (contract in gemm.h).
+// per k step two loads of A (8 rows), three of B and 24 fmla by lane (contract in gemm.h). Operands
+// read in place (strided A rows, strided B rows) take a loop with run-time strides and fmla by scalar.
 #include <arm_neon.h>
 
 #include "common/macros.h"
@@ -33,6 +34,7 @@ __attribute__((always_inline)) inline void store_rows(float32x4_t (&acc)[R][3], 
     const float32x4_t lo = vdupq_n_f32(p.min), hi = vdupq_n_f32(p.max);
     float32x4_t bias[3] = {vdupq_n_f32(0.0f), vdupq_n_f32(0.0f), vdupq_n_f32(0.0f)};
     float row[tile_n];
+    const float* row_bias = p.row_bias;
     if (p.bias) {
         for (int j = 0; j < tile_n; ++j) row[j] = j < nr ? p.bias[j] : 0.0f;
         for (int v = 0; v < 3; ++v) bias[v] = vld1q_f32(row + 4 * v);
@@ -50,6 +52,7 @@ __attribute__((always_inline)) inline void store_rows(float32x4_t (&acc)[R][3], 
             float32x4_t x = acc[r][v];
             if (p.load_c) x = vaddq_f32(x, vld1q_f32(src + 4 * v));
             x = vaddq_f32(x, bias[v]);
+            if (row_bias) x = vaddq_f32(x, vdupq_n_f32(row_bias[r]));
             if (p.clamp) x = vminq_f32(vmaxq_f32(x, lo), hi);
             vst1q_f32(src + 4 * v, x);
         }
@@ -65,12 +68,28 @@ void tile_rows(int64_t nr, int64_t kc, const float* a, const float* b, float* c,
     float32x4_t acc[R][3];
 #pragma GCC unroll 8
     for (int r = 0; r < R; ++r) acc[r][0] = acc[r][1] = acc[r][2] = vdupq_n_f32(0.0f);
-    for (int64_t k = 0; k < kc; ++k) {
-        const float32x4_t a0 = vld1q_f32(a), a1 = vld1q_f32(a + 4);
-        const float32x4_t b0 = vld1q_f32(b), b1 = vld1q_f32(b + 4), b2 = vld1q_f32(b + 8);
-        fma_rows<R, 0>(acc, a0, a1, b0, b1, b2);
-        a += tile_m;
-        b += tile_n;
+    if (p.a_ks == 0 && p.b_ks == 0) {
+        for (int64_t k = 0; k < kc; ++k) {
+            const float32x4_t a0 = vld1q_f32(a), a1 = vld1q_f32(a + 4);
+            const float32x4_t b0 = vld1q_f32(b), b1 = vld1q_f32(b + 4), b2 = vld1q_f32(b + 8);
+            fma_rows<R, 0>(acc, a0, a1, b0, b1, b2);
+            a += tile_m;
+            b += tile_n;
+        }
+    } else {
+        const int64_t a_rs = p.a_ks ? p.a_rs : 1, a_ks = p.a_ks ? p.a_ks : tile_m;
+        const int64_t b_ks = p.b_ks ? p.b_ks : tile_n;
+        for (int64_t k = 0; k < kc; ++k) {
+            const float32x4_t b0 = vld1q_f32(b), b1 = vld1q_f32(b + 4), b2 = vld1q_f32(b + 8);
+#pragma GCC unroll 8
+            for (int r = 0; r < R; ++r) {
+                const float ar = a[r * a_rs + k * a_ks];
+                acc[r][0] = vfmaq_n_f32(acc[r][0], b0, ar);
+                acc[r][1] = vfmaq_n_f32(acc[r][1], b1, ar);
+                acc[r][2] = vfmaq_n_f32(acc[r][2], b2, ar);
+            }
+            b += b_ks;
+        }
     }
     store_rows<R>(acc, nr, c, ldc, p);
 }

@@ -33,17 +33,33 @@ void im2col_f32__ref(const ConvShape& s, int64_t channels, const float* x, int64
         const int64_t off = kw * s.dilation[2] - s.pad[2];
         const int64_t lo = off >= 0 ? 0 : (-off + sw - 1) / sw;
         const int64_t hi = s.in[2] - 1 - off < 0 ? 0 : (s.in[2] - 1 - off) / sw + 1;
+        // Walk runs of output columns [ow0, ow1) in one output row, cut at panel boundaries, keeping
+        // the position (row, ow0, panel, lane) incrementally: no division per run.
+        int64_t ow0 = p0 % ow_n, row = p0 / ow_n, oh = row % oh_n, od = row / oh_n;
+        int64_t lane = 0;
+        float* panel = col + k * nr;
+        const float* src = nullptr;
+        bool src_valid = false;
         for (int64_t p = p0; p < p1;) {
-            // One run of output columns [ow0, ow1) in one output row, cut at panel boundaries.
-            const int64_t ow0 = p % ow_n, row = p / ow_n, oh = row % oh_n, od = row / oh_n, j = p - p0;
+            if (!src_valid) {
+                const int64_t id = od * s.stride[0] - s.pad[0] + kd * s.dilation[0];
+                const int64_t ih = oh * s.stride[1] - s.pad[1] + kh * s.dilation[1];
+                const bool in = id >= 0 && id < s.in[0] && ih >= 0 && ih < s.in[1];
+                src = in ? x + c * plane + (id * s.in[1] + ih) * s.in[2] : nullptr;
+                src_valid = true;
+            }
             int64_t ow1 = ow0 + (p1 - p) < ow_n ? ow0 + (p1 - p) : ow_n;
-            if (ow1 - ow0 > nr - j % nr) ow1 = ow0 + nr - j % nr;
-            const int64_t id = od * s.stride[0] - s.pad[0] + kd * s.dilation[0];
-            const int64_t ih = oh * s.stride[1] - s.pad[1] + kh * s.dilation[1];
-            const bool in = id >= 0 && id < s.in[0] && ih >= 0 && ih < s.in[1];
-            const float* src = in ? x + c * plane + (id * s.in[1] + ih) * s.in[2] : nullptr;
-            fill_run(col + (j / nr) * K * nr + k * nr + j % nr, src, ow0, ow1, lo, hi, sw, off);
+            if (ow1 - ow0 > nr - lane) ow1 = ow0 + nr - lane;
+            fill_run(panel + lane, src, ow0, ow1, lo, hi, sw, off);
             p += ow1 - ow0;
+            lane += ow1 - ow0;
+            if (lane == nr) lane = 0, panel += K * nr;
+            ow0 = ow1;
+            if (ow0 == ow_n) {
+                ow0 = 0;
+                src_valid = false;
+                if (++oh == oh_n) oh = 0, ++od;
+            }
         }
     }
 }
