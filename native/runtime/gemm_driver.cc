@@ -14,6 +14,9 @@ namespace {
 int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
 int64_t round_up(int64_t a, int64_t b) { return ceil_div(a, b) * b; }
 
+// k-blocks at most this short sweep C row block by row block (see run_rect).
+constexpr int64_t short_k = 64;
+
 // Below this many multiply-adds per thread a parallel region costs more than it saves.
 constexpr int64_t min_fmas_per_thread = 64 * 1024;
 
@@ -135,8 +138,17 @@ void run_rect(const Plan& x, int64_t r0, int64_t r1, int64_t qa, int64_t qb, int
                         merge_tile(p, tile, g.nr, rows, i, off, w, col, e);
                     }
                 };
-                for (int64_t q = jq; q < jq_end; ++q)
-                    for (int64_t ir = 0; ir < mcur; ir += g.mr) tile_at(q, ir);
+                if (kcur <= short_k) {
+                    // A short product (a 1x1 convolution of few input channels over many pixels)
+                    // is bound by writing C: sweep it along C's rows, so the stores stream through
+                    // mr rows at a time instead of touching all mc rows for every panel (16x112x112:
+                    // 0.88 -> 0.65 ms). B's block is small and stays in L2.
+                    for (int64_t ir = 0; ir < mcur; ir += g.mr)
+                        for (int64_t q = jq; q < jq_end; ++q) tile_at(q, ir);
+                } else {
+                    for (int64_t q = jq; q < jq_end; ++q)
+                        for (int64_t ir = 0; ir < mcur; ir += g.mr) tile_at(q, ir);
+                }
             }
         }
     }

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 // Depthwise 3x3 convolution, AVX2 + FMA: 8 output columns per step.
 //
-// Small planes (MobileNet's 7x7 to 56x56) go through a zero-padded copy of the plane on the stack:
+// Small planes (MobileNet's 7x7 to 112x112) go through a zero-padded copy of the plane on the stack:
 // every output column is then an interior one (no bounds checks, no scalar border pixels, which on a
 // 7x7 plane were all of them), at the price of copying the input once. Larger planes, where borders
 // are a small share of the row, vectorize the interior in place and compute the borders like __ref.
@@ -47,7 +47,7 @@ inline float clampf(float v, const ConvActivation& act) {
 // The zero-padded plane: scratch row r is input row r - pad_top, scratch column q is input column
 // q - pad_left; rows and columns outside the input are zero.
 struct PaddedPlane {
-    static constexpr int64_t capacity = 8192;  // floats: 32 KiB on the stack
+    static constexpr int64_t capacity = 16384;  // floats: 64 KiB on the stack
     int64_t rows = 0, cols = 0;                // cols is a multiple of 8
     int64_t chunks = 0;                        // 8-column output steps per row
 };
@@ -59,16 +59,23 @@ inline PaddedPlane padded_plane(const DepthwiseShape& s) {
     g.rows = (s.oh - 1) * s.stride + 3;
     // The last step reads columns up to (8 chunks - 1) stride + 2 (stride 2 loads 17 columns).
     const int64_t need = (g.chunks * 8 - 1) * s.stride + 3;
-    const int64_t wide = s.pad_left + s.w > need ? s.pad_left + s.w : need;
+    // A row narrower than 8 is copied with one 8-wide store (see copy_row).
+    const int64_t copied = s.pad_left + (s.w < 8 ? 8 : s.w);
+    const int64_t wide = copied > need ? copied : need;
     g.cols = (wide + 7) / 8 * 8;
     if (g.rows * g.cols > PaddedPlane::capacity) g.rows = 0;
     return g;
 }
 
-// Copies row src (w floats) to dst in 8-float steps, the last one overlapping: only dst[0, w) is written.
+// Copies row src (w floats) to dst in 8-float steps, the last one overlapping, so only dst[0, w)
+// is written; a row narrower than 8 is one masked load and one store that also writes zeros to
+// dst[w, 8) (the scratch's right padding, which must be zero anyway).
 inline void copy_row(float* dst, const float* src, int64_t w) {
     if (w < 8) {
-        for (int64_t i = 0; i < w; ++i) dst[i] = src[i];
+        if (w <= 0) return;
+        const __m256i mask = _mm256_cmpgt_epi32(_mm256_set1_epi32(static_cast<int>(w)),
+                                                _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7));
+        _mm256_storeu_ps(dst, _mm256_maskload_ps(src, mask));
         return;
     }
     for (int64_t i = 0; i + 8 <= w; i += 8) _mm256_storeu_ps(dst + i, _mm256_loadu_ps(src + i));
@@ -95,6 +102,31 @@ inline __m256 padded_step(const float* r0, int64_t cols, int64_t first, int64_t 
     return _mm256_add_ps(_mm256_add_ps(part[0], part[1]), part[2]);
 }
 
+// Stride 1: eight outputs of two consecutive rows from scratch rows r0 .. r0 + 3. Each input row is
+// loaded once for both output rows (12 loads for 18 FMAs instead of 18).
+inline void padded_step2(const float* r0, int64_t cols, int64_t first, const __m256* wv, float b, __m256* top,
+                         __m256* bottom) {
+    __m256 t[3] = {_mm256_set1_ps(b), _mm256_setzero_ps(), _mm256_setzero_ps()};
+    __m256 u[3] = {_mm256_set1_ps(b), _mm256_setzero_ps(), _mm256_setzero_ps()};
+    for (int iy = 0; iy < 4; ++iy) {
+        const float* r = r0 + iy * cols + first;
+        const __m256 x0 = _mm256_loadu_ps(r), x1 = _mm256_loadu_ps(r + 1), x2 = _mm256_loadu_ps(r + 2);
+        if (iy < 3) {  // kernel row iy of the top output row
+            t[iy] = _mm256_fmadd_ps(wv[iy * 3], x0, t[iy]);
+            t[iy] = _mm256_fmadd_ps(wv[iy * 3 + 1], x1, t[iy]);
+            t[iy] = _mm256_fmadd_ps(wv[iy * 3 + 2], x2, t[iy]);
+        }
+        if (iy > 0) {  // kernel row iy - 1 of the bottom one
+            const int ky = iy - 1;
+            u[ky] = _mm256_fmadd_ps(wv[ky * 3], x0, u[ky]);
+            u[ky] = _mm256_fmadd_ps(wv[ky * 3 + 1], x1, u[ky]);
+            u[ky] = _mm256_fmadd_ps(wv[ky * 3 + 2], x2, u[ky]);
+        }
+    }
+    *top = _mm256_add_ps(_mm256_add_ps(t[0], t[1]), t[2]);
+    *bottom = _mm256_add_ps(_mm256_add_ps(u[0], u[1]), u[2]);
+}
+
 void depthwise_padded(const DepthwiseShape& s, const PaddedPlane& g, const float* x, const float* w,
                       const float* bias, float* y, const ConvActivation& act, int64_t plane_begin,
                       int64_t plane_end) {
@@ -117,23 +149,40 @@ void depthwise_padded(const DepthwiseShape& s, const PaddedPlane& g, const float
         __m256 wv[9];
         for (int i = 0; i < 9; ++i) wv[i] = _mm256_set1_ps(wc[i]);
         float* yp = y + p * s.oh * s.ow;
-        for (int64_t oy = 0; oy < s.oh; ++oy) {
-            const float* r0 = pad + oy * s.stride * g.cols;
+        // Stores the eight outputs of row oy at column at: clamped; a row narrower than 8 spills
+        // into the following rows of this plane, which are computed (and rewritten) later, so only
+        // the plane's tail goes through a small buffer.
+        auto store = [&](int64_t oy, int64_t at, __m256 acc) {
+            if (act.clamp) acc = _mm256_min_ps(vhi, _mm256_max_ps(vlo, acc));  // NaN stays NaN
             float* yr = yp + oy * s.ow;
-            for (int64_t ox = 0; ox < s.ow; ox += 8) {
-                // The row's partial last step: overlap the previous one when there is one, else
-                // write only the valid lanes through a small buffer.
-                const bool partial = ox + 8 > s.ow;
-                const int64_t at = partial && s.ow >= 8 ? s.ow - 8 : ox;
-                __m256 acc = padded_step(r0, g.cols, at * s.stride, s.stride, wv, b);
-                if (act.clamp) acc = _mm256_min_ps(vhi, _mm256_max_ps(vlo, acc));  // NaN stays NaN
-                if (!partial || s.ow >= 8) {
-                    _mm256_storeu_ps(yr + at, acc);
-                } else {
-                    alignas(32) float lanes[8];
-                    _mm256_store_ps(lanes, acc);
-                    for (int64_t i = 0; i < s.ow; ++i) yr[i] = lanes[i];
+            if (at + 8 <= s.ow || oy * s.ow + 8 <= s.oh * s.ow) {
+                _mm256_storeu_ps(yr + at, acc);
+            } else {
+                alignas(32) float lanes[8];
+                _mm256_store_ps(lanes, acc);
+                for (int64_t i = 0; i < s.ow; ++i) yr[i] = lanes[i];
+            }
+        };
+        // The row's partial last step overlaps the previous one when there is one.
+        auto step_at = [&](int64_t ox) { return ox + 8 > s.ow && s.ow >= 8 ? s.ow - 8 : ox; };
+        int64_t oy = 0;
+        if (s.stride == 1) {
+            for (; oy + 2 <= s.oh; oy += 2) {
+                const float* r0 = pad + oy * g.cols;
+                for (int64_t ox = 0; ox < s.ow; ox += 8) {
+                    const int64_t at = step_at(ox);
+                    __m256 top, bottom;
+                    padded_step2(r0, g.cols, at, wv, b, &top, &bottom);
+                    store(oy, at, top);
+                    store(oy + 1, at, bottom);
                 }
+            }
+        }
+        for (; oy < s.oh; ++oy) {
+            const float* r0 = pad + oy * s.stride * g.cols;
+            for (int64_t ox = 0; ox < s.ow; ox += 8) {
+                const int64_t at = step_at(ox);
+                store(oy, at, padded_step(r0, g.cols, at * s.stride, s.stride, wv, b));
             }
         }
     }
