@@ -204,7 +204,9 @@ Napi::Value im2col(const Napi::CallbackInfo& info) {
     if (p0 < 0 || p1 < p0 || p1 > s.out[1] * s.out[2] || nr < 1) throw Napi::RangeError::New(info.Env(), "bad im2col range");
     const float* x = floats(o, "x", ch * s.in[1] * s.in[2]);
     float* col = floats(o, "col", (p1 - p0 + nr - 1) / nr * K * nr);
-    im2col_f32__ref(s, ch, x, p0, p1, nr, col, num(o, "k0", 0), num(o, "k1", K));
+    const Napi::Value isa = o.Get("isa");
+    const Im2colFn fn = isa.IsString() ? kernels_for(isa_arg(isa)).conv.im2col : im2col_f32__ref;
+    fn(s, ch, x, p0, p1, nr, col, num(o, "k0", 0), num(o, "k1", K));
     return info.Env().Undefined();
 }
 

@@ -21,10 +21,10 @@ constexpr int64_t parallel_min_floats = 32 * 1024;
 
 // Columns of rows [k0, k1) of one slice of w pixels; the micro-kernel reads whole panels, so the columns
 // past w of the last panel are zeroed.
-void build_columns(const ConvShape& s, int64_t cg, const float* xg, int64_t p0, int64_t w, int64_t nr, float* col,
-                   int64_t k0, int64_t k1) {
+void build_columns(Im2colFn im2col, const ConvShape& s, int64_t cg, const float* xg, int64_t p0, int64_t w,
+                   int64_t nr, float* col, int64_t k0, int64_t k1) {
     const int64_t K = cg * s.kernel[0] * s.kernel[1] * s.kernel[2];
-    im2col_f32__ref(s, cg, xg, p0, p0 + w, nr, col, k0, k1);
+    im2col(s, cg, xg, p0, p0 + w, nr, col, k0, k1);
     const int64_t q = w / nr, used = w % nr;
     if (used == 0) return;
     for (int64_t k = k0; k < k1; ++k)
@@ -48,7 +48,7 @@ GemmProblem base_problem(const ConvShape& s, const ConvArgs& args, int64_t grp, 
 
 }  // namespace
 
-Status conv_im2col(const GemmKernels& gk, const ConvShape& s, const ConvArgs& args, size_t ws_bytes) {
+Status conv_im2col(const GemmKernels& gk, Im2colFn im2col, const ConvShape& s, const ConvArgs& args, size_t ws_bytes) {
     const Im2colGeometry g = im2col_geometry(s, args.slices);
     const int64_t cg = s.in_channels / s.groups, mg = s.out_channels / s.groups, nr = gk.nr;
     const int64_t in_plane = s.in[0] * s.in[1] * s.in[2], P = g.pixels, K = g.k;
@@ -64,7 +64,7 @@ Status conv_im2col(const GemmKernels& gk, const ConvShape& s, const ConvArgs& ar
                 // One parallel region per slice builds the columns; small slices run inline.
                 float* yc = args.y + (n * s.out_channels + grp * mg) * P + p0;
                 const int team = K * w < parallel_min_floats ? 1 : args.threads;
-                parallel_for(K, team, [&](int64_t k0, int64_t k1) { build_columns(s, cg, xg, p0, w, nr, col, k0, k1); });
+                parallel_for(K, team, [&](int64_t k0, int64_t k1) { build_columns(im2col, s, cg, xg, p0, w, nr, col, k0, k1); });
                 GemmProblem p = base_problem(s, args, grp, K);
                 p.b_packed = GemmPackedB{col, K, 0, w, gk.nr};
                 p.c = yc;

@@ -14,13 +14,14 @@
 #include <cstddef>
 
 #include "common/status.h"
+#include "kernels/im2col/im2col.h"
 #include "runtime/conv_winograd.h"
 #include "runtime/dispatch_gemm.h"
 
 namespace flexpipe {
 
 // s must satisfy conv_algo_applies(im2col / gemm1x1, s); ws_bytes >= conv_cost(..., 1 thread).
-Status conv_im2col(const GemmKernels& g, const ConvShape& s, const ConvArgs& args, size_t ws_bytes);
+Status conv_im2col(const GemmKernels& g, Im2colFn im2col, const ConvShape& s, const ConvArgs& args, size_t ws_bytes);
 Status conv_gemm1x1(const GemmKernels& g, const ConvShape& s, const ConvArgs& args, size_t ws_bytes);
 
 }  // namespace flexpipe

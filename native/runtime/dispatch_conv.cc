@@ -18,6 +18,7 @@ void fill_conv_kernels(ConvKernels* t, Isa isa) {
             t->winograd_gemm = winograd_f32_6x16__avx2;
             t->depthwise_3x3 = depthwise_f32_3x3__avx2;
             t->direct = conv_f32__avx2;
+            t->im2col = im2col_f32__avx2;
 #endif
             break;
         case Isa::neon:
@@ -27,6 +28,7 @@ void fill_conv_kernels(ConvKernels* t, Isa isa) {
             t->winograd_gemm = winograd_f32_6x16__neon;
             t->depthwise_3x3 = depthwise_f32_3x3__neon;
             t->direct = conv_f32__neon;
+            t->im2col = im2col_f32__neon;
 #endif
             break;
     }

@@ -1,13 +1,14 @@
 // SPDX-License-Identifier: Apache-2.0
 // The conv part of the kernel table: which variant of each conv kernel runs on this CPU.
 //
-// Winograd transforms and the tile GEMM, depthwise 3x3 and the direct convolution (also used for grouped
-// convolutions other than depthwise 3x3, and 3-D ones). im2col has only a
-// reference variant (it copies); its GEMM and the 1x1 GEMM go through the GEMM family's table.
+// Winograd transforms and the tile GEMM, depthwise 3x3, the direct convolution (also used for grouped
+// convolutions other than depthwise 3x3, and 3-D ones) and im2col; im2col's GEMM and the 1x1 GEMM go
+// through the GEMM family's table.
 #pragma once
 
 #include "kernels/conv/conv.h"
 #include "kernels/depthwise/depthwise.h"
+#include "kernels/im2col/im2col.h"
 #include "kernels/winograd/winograd.h"
 #include "runtime/cpu_features.h"
 
@@ -24,6 +25,7 @@ struct ConvKernels {
     WinogradTransforms f23;
     WinogradGemmFn winograd_gemm = winograd_f32_6x16__ref;
     DepthwiseFn depthwise_3x3 = depthwise_f32_3x3__ref;
+    Im2colFn im2col = im2col_f32__ref;
 };
 
 // Fills t with the variants for isa (ref where a family has no variant for it).

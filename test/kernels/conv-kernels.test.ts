@@ -279,11 +279,17 @@ t.test('depthwise 3x3 stride 1 and 2: every ISA matches float64', async (t) => {
   t.ok(checked > 0, `${checked} depthwise outputs within tolerance`)
 })
 
-t.test('im2col writes the packed column panels exactly', async (t) => {
+t.test('im2col writes the packed column panels exactly on every ISA', async (t) => {
   const shapes = [
     { c: 2, h: 5, w: 7, kh: 3, kw: 3, sh: 1, sw: 1, dh: 1, dw: 1, pt: 1, pl: 1, pb: 1, pr: 1 },
     { c: 3, h: 9, w: 8, kh: 3, kw: 2, sh: 2, sw: 3, dh: 1, dw: 2, pt: 0, pl: 2, pb: 2, pr: 1 },
     { c: 1, h: 4, w: 13, kh: 1, kw: 7, sh: 1, sw: 1, dh: 2, dw: 1, pt: 0, pl: 3, pb: 0, pr: 3 },
+    // Rows wide enough for the vector steps: stride 1 and 2 (stems), odd and even widths, a row
+    // whose last stride-2 step would read past its end.
+    { c: 2, h: 6, w: 37, kh: 3, kw: 3, sh: 1, sw: 1, dh: 1, dw: 1, pt: 1, pl: 1, pb: 1, pr: 1 },
+    { c: 3, h: 7, w: 41, kh: 3, kw: 3, sh: 2, sw: 2, dh: 1, dw: 1, pt: 1, pl: 1, pb: 1, pr: 1 },
+    { c: 1, h: 5, w: 34, kh: 3, kw: 3, sh: 2, sw: 2, dh: 1, dw: 1, pt: 0, pl: 0, pb: 0, pr: 0 },
+    { c: 2, h: 9, w: 40, kh: 7, kw: 7, sh: 2, sw: 2, dh: 1, dw: 1, pt: 3, pl: 3, pb: 3, pr: 3 },
   ]
   let checked = 0
   for (const sh of shapes) {
@@ -292,12 +298,12 @@ t.test('im2col writes the packed column panels exactly', async (t) => {
     const shape = { ...sh, m: 1, oh, ow }
     const x = random(sh.c * sh.h * sh.w, oh * 31 + ow)
     const K = sh.c * sh.kh * sh.kw
-    for (const nr of [1, 6, 16, 1000]) {
+    for (const isa of isas) for (const nr of [1, 6, 16, 1000]) {
       for (const [p0, p1] of [[0, oh * ow], [1, oh * ow - 1], [ow + 2, ow + 5]] as const) {
         const len = Math.ceil((p1 - p0) / nr) * K * nr
         const col = withCanary(len, NaN)
-        testing.convIm2col!({ shape, channels: sh.c, x, p0, p1, nr, col })
-        t.ok(canaryIntact(col, len), `im2col canary ${JSON.stringify(sh)} nr=${nr} p=[${p0}, ${p1})`)
+        testing.convIm2col!({ shape, channels: sh.c, x, p0, p1, nr, col, isa })
+        t.ok(canaryIntact(col, len), `${isa} im2col canary ${JSON.stringify(sh)} nr=${nr} p=[${p0}, ${p1})`)
         for (let k = 0; k < K; k++) {
           const kw = k % sh.kw
           const kh = Math.floor(k / sh.kw) % sh.kh
@@ -309,7 +315,7 @@ t.test('im2col writes the packed column panels exactly', async (t) => {
             const j = p - p0
             const g = col[Math.floor(j / nr) * K * nr + k * nr + (j % nr)]!
             if (g !== want) {
-              t.fail(`im2col ${JSON.stringify(sh)} nr=${nr} p=[${p0}, ${p1}) k=${k} p=${p}: got ${g}, want ${want}`)
+              t.fail(`${isa} im2col ${JSON.stringify(sh)} nr=${nr} p=[${p0}, ${p1}) k=${k} p=${p}: got ${g}, want ${want}`)
               return
             }
             checked++

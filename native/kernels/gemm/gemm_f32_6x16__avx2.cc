@@ -65,38 +65,42 @@ __attribute__((always_inline)) inline void store_rows(const __m256 (&acc0)[R], c
 
 // R valid rows (1..6): only R broadcasts and 2R FMAs per k step, so short edge tiles and M = 1 cost
 // what they compute. Packed: a keeps the 6-row panel stride and b the 16-column one; else the
-// strides of the params (A(i, p) = a[i * a_rs + p * a_ks], B(p, j) = b[p * b_ks + j]).
-template <int R, bool Packed>
+// strides of the params (A(i, p) = a[i * a_rs + p * a_ks], B(p, j) = b[p * b_ks + j]). V is the
+// number of 8-column vectors computed: 1 for a tile of at most 8 columns (the right edge, e.g. the
+// 49th pixel of a 7x7 plane), which then costs half a full tile.
+template <int R, bool Packed, int V>
 void tile_rows(int64_t nr, int64_t kc, const float* a, const float* b, float* c, int64_t ldc,
                const GemmTileParams& p) {
     __m256 acc0[R], acc1[R];
 #pragma GCC unroll 6
     for (int r = 0; r < R; ++r) acc0[r] = acc1[r] = _mm256_setzero_ps();
+    const int64_t a_rs = Packed ? 1 : (p.a_ks ? p.a_rs : 1), a_ks = Packed ? tile_m : (p.a_ks ? p.a_ks : tile_m);
+    const int64_t b_ks = Packed ? tile_n : (p.b_ks ? p.b_ks : tile_n);
+    const float* rows[R];
+#pragma GCC unroll 6
+    for (int r = 0; r < R; ++r) rows[r] = a + r * a_rs;
     if constexpr (Packed) {
         for (int64_t k = 0; k < kc; ++k) {
-            const __m256 b0 = _mm256_loadu_ps(b), b1 = _mm256_loadu_ps(b + 8);
+            const __m256 b0 = _mm256_loadu_ps(b);
+            const __m256 b1 = V == 2 ? _mm256_loadu_ps(b + 8) : b0;
 #pragma GCC unroll 6
             for (int r = 0; r < R; ++r) {
                 const __m256 ar = _mm256_broadcast_ss(a + r);
                 acc0[r] = _mm256_fmadd_ps(ar, b0, acc0[r]);
-                acc1[r] = _mm256_fmadd_ps(ar, b1, acc1[r]);
+                if (V == 2) acc1[r] = _mm256_fmadd_ps(ar, b1, acc1[r]);
             }
             a += tile_m;
             b += tile_n;
         }
     } else {
-        const int64_t a_rs = p.a_ks ? p.a_rs : 1, a_ks = p.a_ks ? p.a_ks : tile_m;
-        const int64_t b_ks = p.b_ks ? p.b_ks : tile_n;
-        const float* rows[R];
-#pragma GCC unroll 6
-        for (int r = 0; r < R; ++r) rows[r] = a + r * a_rs;
         for (int64_t k = 0, ak = 0; k < kc; ++k, ak += a_ks) {
-            const __m256 b0 = _mm256_loadu_ps(b), b1 = _mm256_loadu_ps(b + 8);
+            const __m256 b0 = _mm256_loadu_ps(b);
+            const __m256 b1 = V == 2 ? _mm256_loadu_ps(b + 8) : b0;
 #pragma GCC unroll 6
             for (int r = 0; r < R; ++r) {
                 const __m256 ar = _mm256_broadcast_ss(rows[r] + ak);
                 acc0[r] = _mm256_fmadd_ps(ar, b0, acc0[r]);
-                acc1[r] = _mm256_fmadd_ps(ar, b1, acc1[r]);
+                if (V == 2) acc1[r] = _mm256_fmadd_ps(ar, b1, acc1[r]);
             }
             b += b_ks;
         }
@@ -104,16 +108,16 @@ void tile_rows(int64_t nr, int64_t kc, const float* a, const float* b, float* c,
     store_rows<R>(acc0, acc1, nr, c, ldc, p);
 }
 
-template <bool Packed>
+template <bool Packed, int V>
 void tile(int64_t mr, int64_t nr, int64_t kc, const float* a, const float* b, float* c, int64_t ldc,
           const GemmTileParams& p) {
     switch (mr) {
-        case 6: tile_rows<6, Packed>(nr, kc, a, b, c, ldc, p); break;
-        case 5: tile_rows<5, Packed>(nr, kc, a, b, c, ldc, p); break;
-        case 4: tile_rows<4, Packed>(nr, kc, a, b, c, ldc, p); break;
-        case 3: tile_rows<3, Packed>(nr, kc, a, b, c, ldc, p); break;
-        case 2: tile_rows<2, Packed>(nr, kc, a, b, c, ldc, p); break;
-        default: tile_rows<1, Packed>(nr, kc, a, b, c, ldc, p); break;
+        case 6: tile_rows<6, Packed, V>(nr, kc, a, b, c, ldc, p); break;
+        case 5: tile_rows<5, Packed, V>(nr, kc, a, b, c, ldc, p); break;
+        case 4: tile_rows<4, Packed, V>(nr, kc, a, b, c, ldc, p); break;
+        case 3: tile_rows<3, Packed, V>(nr, kc, a, b, c, ldc, p); break;
+        case 2: tile_rows<2, Packed, V>(nr, kc, a, b, c, ldc, p); break;
+        default: tile_rows<1, Packed, V>(nr, kc, a, b, c, ldc, p); break;
     }
 }
 
@@ -122,10 +126,11 @@ void tile(int64_t mr, int64_t nr, int64_t kc, const float* a, const float* b, fl
 void gemm_f32_6x16__avx2(int64_t mr, int64_t nr, int64_t kc, const float* a, const float* b, float* c,
                          int64_t ldc, const GemmTileParams& p) {
     FLEXPIPE_DCHECK(mr >= 1 && mr <= tile_m && nr >= 1 && nr <= tile_n && kc >= 0);
-    if (p.a_ks == 0 && p.b_ks == 0) {
-        tile<true>(mr, nr, kc, a, b, c, ldc, p);
+    const bool packed = p.a_ks == 0 && p.b_ks == 0;
+    if (nr > 8) {
+        packed ? tile<true, 2>(mr, nr, kc, a, b, c, ldc, p) : tile<false, 2>(mr, nr, kc, a, b, c, ldc, p);
     } else {
-        tile<false>(mr, nr, kc, a, b, c, ldc, p);
+        packed ? tile<true, 1>(mr, nr, kc, a, b, c, ldc, p) : tile<false, 1>(mr, nr, kc, a, b, c, ldc, p);
     }
 }
 

@@ -19,8 +19,19 @@
 
 namespace flexpipe {
 
-// x points at the group's first channel plane of the image.
+// x points at the group's first channel plane of the image. Variants write exactly what __ref writes
+// (AVX2 and NEON move the copied parts of runs with vector loads, never reading outside an input row).
+using Im2colFn = void (*)(const ConvShape& s, int64_t channels, const float* x, int64_t p0, int64_t p1, int64_t nr,
+                          float* col, int64_t k_begin, int64_t k_end);
 void im2col_f32__ref(const ConvShape& s, int64_t channels, const float* x, int64_t p0, int64_t p1, int64_t nr,
                      float* col, int64_t k_begin, int64_t k_end);
+#if defined(__x86_64__) || defined(_M_X64)
+void im2col_f32__avx2(const ConvShape& s, int64_t channels, const float* x, int64_t p0, int64_t p1, int64_t nr,
+                      float* col, int64_t k_begin, int64_t k_end);
+#endif
+#if defined(__aarch64__)
+void im2col_f32__neon(const ConvShape& s, int64_t channels, const float* x, int64_t p0, int64_t p1, int64_t nr,
+                      float* col, int64_t k_begin, int64_t k_end);
+#endif
 
 }  // namespace flexpipe

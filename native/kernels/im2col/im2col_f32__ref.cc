@@ -1,16 +1,15 @@
 // SPDX-License-Identifier: Apache-2.0
 // Reference im2col, float32: per column-matrix row, runs of output columns are copied or zero-filled.
-#include "kernels/im2col/im2col.h"
-
-#include "common/macros.h"
+#include "kernels/im2col/im2col_walk.h"
 
 namespace flexpipe {
 
-// d[ow - a] for ow in [a, b): src[ow * sw + off] where ow is in [lo, hi), else 0 (src null: all 0).
-static void fill_run(float* d, const float* src, int64_t a, int64_t b, int64_t lo, int64_t hi, int64_t sw,
-                     int64_t off) {
-    const int64_t l = src ? (lo < a ? a : (lo > b ? b : lo)) : b;
-    const int64_t h = src ? (hi > b ? b : (hi < l ? l : hi)) : b;
+namespace {
+
+void fill_run(float* d, const float* src, int64_t a, int64_t b, int64_t lo, int64_t hi, int64_t sw, int64_t off,
+              int64_t /*row_len*/) {
+    int64_t l, h;
+    im2col_inside(src, a, b, lo, hi, &l, &h);
     for (int64_t ow = a; ow < l; ++ow) d[ow - a] = 0.0f;
     if (sw == 1) {
         for (int64_t ow = l; ow < h; ++ow) d[ow - a] = src[ow + off];
@@ -20,48 +19,11 @@ static void fill_run(float* d, const float* src, int64_t a, int64_t b, int64_t l
     for (int64_t ow = h; ow < b; ++ow) d[ow - a] = 0.0f;
 }
 
+}  // namespace
+
 void im2col_f32__ref(const ConvShape& s, int64_t channels, const float* x, int64_t p0, int64_t p1, int64_t nr,
                      float* col, int64_t k_begin, int64_t k_end) {
-    FLEXPIPE_DCHECK(p0 <= p1 && nr >= 1);
-    const int64_t kw_n = s.kernel[2], kh_n = s.kernel[1], kd_n = s.kernel[0], K = channels * kd_n * kh_n * kw_n;
-    const int64_t ow_n = s.out[2], oh_n = s.out[1];
-    const int64_t plane = s.in[0] * s.in[1] * s.in[2], sw = s.stride[2];
-    for (int64_t k = k_begin; k < k_end; ++k) {
-        const int64_t kw = k % kw_n, kh = k / kw_n % kh_n, kd = k / (kw_n * kh_n) % kd_n, c = k / (kw_n * kh_n * kd_n);
-        FLEXPIPE_DCHECK(c < channels);
-        // Input column iw = ow * sw + off is inside the row for ow in [lo, hi).
-        const int64_t off = kw * s.dilation[2] - s.pad[2];
-        const int64_t lo = off >= 0 ? 0 : (-off + sw - 1) / sw;
-        const int64_t hi = s.in[2] - 1 - off < 0 ? 0 : (s.in[2] - 1 - off) / sw + 1;
-        // Walk runs of output columns [ow0, ow1) in one output row, cut at panel boundaries, keeping
-        // the position (row, ow0, panel, lane) incrementally: no division per run.
-        int64_t ow0 = p0 % ow_n, row = p0 / ow_n, oh = row % oh_n, od = row / oh_n;
-        int64_t lane = 0;
-        float* panel = col + k * nr;
-        const float* src = nullptr;
-        bool src_valid = false;
-        for (int64_t p = p0; p < p1;) {
-            if (!src_valid) {
-                const int64_t id = od * s.stride[0] - s.pad[0] + kd * s.dilation[0];
-                const int64_t ih = oh * s.stride[1] - s.pad[1] + kh * s.dilation[1];
-                const bool in = id >= 0 && id < s.in[0] && ih >= 0 && ih < s.in[1];
-                src = in ? x + c * plane + (id * s.in[1] + ih) * s.in[2] : nullptr;
-                src_valid = true;
-            }
-            int64_t ow1 = ow0 + (p1 - p) < ow_n ? ow0 + (p1 - p) : ow_n;
-            if (ow1 - ow0 > nr - lane) ow1 = ow0 + nr - lane;
-            fill_run(panel + lane, src, ow0, ow1, lo, hi, sw, off);
-            p += ow1 - ow0;
-            lane += ow1 - ow0;
-            if (lane == nr) lane = 0, panel += K * nr;
-            ow0 = ow1;
-            if (ow0 == ow_n) {
-                ow0 = 0;
-                src_valid = false;
-                if (++oh == oh_n) oh = 0, ++od;
-            }
-        }
-    }
+    im2col_walk(s, channels, x, p0, p1, nr, col, k_begin, k_end, fill_run);
 }
 
 }  // namespace flexpipe
