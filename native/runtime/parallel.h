@@ -15,27 +15,44 @@
 
 namespace flexpipe {
 
-// Work is handed out from a shared counter, not split into one fixed share per thread: on a machine
-// where one core is slower (a busy SMT sibling, a vCPU that the host preempts) a static split waits
-// for the slowest share, while here the other threads simply take more of the work.
+// Work is split into one contiguous share per thread, and a thread that finishes its share helps
+// with the others' (taking their items from the same counters). With equally fast cores every
+// thread does exactly its own share, so consecutive ops split the same way touch the same data on
+// the same core: a depthwise convolution after a 1x1 one reads the channels its own core just wrote
+// instead of a random half of them from the other core's cache. On a machine where one core is slower (a busy SMT sibling, a vCPU the host
+// preempts) the others still take over its remaining items instead of waiting for them.
 constexpr int64_t chunks_per_thread = 4;
+constexpr int max_parallel_threads = 64;
 
-// Calls fn(i, slot) once for every item i in [0, n), on up to `threads` OpenMP threads that take
-// items in order from a shared counter. slot in [0, threads) names the calling thread: calls with
-// the same slot never overlap, so per-slot scratch needs no locking.
+// Calls fn(i, slot) once for every item i in [0, n), on up to `threads` OpenMP threads: thread s
+// takes items in order from its share [n s / t, n (s + 1) / t), then from the other shares. slot in
+// [0, threads) names the calling thread: calls with the same slot never overlap, so per-slot scratch
+// needs no locking.
 template <typename Fn>
 void parallel_items(int64_t n, int threads, Fn&& fn) {
     if (n <= 0) return;
 #ifdef _OPENMP
     if (threads > 1 && n > 1) {
-        const int t = static_cast<int>(threads < n ? threads : n);
-        std::atomic<int64_t> next{0};
+        int t = static_cast<int>(threads < n ? threads : n);
+        if (t > max_parallel_threads) t = max_parallel_threads;
+        struct alignas(64) Share {
+            std::atomic<int64_t> next;
+            int64_t end;
+        };
+        Share shares[max_parallel_threads];
+        for (int s = 0; s < t; ++s) {
+            shares[s].next.store(n * s / t, std::memory_order_relaxed);
+            shares[s].end = n * (s + 1) / t;
+        }
 #pragma omp parallel num_threads(t)
         {
             const int slot = omp_get_thread_num();
-            for (int64_t i = next.fetch_add(1, std::memory_order_relaxed); i < n;
-                 i = next.fetch_add(1, std::memory_order_relaxed))
-                fn(i, slot);
+            for (int k = 0; k < t; ++k) {
+                Share& share = shares[(slot + k) % t];
+                for (int64_t i = share.next.fetch_add(1, std::memory_order_relaxed); i < share.end;
+                     i = share.next.fetch_add(1, std::memory_order_relaxed))
+                    fn(i, slot);
+            }
         }
         return;
     }
