@@ -16,12 +16,14 @@ void fill_gemm_kernels(GemmKernels* t, Isa isa) {
         // --kc/--mc): kc 768 beats 512 by 3-8% and 256 by 10-20% on all four benchmark shapes; mc
         // 96..288 are within noise.
         *t = GemmKernels{gemm_f32_6x16__avx2, gemm_pack_a_f32__avx2, 6, 16, 144, 768, 4096};
+        t->f32_dot = gemm_f32_dot__avx2;
     }
 #elif defined(__aarch64__)
     if (isa == Isa::neon) {
         // 8x12: kc 256 -> a 12 KiB B micro-panel (L1d 32-64 KiB on Cortex-A55/A76/X1), mc 128 -> 128 KiB
         // A block (L2 256-512 KiB per core).
         *t = GemmKernels{gemm_f32_8x12__neon, gemm_pack_a_f32__ref, 8, 12, 128, 256, 4032};
+        t->f32_dot = gemm_f32_dot__neon;
     }
 #endif
     (void)isa;

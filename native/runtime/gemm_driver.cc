@@ -29,6 +29,7 @@ struct Plan {
     bool b_in_place;        // ... and B's full nr-column groups; b.data then holds only the last,
                             // partial group (panel q_edge), packed
     int64_t q_edge;         // b_in_place: index of the packed partial panel (q1 when there is none)
+    int64_t dot_cols;       // b_in_place: a last partial group this narrow is done by row dots (0: none)
     int64_t kc, kblocks;    // balanced k-blocks: kblocks * kc >= k, kc <= g.kc
     int64_t q0, q1;         // panels of b covering [n0, n1)
     int tm, tn;             // rectangle grid: tm row groups x tn column groups
@@ -213,17 +214,25 @@ Status gemm_run(const GemmKernels& g, const GemmProblem& p, void* ws, size_t ws_
     x.a_in_place = p.a_in_place && p.alpha == 1.0f;
     x.b_in_place = p.b_in_place && !p.b_packed.data && p.b_cs == 1 && p.c_cs == 1;
     x.q_edge = ceil_div(cols, g.nr);
+    x.dot_cols = 0;
     if (p.b_packed.data) {
         x.b = p.b_packed;
     } else if (x.b_in_place) {
-        // Full nr-column groups are read in place; a last partial one is packed (zero-padded) so
-        // that no micro-kernel reads past B's rows.
+        // Full nr-column groups are read in place. A last partial one is either narrow enough for
+        // row dots (its columns copied transposed, e.g. the 49th pixel of a 7x7 plane) or packed
+        // (zero-padded) so that no micro-kernel reads past B's rows.
         float* dst = reinterpret_cast<float*>(base);
-        const int64_t full = cols / g.nr;
-        if (full * g.nr < cols) {
+        const int64_t full = cols / g.nr, tail = cols - full * g.nr;
+        if (tail > 0 && tail <= gemm_dot_max_cols && x.a_in_place && p.a_cs == 1 &&
+            (p.beta == 0.0f || p.beta == 1.0f)) {
+            x.dot_cols = tail;
             x.q_edge = full;
-            gemm_pack_b_f32__ref(g.nr, p.k, cols - full * g.nr, p.b + (p.n0 + full * g.nr) * p.b_cs, p.b_rs,
-                                 p.b_cs, dst);
+            const float* src = p.b + p.n0 + full * g.nr;
+            for (int64_t c = 0; c < tail; ++c)
+                for (int64_t q = 0; q < p.k; ++q) dst[c * p.k + q] = src[q * p.b_rs + c];
+        } else if (tail > 0) {
+            x.q_edge = full;
+            gemm_pack_b_f32__ref(g.nr, p.k, tail, p.b + (p.n0 + full * g.nr) * p.b_cs, p.b_rs, p.b_cs, dst);
         }
         x.b = GemmPackedB{dst, p.k, p.n0, p.n1, g.nr};
         base += b_bytes(g, p);
@@ -238,8 +247,26 @@ Status gemm_run(const GemmKernels& g, const GemmProblem& p, void* ws, size_t ws_
         base += b_bytes(g, p);
     }
     x.q0 = (p.n0 - x.b.n_begin) / g.nr;
-    x.q1 = ceil_div(p.n1 - x.b.n_begin, g.nr);
+    x.q1 = x.dot_cols ? x.q_edge : ceil_div(p.n1 - x.b.n_begin, g.nr);
     const int64_t row_units = ceil_div(rows, g.mr);
+    if (x.dot_cols) {
+        // The narrow edge, by rows, before the tiles (its own parallel region when it is worth one).
+        GemmTileParams e;
+        e.load_c = p.beta != 0.0f;
+        e.clamp = p.clamp, e.min = p.min, e.max = p.max;
+        const int64_t col = p.n1 - x.dot_cols;
+        e.bias = p.bias ? p.bias + col : nullptr;
+        const int64_t dot_fmas = rows * x.dot_cols * std::max<int64_t>(1, p.k);
+        const int team = static_cast<int>(std::max<int64_t>(1, std::min<int64_t>(t, dot_fmas / min_fmas_per_thread)));
+        parallel_for(rows, team, [&](int64_t r0, int64_t r1) {
+            GemmTileParams er = e;
+            const int64_t i0 = p.m0 + r0;
+            er.row_bias = p.row_bias ? p.row_bias + i0 : nullptr;
+            g.f32_dot(r1 - r0, x.dot_cols, p.k, p.a + (i0 - p.a_row0) * p.a_rs, p.a_rs, x.b.data, p.c + i0 * p.c_rs + col,
+                      p.c_rs, er);
+        });
+        if (x.q1 == x.q0) return Status::ok();
+    }
     const int64_t units = row_units * (x.q1 - x.q0);
     t = static_cast<int>(std::min<int64_t>(t, units));
     // A grid of rectangles, chunks_per_thread per thread when the problem has that many tile units

@@ -189,6 +189,16 @@ for (const isa of isas) {
         }
       }
     }
+    // Narrow right edges (1..4 columns past the last full panel) go through row dots: with beta 1
+    // and a column bias, on row slices, on 1 and 2 threads.
+    for (const tail of [1, 2, 3, 4]) {
+      for (const threads of [1, 2]) {
+        const n = 2 * g.nr + tail
+        gemmCase(t, isa, { m: primeM, n, k: primeK, threads, aInPlace: true, bInPlace: true, rowBias: true, beta: 1, bias: true })
+        gemmCase(t, isa, { m: primeM, n, k: g.kc + 1, threads, m0: 10, m1: 50, aSlice: true, aInPlace: true, bInPlace: true, rowBias: true, clamp: [0, 6] })
+        gemmCase(t, isa, { m: 7, n: tail, k: 9, threads, aInPlace: true, bInPlace: true, rowBias: true })
+      }
+    }
     // Column and row slices, transposed A read in place, and requests the driver must decline
     // (alpha != 1 packs A; column-strided C and transposed B pack B).
     for (const threads of [1, 2]) {

@@ -74,6 +74,22 @@ void gemm_f32_6x16__avx2(int64_t mr, int64_t nr, int64_t kc, const float* a, con
 void gemm_f32_8x12__neon(int64_t mr, int64_t nr, int64_t kc, const float* a, const float* b, float* c,
                          int64_t ldc, const GemmTileParams& p);
 
+// Row dots for a narrow right edge of C (at most gemm_dot_max_cols columns): for i < rows, t < cols,
+//   acc = sum_{p < k} a[i * a_rs + p] * bt[t * k + p]
+//   c[i * ldc + t] = clamp((load_c ? c : 0) + acc + (bias ? bias[t] : 0) + (row_bias ? row_bias[i] : 0))
+// bt holds the edge's columns of B transposed (each column contiguous). A tile of the 6x16 kernel
+// computes a 1-column edge as 8 lanes and 6 broadcasts per k step; a dot product reads each of A's
+// rows once, 8 (avx2) or 4 (neon) products per instruction. Tolerance as the micro-kernels.
+constexpr int64_t gemm_dot_max_cols = 4;
+using GemmDotFn = void (*)(int64_t rows, int64_t cols, int64_t k, const float* a, int64_t a_rs, const float* bt,
+                           float* c, int64_t ldc, const GemmTileParams& p);
+void gemm_f32_dot__ref(int64_t rows, int64_t cols, int64_t k, const float* a, int64_t a_rs, const float* bt,
+                       float* c, int64_t ldc, const GemmTileParams& p);
+void gemm_f32_dot__avx2(int64_t rows, int64_t cols, int64_t k, const float* a, int64_t a_rs, const float* bt,
+                        float* c, int64_t ldc, const GemmTileParams& p);
+void gemm_f32_dot__neon(int64_t rows, int64_t cols, int64_t k, const float* a, int64_t a_rs, const float* bt,
+                        float* c, int64_t ldc, const GemmTileParams& p);
+
 // Packs rows [0, rows) x k-range [0, kc) of A (A[i, p] = a[i * a_rs + p * a_cs]) into ceil(rows / mr)
 // panels [kc][mr], each scaled by alpha, rows past `rows` zero; panel r starts at dst + r * mr * kc.
 using GemmPackAFn = void (*)(int64_t mr, int64_t rows, int64_t kc, const float* a, int64_t a_rs,
