@@ -82,11 +82,14 @@ inline void copy_row(float* dst, const float* src, int64_t w) {
     if (w % 8) _mm256_storeu_ps(dst + w - 8, _mm256_loadu_ps(src + w - 8));
 }
 
-// Eight outputs starting at scratch column `first` of rows r0, r0 + 1, r0 + 2 (all inside the scratch).
-inline __m256 padded_step(const float* r0, int64_t cols, int64_t first, int64_t stride, const __m256* wv, float b) {
+// Eight outputs from input rows in[0..2], each read from its element 0 on (stride 1: 10 floats,
+// stride 2: 17); a null row is padding and contributes nothing. One accumulator per kernel row:
+// three short FMA chains instead of one of nine.
+inline __m256 step8(const float* const* in, int64_t stride, const __m256* wv, float b) {
     __m256 part[3] = {_mm256_set1_ps(b), _mm256_setzero_ps(), _mm256_setzero_ps()};
     for (int ky = 0; ky < 3; ++ky) {
-        const float* r = r0 + ky * cols + first;
+        const float* r = in[ky];
+        if (!r) continue;
         __m256 t0, t1, t2;
         if (stride == 1) {
             t0 = _mm256_loadu_ps(r);
@@ -100,6 +103,12 @@ inline __m256 padded_step(const float* r0, int64_t cols, int64_t first, int64_t 
         part[ky] = _mm256_fmadd_ps(wv[ky * 3 + 2], t2, part[ky]);
     }
     return _mm256_add_ps(_mm256_add_ps(part[0], part[1]), part[2]);
+}
+
+// Eight outputs starting at scratch column `first` of rows r0, r0 + 1, r0 + 2 (all inside the scratch).
+inline __m256 padded_step(const float* r0, int64_t cols, int64_t first, int64_t stride, const __m256* wv, float b) {
+    const float* in[3] = {r0 + first, r0 + cols + first, r0 + 2 * cols + first};
+    return step8(in, stride, wv, b);
 }
 
 // Stride 1: eight outputs of two consecutive rows from scratch rows r0 .. r0 + 3. Each input row is
@@ -226,24 +235,10 @@ void depthwise_f32_3x3__avx2(const DepthwiseShape& s, const float* x, const floa
                     }
                     ox = hi - 8;
                 }
-                // One accumulator per kernel row: three short FMA chains instead of one of nine.
-                __m256 part[3] = {_mm256_set1_ps(b), _mm256_setzero_ps(), _mm256_setzero_ps()};
-                for (int ky = 0; ky < 3; ++ky) {
-                    if (!rows[ky]) continue;
-                    const float* r = rows[ky] + ox * s.stride - s.pad_left;
-                    __m256 t0, t1, t2;
-                    if (s.stride == 1) {
-                        t0 = _mm256_loadu_ps(r);
-                        t1 = _mm256_loadu_ps(r + 1);
-                        t2 = _mm256_loadu_ps(r + 2);
-                    } else {
-                        deinterleave(r, &t0, &t1, &t2);
-                    }
-                    part[ky] = _mm256_fmadd_ps(wv[ky * 3], t0, part[ky]);
-                    part[ky] = _mm256_fmadd_ps(wv[ky * 3 + 1], t1, part[ky]);
-                    part[ky] = _mm256_fmadd_ps(wv[ky * 3 + 2], t2, part[ky]);
-                }
-                __m256 acc = _mm256_add_ps(_mm256_add_ps(part[0], part[1]), part[2]);
+                const int64_t at = ox * s.stride - s.pad_left;
+                const float* in[3] = {rows[0] ? rows[0] + at : nullptr, rows[1] ? rows[1] + at : nullptr,
+                                      rows[2] ? rows[2] + at : nullptr};
+                __m256 acc = step8(in, s.stride, wv, b);
                 if (act.clamp) acc = _mm256_min_ps(vhi, _mm256_max_ps(vlo, acc));  // NaN stays NaN
                 _mm256_storeu_ps(yr + ox, acc);
             }

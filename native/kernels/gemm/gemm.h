@@ -15,6 +15,7 @@
 #pragma once
 
 #include <cstdint>
+#include <type_traits>
 
 namespace flexpipe {
 
@@ -81,6 +82,23 @@ void gemm_f32_8x12__neon(int64_t mr, int64_t nr, int64_t kc, const float* a, con
 // computes a 1-column edge as 8 lanes and 6 broadcasts per k step; a dot product reads each of A's
 // rows once, 8 (avx2) or 4 (neon) products per instruction. Tolerance as the micro-kernels.
 constexpr int64_t gemm_dot_max_cols = 4;
+// The epilogue of one row dot: c[i * ldc + t] from its sum `acc` (shared by the variants).
+inline void gemm_dot_store(float acc, int64_t i, int64_t t, float* c, int64_t ldc, const GemmTileParams& p) {
+    float* cp = c + i * ldc + t;
+    float v = (p.load_c ? *cp : 0.0f) + acc + (p.bias ? p.bias[t] : 0.0f) + (p.row_bias ? p.row_bias[i] : 0.0f);
+    if (p.clamp) v = v < p.min ? p.min : (v > p.max ? p.max : v);  // NaN passes through
+    *cp = v;
+}
+// Calls body(std::integral_constant<int, C>{}) with C = cols (1 .. gemm_dot_max_cols).
+template <typename Body>
+inline void gemm_dot_cols(int64_t cols, Body&& body) {
+    switch (cols) {
+        case 1: body(std::integral_constant<int, 1>{}); break;
+        case 2: body(std::integral_constant<int, 2>{}); break;
+        case 3: body(std::integral_constant<int, 3>{}); break;
+        default: body(std::integral_constant<int, 4>{}); break;
+    }
+}
 using GemmDotFn = void (*)(int64_t rows, int64_t cols, int64_t k, const float* a, int64_t a_rs, const float* bt,
                            float* c, int64_t ldc, const GemmTileParams& p);
 void gemm_f32_dot__ref(int64_t rows, int64_t cols, int64_t k, const float* a, int64_t a_rs, const float* bt,

@@ -31,10 +31,7 @@ void dot_rows(int64_t rows, int64_t k, const float* a, int64_t a_rs, const float
         for (int t = 0; t < C; ++t) {
             float s = hsum(acc[t]);
             for (int64_t r = q; r < k; ++r) s += ar[r] * bt[t * k + r];
-            float* cp = c + i * ldc + t;
-            float v = (p.load_c ? *cp : 0.0f) + s + (p.bias ? p.bias[t] : 0.0f) + (p.row_bias ? p.row_bias[i] : 0.0f);
-            if (p.clamp) v = v < p.min ? p.min : (v > p.max ? p.max : v);  // NaN passes through
-            *cp = v;
+            gemm_dot_store(s, i, t, c, ldc, p);
         }
     }
 }
@@ -44,12 +41,7 @@ void dot_rows(int64_t rows, int64_t k, const float* a, int64_t a_rs, const float
 void gemm_f32_dot__avx2(int64_t rows, int64_t cols, int64_t k, const float* a, int64_t a_rs, const float* bt,
                         float* c, int64_t ldc, const GemmTileParams& p) {
     FLEXPIPE_DCHECK(cols >= 1 && cols <= gemm_dot_max_cols && k >= 0);
-    switch (cols) {
-        case 1: dot_rows<1>(rows, k, a, a_rs, bt, c, ldc, p); break;
-        case 2: dot_rows<2>(rows, k, a, a_rs, bt, c, ldc, p); break;
-        case 3: dot_rows<3>(rows, k, a, a_rs, bt, c, ldc, p); break;
-        default: dot_rows<4>(rows, k, a, a_rs, bt, c, ldc, p); break;
-    }
+    gemm_dot_cols(cols, [&](auto n) { dot_rows<decltype(n)::value>(rows, k, a, a_rs, bt, c, ldc, p); });
 }
 
 }  // namespace flexpipe

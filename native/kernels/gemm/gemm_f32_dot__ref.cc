@@ -13,10 +13,7 @@ void gemm_f32_dot__ref(int64_t rows, int64_t cols, int64_t k, const float* a, in
         for (int64_t t = 0; t < cols; ++t) {
             float acc = 0.0f;
             for (int64_t q = 0; q < k; ++q) acc += ar[q] * bt[t * k + q];
-            float* cp = c + i * ldc + t;
-            float v = (p.load_c ? *cp : 0.0f) + acc + (p.bias ? p.bias[t] : 0.0f) + (p.row_bias ? p.row_bias[i] : 0.0f);
-            if (p.clamp) v = v < p.min ? p.min : (v > p.max ? p.max : v);  // NaN passes through
-            *cp = v;
+            gemm_dot_store(acc, i, t, c, ldc, p);
         }
     }
 }

@@ -16,28 +16,24 @@ inline __m256 even_lanes(const float* r) {
     return _mm256_castpd_ps(_mm256_permute4x64_pd(_mm256_castps_pd(ev), _MM_SHUFFLE(3, 1, 2, 0)));
 }
 
-void fill_run(float* d, const float* src, int64_t a, int64_t b, int64_t lo, int64_t hi, int64_t sw, int64_t off,
-              int64_t row_len) {
-    int64_t l, h;
-    im2col_inside(src, a, b, lo, hi, &l, &h);
-    for (int64_t ow = a; ow < l; ++ow) d[ow - a] = 0.0f;
+// Copies d[ow - a] = src[ow * sw + off] for ow from l in 8-pixel steps while they stay in [l, h) and
+// inside the row; returns where it stopped.
+int64_t copy_inside(float* d, int64_t a, const float* src, int64_t l, int64_t h, int64_t sw, int64_t off, int64_t row_len) {
     int64_t ow = l;
     if (sw == 1) {
         for (; ow + 8 <= h; ow += 8) _mm256_storeu_ps(d + ow - a, _mm256_loadu_ps(src + ow + off));
     } else if (sw == 2) {
         // A step reads src[2 ow + off, 2 ow + off + 16): stay inside the row.
-        for (; ow + 8 <= h && 2 * ow + off + 16 <= row_len; ow += 8)
-            _mm256_storeu_ps(d + ow - a, even_lanes(src + 2 * ow + off));
+        for (; ow + 8 <= h && 2 * ow + off + 16 <= row_len; ow += 8) _mm256_storeu_ps(d + ow - a, even_lanes(src + 2 * ow + off));
     }
-    for (; ow < h; ++ow) d[ow - a] = src[ow * sw + off];
-    for (ow = h; ow < b; ++ow) d[ow - a] = 0.0f;
+    return ow;
 }
 
 }  // namespace
 
 void im2col_f32__avx2(const ConvShape& s, int64_t channels, const float* x, int64_t p0, int64_t p1, int64_t nr,
                       float* col, int64_t k_begin, int64_t k_end) {
-    im2col_walk(s, channels, x, p0, p1, nr, col, k_begin, k_end, fill_run);
+    im2col_walk(s, channels, x, p0, p1, nr, col, k_begin, k_end, copy_inside);
 }
 
 }  // namespace flexpipe

@@ -1,11 +1,11 @@
 // SPDX-License-Identifier: Apache-2.0
 // The traversal shared by the im2col variants (layout in im2col.h): for every column-matrix row k and
-// every run of output columns that stays in one output row and one packed panel, the variant's
-// fill_run copies the run's input pixels (or zeros). Variants differ only in fill_run.
+// every run of output columns that stays in one output row and one packed panel, the run's input
+// pixels are copied (zeros where the run covers padding). Variants differ only in copy_inside:
 //
-//   fill_run(d, src, a, b, lo, hi, sw, off, row_len): d[ow - a] for ow in [a, b) is src[ow * sw + off]
-//   when ow is in [lo, hi), else 0; src is null when the whole input row is padding; src[0, row_len)
-//   is the input row (a vector fill may read only inside it).
+//   copy_inside(d, a, src, l, h, sw, off, row_len) -> m: sets d[ow - a] = src[ow * sw + off] for ow in
+//   [l, m) with vector loads that stay inside src[0, row_len) (the input row), for the m it chooses
+//   (l <= m <= h); the walk copies [m, h) one by one.
 #pragma once
 
 #include <cstdint>
@@ -15,9 +15,27 @@
 
 namespace flexpipe {
 
-template <typename FillRun>
+// The part of run [a, b) whose input pixels exist: [l, h) (empty when src is null).
+inline void im2col_inside(const float* src, int64_t a, int64_t b, int64_t lo, int64_t hi, int64_t* l, int64_t* h) {
+    *l = src ? (lo < a ? a : (lo > b ? b : lo)) : b;
+    *h = src ? (hi > b ? b : (hi < *l ? *l : hi)) : b;
+}
+
+// d[ow - a] for ow in [a, b): src[ow * sw + off] where ow is in [lo, hi), else 0 (src null: all 0).
+template <typename CopyInside>
+inline void im2col_fill_run(float* d, const float* src, int64_t a, int64_t b, int64_t lo, int64_t hi, int64_t sw,
+                            int64_t off, int64_t row_len, CopyInside& copy_inside) {
+    int64_t l, h;
+    im2col_inside(src, a, b, lo, hi, &l, &h);
+    for (int64_t ow = a; ow < l; ++ow) d[ow - a] = 0.0f;
+    int64_t ow = l < h ? copy_inside(d, a, src, l, h, sw, off, row_len) : h;
+    for (; ow < h; ++ow) d[ow - a] = src[ow * sw + off];
+    for (ow = h; ow < b; ++ow) d[ow - a] = 0.0f;
+}
+
+template <typename CopyInside>
 inline void im2col_walk(const ConvShape& s, int64_t channels, const float* x, int64_t p0, int64_t p1, int64_t nr,
-                        float* col, int64_t k_begin, int64_t k_end, FillRun fill_run) {
+                        float* col, int64_t k_begin, int64_t k_end, CopyInside copy_inside) {
     FLEXPIPE_DCHECK(p0 <= p1 && nr >= 1);
     const int64_t kw_n = s.kernel[2], kh_n = s.kernel[1], kd_n = s.kernel[0], K = channels * kd_n * kh_n * kw_n;
     const int64_t ow_n = s.out[2], oh_n = s.out[1];
@@ -46,7 +64,7 @@ inline void im2col_walk(const ConvShape& s, int64_t channels, const float* x, in
             }
             int64_t ow1 = ow0 + (p1 - p) < ow_n ? ow0 + (p1 - p) : ow_n;
             if (ow1 - ow0 > nr - lane) ow1 = ow0 + nr - lane;
-            fill_run(panel + lane, src, ow0, ow1, lo, hi, sw, off, s.in[2]);
+            im2col_fill_run(panel + lane, src, ow0, ow1, lo, hi, sw, off, s.in[2], copy_inside);
             p += ow1 - ow0;
             lane += ow1 - ow0;
             if (lane == nr) lane = 0, panel += K * nr;
@@ -60,10 +78,5 @@ inline void im2col_walk(const ConvShape& s, int64_t channels, const float* x, in
     }
 }
 
-// The part of run [a, b) whose input pixels exist: [l, h) (empty when src is null).
-inline void im2col_inside(const float* src, int64_t a, int64_t b, int64_t lo, int64_t hi, int64_t* l, int64_t* h) {
-    *l = src ? (lo < a ? a : (lo > b ? b : lo)) : b;
-    *h = src ? (hi > b ? b : (hi < *l ? *l : hi)) : b;
-}
 
 }  // namespace flexpipe
