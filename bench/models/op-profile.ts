@@ -49,9 +49,24 @@ export interface Breakdown {
   readonly byOpType: OpTypeRow[]
   /** The slowest nodes (median ms), to tell e.g. depthwise from pointwise convolutions. */
   readonly topNodes: NodeRow[]
+  /** Every node in execution order (median ms). */
+  readonly nodes: NodeRow[]
 }
 
 export const TOP_NODES = 15
+
+/**
+ * The convolution-like nodes of both engines paired in execution order (onnxruntime renames the
+ * nodes it rewrites, e.g. to NCHWc Conv, so names cannot be matched; both run a chain of convolutions
+ * in the same order), with flexpipe's excess: where the time goes, node by node.
+ */
+export function pairConvNodes(flexpipe: readonly NodeRow[], ort: readonly NodeRow[]): Array<{ node: string; flexpipe_ms: number; ort_ms: number }> {
+  const convLike = (t: string) => t === 'Conv' || t === 'FusedConv' || t === 'Gemm' || t === 'FusedGemm'
+  const f = flexpipe.filter((n) => convLike(n.opType))
+  const o = ort.filter((n) => convLike(n.opType))
+  if (f.length !== o.length) return []
+  return f.map((n, i) => ({ node: n.node, flexpipe_ms: n.ms, ort_ms: o[i]!.ms }))
+}
 
 /** Per node: the median over runs; then per op type: sum, count of nodes, share of the total. */
 export function aggregate(runs: ReadonlyArray<ReadonlyArray<{ node: string; opType: string; native?: string; ms: number }>>): Omit<Breakdown, 'wall_ms'> {
@@ -85,6 +100,6 @@ export function aggregate(runs: ReadonlyArray<ReadonlyArray<{ node: string; opTy
       ...(r.kernels.size > 0 ? { kernels: Object.fromEntries([...r.kernels.entries()].sort((a, b) => b[1] - a[1]).map(([k, v]) => [k, round(v)])) } : {}),
     }))
     .sort((a, b) => b.ms - a.ms)
-  const topNodes = nodes.sort((a, b) => b.ms - a.ms).slice(0, TOP_NODES)
-  return { ops_ms: round(total), byOpType, topNodes }
+  const topNodes = [...nodes].sort((a, b) => b.ms - a.ms).slice(0, TOP_NODES)
+  return { ops_ms: round(total), byOpType, topNodes, nodes }
 }

@@ -14,7 +14,7 @@ import { join, relative } from 'node:path'
 import * as ort from 'onnxruntime-node'
 import { open, type Tensor } from '../../lib/index.js'
 import { ensureModels, machine, median, numberOption, ortFeeds, ortOptions, repoRoot, resultsDir, round, selectedCases, selectedThreads, versions, type ModelCase } from './cases.js'
-import { aggregate, profiledInfer, type OpTime, type OpTypeRow, type ProfileResult } from './op-profile.js'
+import { aggregate, pairConvNodes, profiledInfer, type OpTime, type OpTypeRow, type ProfileResult } from './op-profile.js'
 
 async function profileFlexpipe(c: ModelCase, threads: number, feeds: Record<string, Tensor>, runs: number): Promise<ProfileResult['flexpipe']> {
   const engine = await open(c.path, { threads })
@@ -105,6 +105,13 @@ export function formatProfile(p: ProfileResult, top: number): string[] {
   if (p.flexpipe !== undefined) {
     lines.push('  slowest flexpipe nodes:')
     for (const n of p.flexpipe.topNodes.slice(0, 5)) lines.push(`      ${n.ms.toFixed(1).padStart(9)} ms  ${n.opType.padEnd(12)} ${n.node}`)
+  }
+  if (p.flexpipe !== undefined && p.ort !== undefined) {
+    const pairs = pairConvNodes(p.flexpipe.nodes, p.ort.nodes).sort((a, b) => b.flexpipe_ms - b.ort_ms - (a.flexpipe_ms - a.ort_ms))
+    if (pairs.length > 0) {
+      lines.push('  largest flexpipe excess, convolution/Gemm nodes paired in execution order (flexpipe ms / onnxruntime ms):')
+      for (const n of pairs.slice(0, 5)) lines.push(`      ${n.flexpipe_ms.toFixed(3).padStart(9)} / ${n.ort_ms.toFixed(3).padStart(7)}  ${n.node}`)
+    }
   }
   for (const e of p.errors) lines.push(`  error: ${e}`)
   return lines
