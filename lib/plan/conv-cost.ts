@@ -3,7 +3,6 @@
 // mirror of native/runtime/conv_cost.cc (formulas documented there), so the memory planner can trade
 // latency for memory per layer without the addon; test/kernels/conv-cost.test.ts checks it against the
 // native numbers on random shapes for every ISA.
-import { gemmWorkspaceBytes } from '../model/ops/nn-matmul.js'
 
 export type ConvKernel = 'direct' | 'im2col' | 'gemm1x1' | 'winograd63' | 'winograd23' | 'depthwise'
 
@@ -43,7 +42,7 @@ export interface GemmBlocking {
 export interface ConvCostOptions {
   /** Threads the workspace is sized for (default 1). */
   readonly threads?: number
-  /** The ISA's GEMM blocking; default: an upper bound over every ISA (gemmWorkspaceBytes of nn-matmul.ts). */
+  /** The ISA's GEMM blocking; default: an upper bound over every ISA. */
   readonly gemm?: GemmBlocking
 }
 
@@ -101,18 +100,20 @@ export function slicePixels(s: ConvShape, slices: number): number {
   return ceilDiv(s.out[0] * s.out[1] * s.out[2], Math.max(1, slices))
 }
 
-/** gemm_workspace_bytes of one slice's product (rows x cols x k), exact for `g`, else the ISA bound. */
-function gemmWorkspace(rows: number, cols: number, k: number, rawB: boolean, threads: number, g?: GemmBlocking): number {
-  if (g === undefined) return gemmWorkspaceBytes(rows, cols, k, threads, rawB)
-  const kblocks = Math.max(1, ceilDiv(k, g.kc))
-  const aBlock = Math.max(1, Math.min(roundUp(rows, g.mr), g.mc) * ceilDiv(k, kblocks))
-  const b = rawB ? align64(ceilDiv(cols, g.nr) * k * g.nr * 4) : 0
-  return 64 + b + threads * (align64(aBlock * 4) + align64(g.mr * g.nr * 4))
+/**
+ * gemm_workspace_bytes of one slice's product (cols x k), exact for `g`, else the bound over the ISAs
+ * (nr <= 16, mr x nr <= 128). Convolutions read their weights (A) in place, so no thread packs an A
+ * block; a 1x1 convolution also reads its input (B) in place and needs only one packed column group.
+ */
+function gemmWorkspace(cols: number, k: number, bInPlace: boolean, threads: number, g?: GemmBlocking): number {
+  const nr = g?.nr ?? 16
+  const tile = g === undefined ? 128 : g.mr * g.nr
+  const b = bInPlace ? align64(Math.min(cols, nr) > 0 ? k * nr * 4 : 0) : 0
+  return 64 + b + threads * align64(tile * 4)
 }
 
 function workspaceBytes(kernel: ConvKernel, s: ConvShape, slices: number, threads: number, g?: GemmBlocking): number {
   const k = (s.inChannels / s.group) * s.kernel[0] * s.kernel[1] * s.kernel[2]
-  const rows = s.outChannels / s.group
   switch (kernel) {
     case 'direct':
     case 'depthwise':
@@ -120,10 +121,10 @@ function workspaceBytes(kernel: ConvKernel, s: ConvShape, slices: number, thread
     case 'im2col': {
       const sp = slicePixels(s, slices)
       const cols = g === undefined ? sp + 15 : roundUp(sp, g.nr)
-      return 64 + 4 * k * cols + gemmWorkspace(rows, sp, k, false, threads, g)
+      return 64 + 4 * k * cols + gemmWorkspace(sp, k, false, threads, g)
     }
     case 'gemm1x1':
-      return gemmWorkspace(rows, slicePixels(s, slices), k, true, threads, g)
+      return gemmWorkspace(slicePixels(s, slices), k, true, threads, g)
     case 'winograd63':
     case 'winograd23': {
       const w = winogradGeometry(kernel, s, slices)

@@ -77,14 +77,18 @@ Im2colGeometry im2col_geometry(const ConvShape& s, int64_t slices) {
     return g;
 }
 
-// The GEMM problem of one slice (only the sizes and the packed/raw choice matter to the workspace).
+// The GEMM problem of one slice as runtime/conv_gemm.cc poses it (only the sizes and how the operands
+// are read matter to the workspace): weights read in place; B the packed columns (im2col) or the
+// input read in place (1x1).
 static GemmProblem slice_problem(const ConvShape& s, const Im2colGeometry& g, bool packed_b) {
     static const float dummy = 0.0f;
     GemmProblem p;
     p.k = g.k;
     p.m1 = s.out_channels / s.groups;
     p.n1 = g.slice_pixels;
+    p.a_in_place = true;
     if (packed_b) p.b_packed.data = &dummy;
+    else p.b_in_place = true;
     return p;
 }
 

@@ -39,13 +39,21 @@ int64_t kblocks_of(const GemmKernels& g, int64_t k) { return std::max<int64_t>(1
 int64_t kc_of(const GemmKernels& g, int64_t k) { return ceil_div(k, kblocks_of(g, k)); }
 int64_t mc_of(const GemmKernels& g, int64_t rows) { return std::min<int64_t>(round_up(rows, g.mr), g.mc); }
 
+// Whether gemm_run reads A / B in place for p (the requests it honours; see gemm_driver.h).
+bool reads_a_in_place(const GemmProblem& p) { return p.a_in_place && p.alpha == 1.0f; }
+bool reads_b_in_place(const GemmProblem& p) { return p.b_in_place && !p.b_packed.data && p.b_cs == 1 && p.c_cs == 1; }
+
+// The shared B region: a whole packed copy of raw B, or (B in place) only its last partial column
+// group, packed or transposed for row dots (at most k x nr floats either way).
 size_t b_bytes(const GemmKernels& g, const GemmProblem& p) {
     if (p.b_packed.data) return 0;
-    return align_up(static_cast<size_t>(gemm_packed_b_floats(p.k, p.n1 - p.n0, g.nr)) * sizeof(float), 64);
+    const int64_t cols = reads_b_in_place(p) ? std::min<int64_t>(p.n1 - p.n0, g.nr) : p.n1 - p.n0;
+    return align_up(static_cast<size_t>(gemm_packed_b_floats(p.k, cols, g.nr)) * sizeof(float), 64);
 }
 
+// Per thread: a packed A block (none when A is read in place) and one mr x nr edge tile.
 size_t thread_bytes(const GemmKernels& g, const GemmProblem& p) {
-    const int64_t a_floats = std::max<int64_t>(1, mc_of(g, p.m1 - p.m0) * kc_of(g, p.k));
+    const int64_t a_floats = reads_a_in_place(p) ? 0 : std::max<int64_t>(1, mc_of(g, p.m1 - p.m0) * kc_of(g, p.k));
     return align_up(static_cast<size_t>(a_floats) * sizeof(float), 64) +
            align_up(static_cast<size_t>(g.mr) * g.nr * sizeof(float), 64);
 }
@@ -211,8 +219,8 @@ Status gemm_run(const GemmKernels& g, const GemmProblem& p, void* ws, size_t ws_
     Plan x;
     x.g = &g, x.p = &p;
     x.kblocks = kblocks_of(g, p.k), x.kc = kc_of(g, p.k);
-    x.a_in_place = p.a_in_place && p.alpha == 1.0f;
-    x.b_in_place = p.b_in_place && !p.b_packed.data && p.b_cs == 1 && p.c_cs == 1;
+    x.a_in_place = reads_a_in_place(p);
+    x.b_in_place = reads_b_in_place(p);
     x.q_edge = ceil_div(cols, g.nr);
     x.dot_cols = 0;
     if (p.b_packed.data) {

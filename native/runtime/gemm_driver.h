@@ -48,7 +48,9 @@
 // will pass (ops size for maxKernelThreads = 8 at plan time); gemm_run uses the most threads
 // (<= `threads`) whose need fits in ws_bytes, and fails only if one thread does not fit. The
 // workspace holds the packed raw B (k x roundup(n1 - n0, nr) floats) and, per thread, a packed A
-// block (<= mc x kc floats) and one mr x nr tile. It needs no alignment. No allocation happens.
+// block (<= mc x kc floats; none when A is read in place) and one mr x nr tile; B read in place
+// needs only its last partial column group (<= k x nr floats). It needs no alignment. No allocation
+// happens.
 //
 // Numerics: fp32 products, fp32 accumulation in k-blocks of <= kc (FMA on avx2/neon); every ISA is
 // within K * 2^-20 * sum_p |A[i, p] * B[p, j]| (+ |bias|) of the exact value (test/kernels/gemm.test.ts).
