@@ -224,51 +224,55 @@ t.test('winograd tile GEMM 6x16: every ISA matches float64', async (t) => {
   t.ok(checked > 0, `${checked} GEMM outputs within tolerance`)
 })
 
+// Planes up to 33x33 take the SIMD variants' zero-padded copy; the 130x131 ones (more than the 16384
+// padded floats of kernels/depthwise/depthwise_padded.h) their in-place path with scalar borders.
+const depthwisePlanes: Array<[number, number]> = []
+for (const h of [1, 2, 3, 8, 9, 17]) for (const w of [1, 2, 3, 7, 8, 9, 16, 17, 33]) depthwisePlanes.push([h, w])
+depthwisePlanes.push([130, 131], [131, 130])
+
 t.test('depthwise 3x3 stride 1 and 2: every ISA matches float64', async (t) => {
   let checked = 0
   const channels = 3
   for (const stride of [1, 2]) {
-    for (const h of [1, 2, 3, 8, 9, 17]) {
-      for (const w of [1, 2, 3, 7, 8, 9, 16, 17, 33]) {
-        for (const [pt, pl, pb, pr] of [[0, 0, 0, 0], [1, 1, 1, 1], [2, 0, 1, 2], [0, 2, 2, 1]] as const) {
-          const oh = Math.floor((h + pt + pb - 3) / stride) + 1
-          const ow = Math.floor((w + pl + pr - 3) / stride) + 1
-          if (oh < 1 || ow < 1) continue
-          const planes = 2 * channels
-          const x = random(planes * h * w, h * 1000 + w * 10 + stride)
-          const wt = random(channels * 9, 5 + w)
-          const bias = random(channels, 6 + h)
-          const clamp: [number, number] | undefined = (h + w) % 2 ? [0, Infinity] : undefined
-          const shape = { channels, h, w, oh, ow, stride, pt, pl }
-          const yLen = planes * oh * ow
-          for (const isa of isas) {
-            const y = withCanary(yLen, NaN)
-            testing.convDepthwise!(isa, { shape, x, w: wt, bias, y, clamp, p0: 0, p1: planes })
-            t.ok(canaryIntact(y, yLen), `${isa} depthwise canary s=${stride} h=${h} w=${w} pads=${[pt, pl, pb, pr]}`)
-            for (let p = 0; p < planes; p++) {
-              const c = p % channels
-              for (let oy = 0; oy < oh; oy++) {
-                for (let ox = 0; ox < ow; ox++) {
-                  let want = bias[c]!
-                  let s = Math.abs(bias[c]!)
-                  for (let ky = 0; ky < 3; ky++) {
-                    for (let kx = 0; kx < 3; kx++) {
-                      const iy = oy * stride - pt + ky
-                      const ix = ox * stride - pl + kx
-                      if (iy < 0 || iy >= h || ix < 0 || ix >= w) continue
-                      const term = wt[c * 9 + ky * 3 + kx]! * x[(p * h + iy) * w + ix]!
-                      want += term
-                      s += Math.abs(term)
-                    }
+    for (const [h, w] of depthwisePlanes) {
+      for (const [pt, pl, pb, pr] of [[0, 0, 0, 0], [1, 1, 1, 1], [2, 0, 1, 2], [0, 2, 2, 1]] as const) {
+        const oh = Math.floor((h + pt + pb - 3) / stride) + 1
+        const ow = Math.floor((w + pl + pr - 3) / stride) + 1
+        if (oh < 1 || ow < 1) continue
+        const planes = 2 * channels
+        const x = random(planes * h * w, h * 1000 + w * 10 + stride)
+        const wt = random(channels * 9, 5 + w)
+        const bias = random(channels, 6 + h)
+        const clamp: [number, number] | undefined = (h + w) % 2 ? [0, Infinity] : undefined
+        const shape = { channels, h, w, oh, ow, stride, pt, pl }
+        const yLen = planes * oh * ow
+        for (const isa of isas) {
+          const y = withCanary(yLen, NaN)
+          testing.convDepthwise!(isa, { shape, x, w: wt, bias, y, clamp, p0: 0, p1: planes })
+          t.ok(canaryIntact(y, yLen), `${isa} depthwise canary s=${stride} h=${h} w=${w} pads=${[pt, pl, pb, pr]}`)
+          for (let p = 0; p < planes; p++) {
+            const c = p % channels
+            for (let oy = 0; oy < oh; oy++) {
+              for (let ox = 0; ox < ow; ox++) {
+                let want = bias[c]!
+                let s = Math.abs(bias[c]!)
+                for (let ky = 0; ky < 3; ky++) {
+                  for (let kx = 0; kx < 3; kx++) {
+                    const iy = oy * stride - pt + ky
+                    const ix = ox * stride - pl + kx
+                    if (iy < 0 || iy >= h || ix < 0 || ix >= w) continue
+                    const term = wt[c * 9 + ky * 3 + kx]! * x[(p * h + iy) * w + ix]!
+                    want += term
+                    s += Math.abs(term)
                   }
-                  if (clamp) want = Math.max(want, 0)
-                  const g = y[(p * oh + oy) * ow + ox]!
-                  if (!(Math.abs(g - want) <= 4 * ulp20 * s)) {
-                    t.fail(`${isa} depthwise s=${stride} h=${h} w=${w} pads=${[pt, pl, pb, pr]} p=${p} oy=${oy} ox=${ox}: got ${g}, want ${want}`)
-                    return
-                  }
-                  checked++
                 }
+                if (clamp) want = Math.max(want, 0)
+                const g = y[(p * oh + oy) * ow + ox]!
+                if (!(Math.abs(g - want) <= 4 * ulp20 * s)) {
+                  t.fail(`${isa} depthwise s=${stride} h=${h} w=${w} pads=${[pt, pl, pb, pr]} p=${p} oy=${oy} ox=${ox}: got ${g}, want ${want}`)
+                  return
+                }
+                checked++
               }
             }
           }

@@ -4,9 +4,9 @@
 // Layout: x [batch, channels, h, w], y [batch, channels, oh, ow], w [channels, 1, 3, 3], dense row-major.
 //   y[n, c, oy, ox] = bias[c] + sum_{ky, kx < 3} w[c, ky, kx] * x[n, c, oy * s - pad_top + ky, ox * s - pad_left + kx]
 // (taps in the padding read zero), then the fused activation. Work items are planes p = n * channels + c;
-// callers split [0, batch * channels) over threads. SIMD variants vectorize along the output row: AVX2
-// copies small planes into a zero-padded stack buffer first (so border columns need no special case)
-// and computes large planes' border columns like __ref; NEON computes border columns like __ref.
+// callers split [0, batch * channels) over threads. SIMD variants vectorize along the output row: they
+// copy small planes into a zero-padded stack buffer first (depthwise_padded.h: border columns need no
+// special case) and compute large planes' border columns like __ref.
 // Tolerance: 9 products per output; variants (FMA, one partial sum per kernel row) match __ref within
 // 4 * 2^-20 * (sum |x * w| + |bias|).
 #pragma once

@@ -10,7 +10,7 @@
 #include <cstring>
 
 #include "common/macros.h"
-#include "kernels/depthwise/depthwise.h"
+#include "kernels/depthwise/depthwise_padded.h"
 
 namespace flexpipe {
 namespace {
@@ -42,29 +42,6 @@ inline void deinterleave(const float* r, __m256* e0, __m256* o1, __m256* e2) {
 
 inline float clampf(float v, const ConvActivation& act) {
     return act.clamp ? (v < act.lo ? act.lo : (v > act.hi ? act.hi : v)) : v;
-}
-
-// The zero-padded plane: scratch row r is input row r - pad_top, scratch column q is input column
-// q - pad_left; rows and columns outside the input are zero.
-struct PaddedPlane {
-    static constexpr int64_t capacity = 16384;  // floats: 64 KiB on the stack
-    int64_t rows = 0, cols = 0;                // cols is a multiple of 8
-    int64_t chunks = 0;                        // 8-column output steps per row
-};
-
-// The padded geometry for s, or rows = 0 when the plane does not fit in PaddedPlane::capacity.
-inline PaddedPlane padded_plane(const DepthwiseShape& s) {
-    PaddedPlane g;
-    g.chunks = (s.ow + 7) / 8;
-    g.rows = (s.oh - 1) * s.stride + 3;
-    // The last step reads columns up to (8 chunks - 1) stride + 2 (stride 2 loads 17 columns).
-    const int64_t need = (g.chunks * 8 - 1) * s.stride + 3;
-    // A row narrower than 8 is copied with one 8-wide store (see copy_row).
-    const int64_t copied = s.pad_left + (s.w < 8 ? 8 : s.w);
-    const int64_t wide = copied > need ? copied : need;
-    g.cols = (wide + 7) / 8 * 8;
-    if (g.rows * g.cols > PaddedPlane::capacity) g.rows = 0;
-    return g;
 }
 
 // Copies row src (w floats) to dst in 8-float steps, the last one overlapping, so only dst[0, w)
@@ -141,18 +118,12 @@ void depthwise_padded(const DepthwiseShape& s, const PaddedPlane& g, const float
                       int64_t plane_end) {
     alignas(32) float pad[PaddedPlane::capacity];
     std::memset(pad, 0, static_cast<size_t>(g.rows * g.cols) * sizeof(float));
-    // Input rows that land inside the scratch; only they are copied, the rest stays zero.
-    const int64_t iy0 = s.pad_top < 0 ? -s.pad_top : 0;
-    const int64_t iy1 = g.rows - s.pad_top < s.h ? g.rows - s.pad_top : s.h;
-    // Input columns that land inside the scratch (pad_left >= 0 for ONNX pads, kept general).
-    const int64_t ix0 = s.pad_left < 0 ? -s.pad_left : 0;
-    const int64_t ix1 = g.cols - s.pad_left < s.w ? g.cols - s.pad_left : s.w;
     const __m256 vlo = _mm256_set1_ps(act.lo), vhi = _mm256_set1_ps(act.hi);
     for (int64_t p = plane_begin; p < plane_end; ++p) {
         const int64_t c = p % s.channels;
         const float* xp = x + p * s.h * s.w;
-        for (int64_t iy = iy0; iy < iy1; ++iy)
-            copy_row(pad + (iy + s.pad_top) * g.cols + ix0 + s.pad_left, xp + iy * s.w + ix0, ix1 - ix0);
+        for (int64_t iy = g.iy0; iy < g.iy1; ++iy)
+            copy_row(pad + (iy + s.pad_top) * g.cols + g.ix0 + s.pad_left, xp + iy * s.w + g.ix0, g.ix1 - g.ix0);
         const float* wc = w + c * 9;
         const float b = bias ? bias[c] : 0.0f;
         __m256 wv[9];
@@ -164,7 +135,7 @@ void depthwise_padded(const DepthwiseShape& s, const PaddedPlane& g, const float
         auto store = [&](int64_t oy, int64_t at, __m256 acc) {
             if (act.clamp) acc = _mm256_min_ps(vhi, _mm256_max_ps(vlo, acc));  // NaN stays NaN
             float* yr = yp + oy * s.ow;
-            if (at + 8 <= s.ow || oy * s.ow + 8 <= s.oh * s.ow) {
+            if (padded_store_whole<8>(s, oy, at)) {
                 _mm256_storeu_ps(yr + at, acc);
             } else {
                 alignas(32) float lanes[8];
@@ -172,14 +143,12 @@ void depthwise_padded(const DepthwiseShape& s, const PaddedPlane& g, const float
                 for (int64_t i = 0; i < s.ow; ++i) yr[i] = lanes[i];
             }
         };
-        // The row's partial last step overlaps the previous one when there is one.
-        auto step_at = [&](int64_t ox) { return ox + 8 > s.ow && s.ow >= 8 ? s.ow - 8 : ox; };
         int64_t oy = 0;
         if (s.stride == 1) {
             for (; oy + 2 <= s.oh; oy += 2) {
                 const float* r0 = pad + oy * g.cols;
                 for (int64_t ox = 0; ox < s.ow; ox += 8) {
-                    const int64_t at = step_at(ox);
+                    const int64_t at = padded_step_at<8>(s, ox);
                     __m256 top, bottom;
                     padded_step2(r0, g.cols, at, wv, b, &top, &bottom);
                     store(oy, at, top);
@@ -190,7 +159,7 @@ void depthwise_padded(const DepthwiseShape& s, const PaddedPlane& g, const float
         for (; oy < s.oh; ++oy) {
             const float* r0 = pad + oy * s.stride * g.cols;
             for (int64_t ox = 0; ox < s.ow; ox += 8) {
-                const int64_t at = step_at(ox);
+                const int64_t at = padded_step_at<8>(s, ox);
                 store(oy, at, padded_step(r0, g.cols, at * s.stride, s.stride, wv, b));
             }
         }
@@ -202,7 +171,7 @@ void depthwise_padded(const DepthwiseShape& s, const PaddedPlane& g, const float
 void depthwise_f32_3x3__avx2(const DepthwiseShape& s, const float* x, const float* w, const float* bias, float* y,
                              const ConvActivation& act, int64_t plane_begin, int64_t plane_end) {
     FLEXPIPE_DCHECK(s.stride == 1 || s.stride == 2);
-    const PaddedPlane g = padded_plane(s);
+    const PaddedPlane g = padded_plane<8>(s);
     if (g.rows > 0) {
         depthwise_padded(s, g, x, w, bias, y, act, plane_begin, plane_end);
         return;
