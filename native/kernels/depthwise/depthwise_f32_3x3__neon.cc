@@ -108,8 +108,7 @@ void depthwise_padded(const DepthwiseShape& s, const PaddedPlane& g, const float
     for (int64_t p = plane_begin; p < plane_end; ++p) {
         const int64_t c = p % s.channels;
         const float* xp = x + p * s.h * s.w;
-        for (int64_t iy = g.iy0; iy < g.iy1; ++iy)
-            copy_row(pad + (iy + s.pad_top) * g.cols + g.ix0 + s.pad_left, xp + iy * s.w + g.ix0, g.ix1 - g.ix0);
+        padded_copy_in(s, g, xp, pad, copy_row);
         const float* wc = w + c * 9;
         const float b = bias ? bias[c] : 0.0f;
         float* yp = y + p * s.oh * s.ow;
@@ -125,28 +124,19 @@ void depthwise_padded(const DepthwiseShape& s, const PaddedPlane& g, const float
                 for (int64_t i = 0; i < s.ow; ++i) yr[i] = lanes[i];
             }
         };
-        int64_t oy = 0;
-        if (s.stride == 1) {
-            for (; oy + 2 <= s.oh; oy += 2) {
-                const float* r0 = pad + oy * g.cols;
-                for (int64_t ox = 0; ox < s.ow; ox += 4) {
-                    const int64_t at = padded_step_at<4>(s, ox);
-                    float32x4_t top, bottom;
-                    step4x2(r0, g.cols, at, wc, b, &top, &bottom);
-                    store(oy, at, top);
-                    store(oy + 1, at, bottom);
-                }
-            }
-        }
-        for (; oy < s.oh; ++oy) {
-            const float* r0 = pad + oy * s.stride * g.cols;
-            for (int64_t ox = 0; ox < s.ow; ox += 4) {
-                const int64_t at = padded_step_at<4>(s, ox);
+        padded_rows<4>(
+            s, g, pad,
+            [&](const float* r0, int64_t oy, int64_t at) {
+                float32x4_t top, bottom;
+                step4x2(r0, g.cols, at, wc, b, &top, &bottom);
+                store(oy, at, top);
+                store(oy + 1, at, bottom);
+            },
+            [&](const float* r0, int64_t oy, int64_t at) {
                 const int64_t first = at * s.stride;
                 const float* in[3] = {r0 + first, r0 + g.cols + first, r0 + 2 * g.cols + first};
                 store(oy, at, step4(in, s.stride, wc, b));
-            }
-        }
+            });
     }
 }
 

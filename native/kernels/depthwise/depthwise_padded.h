@@ -57,4 +57,27 @@ inline bool padded_store_whole(const DepthwiseShape& s, int64_t oy, int64_t at) 
     return at + L <= s.ow || oy * s.ow + L <= s.oh * s.ow;
 }
 
+// Copies plane xp into the scratch pad (its zero padding written once per call by the caller):
+// copy_row(dst, src, n) copies n floats of one input row.
+template <typename CopyRow>
+inline void padded_copy_in(const DepthwiseShape& s, const PaddedPlane& g, const float* xp, float* pad,
+                           CopyRow copy_row) {
+    for (int64_t iy = g.iy0; iy < g.iy1; ++iy)
+        copy_row(pad + (iy + s.pad_top) * g.cols + g.ix0 + s.pad_left, xp + iy * s.w + g.ix0, g.ix1 - g.ix0);
+}
+
+// Walks the output steps of one padded plane: at stride 1 two rows at a time, two(r0, oy, at) for
+// rows oy and oy + 1 from scratch rows r0 .. r0 + 3; then (stride 2, or the last row) one row at a
+// time, one(r0, oy, at) from scratch rows r0 .. r0 + 2. at is the step's first output column.
+template <int L, typename Two, typename One>
+inline void padded_rows(const DepthwiseShape& s, const PaddedPlane& g, const float* pad, Two two, One one) {
+    int64_t oy = 0;
+    if (s.stride == 1) {
+        for (; oy + 2 <= s.oh; oy += 2)
+            for (int64_t ox = 0; ox < s.ow; ox += L) two(pad + oy * g.cols, oy, padded_step_at<L>(s, ox));
+    }
+    for (; oy < s.oh; ++oy)
+        for (int64_t ox = 0; ox < s.ow; ox += L) one(pad + oy * s.stride * g.cols, oy, padded_step_at<L>(s, ox));
+}
+
 }  // namespace flexpipe
