@@ -24,7 +24,8 @@ import { ensureModels, exportCommand, machine, manifestEntry, numberOption, opti
 import { curveBudgets, label, pointConfigurations, type ChildFailure, type ChildRequest, type ChildResult, type Configuration } from './configs.js'
 import { fakeApi, prepareApi } from './lead-api.js'
 import { MB, memoryCases, repoRoot, type MemoryCase } from './memory-cases.js'
-import { checks, plot, table, throttleLabel, type Pending } from './report.js'
+import { checks, plot, table, throttleLabel, type Pending, type ReadBandwidth } from './report.js'
+import { measureReadBandwidth } from '../../lib/prepare/profile.js'
 import { measureChild, preparePackages, type PreparedPackage } from './run-child.js'
 
 const THROTTLE = 257e6 // bytes/s: the Raspberry Pi 4B's average read speed in the FlexNN paper
@@ -38,6 +39,13 @@ const floorOption = option('floor', 'FLEXPIPE_BENCH_FLOOR_MB')
 const throttleMode = option('throttle', 'FLEXPIPE_BENCH_THROTTLE') ?? 'both'
 if (!['on', 'off', 'both'].includes(throttleMode)) throw new Error(`--throttle / FLEXPIPE_BENCH_THROTTLE: expected on, off or both, got '${throttleMode}'`)
 const throttles: Array<number | undefined> = throttleMode === 'on' ? [THROTTLE] : throttleMode === 'off' ? [undefined] : [undefined, THROTTLE]
+
+/** The median of three cold reads of (up to 128 MiB of) the package's blobs, as prepare's profile reads them. */
+async function readBandwidth(path: string): Promise<{ bytesPerSecond: number; direct: boolean }> {
+  const xs = [await measureReadBandwidth(path), await measureReadBandwidth(path), await measureReadBandwidth(path)]
+  xs.sort((a, b) => a.bytesPerSecond - b.bytesPerSecond)
+  return xs[1]!
+}
 
 function selectedModels(): MemoryCase[] {
   const list = option('models', 'FLEXPIPE_BENCH_MODELS')
@@ -53,6 +61,8 @@ interface Collected {
   readonly failures: ChildFailure[]
   readonly pending: Pending[]
   readonly packages: Record<string, Record<string, Omit<PreparedPackage, 'kind'>>>
+  /** Cold (O_DIRECT) read bandwidth of the curve package, bytes/s, measured before and after the model's runs. */
+  readonly bandwidth: Record<string, ReadBandwidth>
 }
 
 type Measure = (c: MemoryCase, config: Configuration, file: string, budgetBytes: number | undefined, throttle: number | undefined) => ChildResult | undefined
@@ -96,7 +106,7 @@ function packageRuns(c: MemoryCase, pkgs: Map<PreparedPackage['kind'], PreparedP
   }
 }
 
-function runModel(c: MemoryCase, out: Collected, measure: Measure, log: (s: string) => void): void {
+async function runModel(c: MemoryCase, out: Collected, measure: Measure, log: (s: string) => void): Promise<void> {
   // open(model.onnx): today's engine, all weights in memory, page-cache reads (no package, no throttle).
   measure(c, { series: 'flexpipe (onnx)', pkg: 'onnx', budget: 'unlimited' }, c.path, undefined, undefined)
   if (prepareApi === undefined) {
@@ -111,7 +121,13 @@ function runModel(c: MemoryCase, out: Collected, measure: Measure, log: (s: stri
     return
   }
   out.packages[c.name] = Object.fromEntries([...pkgs].map(([k, { kind: _, ...p }]) => [k, { ...p, path: relative(repoRoot, p.path) }]))
+  const curve = pkgs.get('curve')!.path
+  const before = await readBandwidth(curve)
+  log(`${c.name}: cold read bandwidth ${(before.bytesPerSecond / 1e9).toFixed(2)} GB/s (O_DIRECT ${before.direct})`)
   packageRuns(c, pkgs, measure)
+  const after = await readBandwidth(curve)
+  log(`${c.name}: cold read bandwidth after the runs ${(after.bytesPerSecond / 1e9).toFixed(2)} GB/s`)
+  out.bandwidth[c.name] = { before: before.bytesPerSecond, after: after.bytesPerSecond, direct: before.direct && after.direct }
 }
 
 tap.setTimeout(0)
@@ -123,7 +139,7 @@ tap.test('memory: latency against measured peak memory', { timeout: 0 }, async (
   if (fakeApi) log('FLEXPIPE_BENCH_FAKE_API=1: packages are copies of the ONNX files, budgets are ignored; this tests the harness, not the engine')
   log(`models: ${cases.map((c) => c.name).join(', ')}; threads ${threads}; runs ${runs}, warm-up ${warmup}; points ${points}; throttle ${throttleMode}; MB = 1e6 bytes`)
   const unavailable = ensureModels(cases.map((c) => ({ ...c, exported: true, feeds: async () => ({}) })), log)
-  const out: Collected = { results: [], failures: [], pending: [], packages: {} }
+  const out: Collected = { results: [], failures: [], pending: [], packages: {}, bandwidth: {} }
   const measure = makeMeasure(out, t)
   for (const c of cases) {
     const why = unavailable.get(c.name)
@@ -133,9 +149,9 @@ tap.test('memory: latency against measured peak memory', { timeout: 0 }, async (
       continue
     }
     log(`${c.name}:`)
-    runModel(c, out, measure, log)
+    await runModel(c, out, measure, log)
   }
-  const lines = [...table(out.results, out.failures, out.pending), '', ...checks(out.results, cases.map((c) => c.name))]
+  const lines = [...table(out.results, out.failures, out.pending), '', ...checks(out.results, cases.map((c) => c.name), out.bandwidth)]
   for (const line of lines) log(line)
 
   mkdirSync(resultsDir, { recursive: true })
@@ -168,6 +184,7 @@ tap.test('memory: latency against measured peak memory', { timeout: 0 }, async (
       return [c.name, { path: relative(repoRoot, c.path), describe: c.describe, sha256: m?.sha256, bytes: m?.bytes }]
     })),
     packages: out.packages,
+    readBandwidth: out.bandwidth,
     results: out.results,
     failures: out.failures,
     pending: out.pending,

@@ -5,6 +5,13 @@ import { label, type ChildFailure, type ChildResult, type Series } from './confi
 import { MB } from './memory-cases.js'
 import { lineChart, type Marker, type PlotSeries } from './svg-plot.js'
 
+/** Cold read bandwidth measured around a model's runs (bytes/s). */
+export interface ReadBandwidth {
+  readonly before: number
+  readonly after: number
+  readonly direct: boolean
+}
+
 export interface Pending {
   readonly model: string
   readonly what: string
@@ -46,12 +53,24 @@ export function table(results: readonly ChildResult[], failures: readonly ChildF
   return lines
 }
 
+/**
+ * The least time a plan's weight reads take at the cold read bandwidth measured in the same run (before
+ * and after the model's runs; the faster of the two, so the floor is not overstated; capped by the
+ * throttle). No overlap of loading and computing finishes an inference faster than its reads.
+ */
+export function ioFloor(r: ChildResult, bw: ReadBandwidth | undefined): { bytes: number; bw: number; ms: number } | undefined {
+  const bytes = r.stats.loadBytesPerInference
+  if (bw === undefined || typeof bytes !== 'number') return undefined
+  const rate = Math.min(Math.max(bw.before, bw.after), r.throttle ?? Infinity)
+  return { bytes, bw: rate, ms: (bytes / rate) * 1e3 }
+}
+
 function curvePoint(results: readonly ChildResult[], model: string, budget: number): ChildResult[] {
   return results.filter((r) => r.model === model && r.config.series === 'flexpipe' && r.memoryBudget === budget)
 }
 
 /** The acceptance checks of the issue, printed as PASS / MISS / not measured. */
-export function checks(results: readonly ChildResult[], models: readonly string[]): string[] {
+export function checks(results: readonly ChildResult[], models: readonly string[], bandwidth: Readonly<Record<string, ReadBandwidth>> = {}): string[] {
   const lines = ['Checks (MB = 1e6 bytes; "100 MB" = 100e6 bytes):']
   const verdict = (ok: boolean) => (ok ? 'PASS' : 'MISS')
   const at100 = (model: string, withLatency: boolean) => {
@@ -64,6 +83,14 @@ export function checks(results: readonly ChildResult[], models: readonly string[
       let s = `  ${model} @ 100 MB, throttle ${throttleLabel(r.throttle)}: peak ${mb(r.peakBytes)} MB <= 105: ${verdict(r.peakBytes <= 105 * MB)}`
       if (withLatency) s += `; median ${r.median.toFixed(1)} ms = ${ratio.toFixed(2)}x unconstrained <= 1.10: ${verdict(ratio <= 1.1)}`
       lines.push(s)
+      const floor = ioFloor(r, bandwidth[model])
+      if (withLatency && floor !== undefined && ref !== undefined) {
+        const need = (1.1 * ref.median) / 1e3
+        lines.push(
+          `    IO floor: ${mb(floor.bytes)} MB read per inference at ${(floor.bw / 1e9).toFixed(2)} GB/s = ${floor.ms.toFixed(1)} ms = ${(floor.ms / ref.median).toFixed(2)}x unconstrained; ` +
+            `1.10x needs <= ${mb(floor.bw * need)} MB per inference at this bandwidth, or >= ${(floor.bytes / need / 1e9).toFixed(2)} GB/s for these reads`,
+        )
+      }
     }
   }
   at100('resnet152', true)

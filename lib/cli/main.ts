@@ -6,7 +6,7 @@ import { FlexpipeError } from '../errors.js'
 import { runDemo } from './demo.js'
 import { runClassify, runElasticDemo, runPrepareElastic, runProfile } from './elastic.js'
 import { runModel } from './run.js'
-import { runPrepare } from './prepare.js'
+import { packageKind, runPrepare, runProfileModel } from './prepare.js'
 import { parseBytes } from './sizes.js'
 import { nativeInfo } from '../native/info.js'
 
@@ -20,7 +20,8 @@ const usage = `usage:
   flexpipe run <model.fpk> [--budget 100MB] [--bandwidth 257MB] ...   run a package within a memory budget
   flexpipe prepare --elastic <hf-model-dir | model.onnx> -o <model.fpk> [--dev dev.jsonl]
                             shard a BERT classifier, quantize shards at 2..6 bits (+fp32), profile importance
-  flexpipe profile <model.fpk> [--threads N] [--bandwidth 257MB] [--buffered] [--dev dev.jsonl [--save-importance f.json]]
+  flexpipe profile <model.fpk> [--threads N]    re-measure a package's kernel times and cold read bandwidth on this device
+  flexpipe profile <elastic.fpk> [--threads N] [--bandwidth 257MB] [--buffered] [--dev dev.jsonl [--save-importance f.json]]
                             measure this device's compute and IO delays (and shard importance) into the package
   flexpipe classify <model.fpk> --target-ms T [--preload 1MB] [--bandwidth 257MB] "text" ...
   flexpipe info                                 show the native build (ISA, OpenMP, io_uring)`
@@ -64,6 +65,10 @@ async function main(argv: string[]): Promise<number> {
     case 'profile': {
       const pkg = positionals[0]
       if (!pkg) break
+      if ((await packageKind(pkg)) === 'flexpipe-model') {
+        await runProfileModel(pkg, threads)
+        return 0
+      }
       await runProfile(pkg, {
         ...(threads ? { threads } : {}),
         ...(values.bandwidth ? { bandwidth: parseBytes(values.bandwidth, '--bandwidth') } : {}),

@@ -3,7 +3,10 @@
 // with a progress bar over the weight transforms (cli-progress) when stderr is a terminal.
 import cliProgress from 'cli-progress'
 import { ArgumentError } from '../errors.js'
+import { availableParallelism } from 'node:os'
+import { PackageReader } from '../package/index.js'
 import { prepare } from '../prepare/prepare.js'
+import { reprofilePackage } from '../prepare/profile.js'
 import { formatMB, parseBytes } from './sizes.js'
 
 export interface PrepareCliOptions {
@@ -57,5 +60,27 @@ export async function runPrepare(model: string, options: PrepareCliOptions): Pro
     )
   } finally {
     if (started) bar.stop()
+  }
+}
+
+/** `flexpipe profile model.fpk`: re-measures a model package's kernel times and cold read bandwidth here. */
+export async function runProfileModel(path: string, threads: number | undefined): Promise<void> {
+  const n = threads ?? Math.min(availableParallelism(), 4)
+  const p = await reprofilePackage(path, n)
+  const layers = Object.keys(p.layers).length
+  const total = Object.values(p.layers).reduce((a, k) => a + Math.min(...Object.values(k)), 0)
+  console.log(
+    `${path}: profiled ${layers} layers on ${n} threads (fastest kernels sum to ${total.toFixed(1)} ms); ` +
+      `cold read bandwidth ${formatMB(p.readBandwidth)}/s (${p.direct ? 'O_DIRECT' : 'buffered'})`,
+  )
+}
+
+/** The kind of package at `path` (meta.kind), for commands that take either kind. */
+export async function packageKind(path: string): Promise<unknown> {
+  const reader = await PackageReader.open(path, { verify: 'header' })
+  try {
+    return reader.manifest.meta.kind
+  } finally {
+    await reader.close()
   }
 }

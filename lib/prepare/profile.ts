@@ -3,9 +3,11 @@
 // planner may choose (the default kernels, then the lean ones that read raw weights), and the cold read
 // bandwidth of the package's file system (O_DIRECT). The budget planner uses it to order kernels by
 // measured latency and to trade compute for IO when weight loading, not compute, bounds the latency.
+import { ArgumentError } from '../errors.js'
 import { allocArray } from '../model/dtype.js'
 import { binding } from '../native/binding.js'
 import { PackageReader } from '../package/index.js'
+import { rewritePackageMeta } from '../package/rewrite-meta.js'
 import { BudgetedEngine } from '../runtime/budget/budgeted-engine.js'
 import { batchBytes } from '../runtime/budget/pipeline.js'
 import type { Tensor, TensorInfo } from '../tensor.js'
@@ -73,7 +75,7 @@ async function layerTimes(path: string, threads: number, lean: boolean, runs: nu
  * O_DIRECT in the load queue's batches (pipeline.ts: up to batchBytes per call, several requests in
  * flight), so per-call overhead and queue depth count as they will at run time.
  */
-async function readBandwidth(path: string): Promise<{ bytesPerSecond: number; direct: boolean }> {
+export async function measureReadBandwidth(path: string): Promise<{ bytesPerSecond: number; direct: boolean }> {
   const reader = await PackageReader.open(path)
   const blobs = reader.manifest.blobs.filter((b) => b.paddedLength > 0).sort((a, b) => a.offset - b.offset)
   await reader.close()
@@ -123,6 +125,23 @@ export async function profilePackage(path: string, threads: number, runs = 3): P
   const layers: Record<string, Record<string, number>> = {}
   await layerTimes(path, threads, false, runs, layers)
   await layerTimes(path, threads, true, runs, layers)
-  const bw = await readBandwidth(path)
+  const bw = await measureReadBandwidth(path)
   return { threads, readBandwidth: Math.round(bw.bytesPerSecond), direct: bw.direct, layers }
+}
+
+/**
+ * Re-measures a model package's device profile on this machine and rewrites it in place: after moving
+ * the package to another device, or when the disk or CPU speed changed since prepare (the budget planner
+ * trades compute for reads with it, so a stale bandwidth picks the wrong kernels for streamed layers).
+ */
+export async function reprofilePackage(path: string, threads: number, runs = 3): Promise<DeviceProfile> {
+  const reader = await PackageReader.open(path)
+  const meta = reader.manifest.meta
+  await reader.close()
+  if (meta.kind !== 'flexpipe-model') {
+    throw new ArgumentError(`package ${path} is not a model package (meta.kind ${JSON.stringify(meta.kind)}); only packages written by flexpipe prepare <model.onnx> carry a kernel profile`)
+  }
+  const profile = await profilePackage(path, threads, runs)
+  await rewritePackageMeta(path, { ...meta, profile })
+  return profile
 }

@@ -274,6 +274,43 @@ t.test('ioBandwidth throttles weight loads; direct and buffered reads give the s
   checkOutputs(t, outputs.true!, outputs.false!, true, 'direct vs buffered reads')
 })
 
+t.test("a slow disk moves layers from Winograd's transformed filters to im2col's raw weights, outputs unchanged", async (t) => {
+  const model = ocr.det
+  const { path, report } = await preparedPackage(model)
+  const budget = preparedBudget(report)
+  const want = await onnxOutputs(model)
+  const feeds = await model.feeds()
+  // White box: the planner's model and the active plan (kernel options, their weight bytes, the profile).
+  type Inside = {
+    model: { layers: Array<{ options: Array<{ kernel: string; sliced?: { weight: { bytes: number } } }> }>; profile?: { ms: (i: number, k: string) => number | undefined } }
+    active: { plan: { choices: Array<{ option: number }> } }
+  }
+  const fat = (e: BudgetedEngine): string[] => {
+    const { model: m, active } = e as unknown as Inside
+    const out: string[] = []
+    active.plan.choices.forEach((c, i) => {
+      const options = m.layers[i]!.options
+      const bytes = (o: (typeof options)[number]) => o.sliced?.weight.bytes ?? Infinity
+      const leanest = Math.min(...options.filter((o) => m.profile?.ms(i, o.kernel) !== undefined).map(bytes))
+      if (bytes(options[c.option]!) > leanest) out.push(`${i}:${options[c.option]!.kernel}`)
+    })
+    return out
+  }
+  const fast = await withEngine(path, { memoryBudget: budget }, async (e) => {
+    t.ok((e as unknown as Inside).model.profile !== undefined, 'the package carries a device profile for this thread count')
+    const f = fat(e)
+    t.ok(f.length > 0, `at the recorded bandwidth some layers keep a Winograd form (${f.join(', ')})`)
+    return e.stats()
+  })
+  await withEngine(path, { memoryBudget: budget, ioBandwidth: 1e6 }, async (e) => {
+    t.same(fat(e), [], 'at 1 MB/s every layer reads its leanest profiled weight form')
+    const s = e.stats()
+    t.ok(s.loadBytesPerInference < fast.loadBytesPerInference, `loads per inference ${s.loadBytesPerInference} < ${fast.loadBytesPerInference} bytes`)
+    t.ok(s.changedKernels > fast.changedKernels, `${s.changedKernels} changed kernels > ${fast.changedKernels}`)
+    checkOutputs(t, await e.infer(feeds), want, false, 'leaner kernels')
+  })
+})
+
 // g. -------------------------------------------------------------------------------------------------
 
 t.test("an NCNN-Direct package (kernels: 'direct') and a package without slicing", async (t) => {
@@ -315,6 +352,21 @@ t.test('CLI: prepare writes a package, run runs it within a budget, --budget on 
   const ran = execFileSync(process.execPath, [main, 'run', fpk, '--budget', '12MB', '--random', '--threads', String(threads)], { encoding: 'utf8' })
   t.match(ran, /^logits: float32 \[1, 100\]/m, 'run prints the output')
   t.match(ran, /^latency: first [\d.]+ ms.*budget 12\.0 MB/m, 'and a latency line with the budget')
+
+  // profile re-measures the device profile in place; the package stays valid and runs the same.
+  const before = await PackageReader.open(fpk)
+  const old = before.manifest.meta.profile as { readBandwidth: number; layers: Record<string, unknown> }
+  await before.close()
+  const profiled = execFileSync(process.execPath, [main, 'profile', fpk, '--threads', String(threads)], { encoding: 'utf8' })
+  t.match(profiled, /profiled \d+ layers on 2 threads .* cold read bandwidth [\d.]+ MB\/s/, 'profile prints what it measured')
+  const after = await PackageReader.open(fpk, { verify: 'all' })
+  const now = after.manifest.meta.profile as { readBandwidth: number; layers: Record<string, unknown>; threads: number }
+  await after.close()
+  t.equal(now.threads, threads, 'the new profile is for the given thread count')
+  t.same(Object.keys(now.layers).sort(), Object.keys(old.layers).sort(), 'and covers the same layers')
+  t.ok(now.readBandwidth > 0, `with a read bandwidth (${now.readBandwidth} B/s; was ${old.readBandwidth})`)
+  const again = execFileSync(process.execPath, [main, 'run', fpk, '--budget', '12MB', '--random', '--threads', String(threads)], { encoding: 'utf8' })
+  t.equal(again.match(/^logits: .*$/m)?.[0], ran.match(/^logits: .*$/m)?.[0], 'the re-profiled package gives the same output summary')
 
   const bad = spawnSync(process.execPath, [main, 'run', onnx, '--budget', '1MB', '--random'], { encoding: 'utf8' })
   t.not(bad.status, 0, 'run x.onnx --budget exits non-zero')

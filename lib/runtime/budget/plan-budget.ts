@@ -195,55 +195,78 @@ function loadedBytes(p: BudgetPlan): number {
   return n
 }
 
+/** The planner's latency estimate of a plan: compute and reading overlap, so the slower of the two. */
+function ioEstimate(m: BudgetModel, plan: BudgetPlan): { computeMs: number; ioMs: number } {
+  const p = m.profile!
+  let computeMs = 0
+  plan.choices.forEach((c, i) => {
+    computeMs += p.ms(i, m.layers[i]!.options[c.option]!.kernel) ?? 0
+  })
+  return { computeMs, ioMs: loadedBytes(plan) / (p.bandwidth / 1e3) }
+}
+
 /**
  * IO-aware kernel choice (beyond the seed, which chooses kernels for memory only): when the weights a plan
  * loads take longer to read than the plan takes to compute, switch layers to kernels that read smaller
- * weight forms (raw weights for im2col instead of Winograd's larger transformed filters), cheapest extra
- * compute per saved read time first, until reading no longer exceeds computing. Needs the device profile.
+ * weight forms (im2col's raw filters instead of Winograd's 16/9 or 64/9 larger transformed ones),
+ * cheapest extra compute per saved read time first, until reading no longer exceeds computing. Every
+ * byte a layer saves counts, pinned or loaded: the budget pins other weights in its place. Each round
+ * re-plans (slicing and pinning change with the leaner forms), re-estimates max(compute, reads /
+ * bandwidth) from the new plan and is kept only when that improves; the next round starts from it.
+ * Needs the device profile.
  */
 function balanceIo(m: BudgetModel, budget: number, policy: PlanPolicy, first: BudgetPlan, t0: number): BudgetPlan {
   const p = m.profile
   if (p === undefined) return first
   const perMs = p.bandwidth / 1e3
-  let io = loadedBytes(first) / perMs
-  let compute = 0
-  const moves: Array<{ layer: number; option: number; gain: number; cost: number }> = []
-  first.choices.forEach((c, i) => {
-    const options = m.layers[i]!.options
-    const chosen = options[c.option]!
-    const ms = p.ms(i, chosen.kernel)
-    if (ms === undefined) return
-    compute += ms
-    const bytes = chosen.sliced?.weight.bytes
-    if (bytes === undefined) return
-    for (let k = c.option + 1; k < options.length; k++) {
-      const o = options[k]!
-      const other = p.ms(i, o.kernel)
-      const leaner = o.sliced?.weight.bytes
-      if (other === undefined || leaner === undefined || leaner >= bytes) continue
-      moves.push({ layer: i, option: k, gain: (bytes - leaner) / perMs, cost: other - ms })
-      break
-    }
-  })
-  if (io <= compute || moves.length === 0) return first
-  moves.sort((a, b) => a.cost / a.gain - b.cost / b.gain)
-  const switched = new Map<number, number>()
-  for (const mv of moves) {
+  const skip = new Map<number, number>()
+  let best = first
+  let bestEst = ioEstimate(m, first)
+  for (let round = 0; round < 8; round++) {
+    let { computeMs: compute, ioMs: io } = bestEst
     if (io <= compute) break
-    switched.set(mv.layer, mv.option)
-    io -= mv.gain
-    compute += mv.cost
-  }
-  const lean = { ...m, layers: m.layers.map((l, i) => (switched.has(i) ? { ...l, options: l.options.slice(switched.get(i)) } : l)) }
-  try {
-    const again = sliceAndPlan(lean, budget, policy, t0)
+    const moves: Array<{ layer: number; option: number; gain: number; cost: number }> = []
+    best.choices.forEach((c, i) => {
+      const options = m.layers[i]!.options
+      const chosen = options[c.option]!
+      const ms = p.ms(i, chosen.kernel)
+      const bytes = chosen.sliced?.weight.bytes
+      if (ms === undefined || bytes === undefined) return
+      for (let k = c.option + 1; k < options.length; k++) {
+        const o = options[k]!
+        const other = p.ms(i, o.kernel)
+        const leaner = o.sliced?.weight.bytes
+        if (other === undefined || leaner === undefined || leaner >= bytes) continue
+        moves.push({ layer: i, option: k, gain: (bytes - leaner) / perMs, cost: other - ms })
+        break
+      }
+    })
+    if (moves.length === 0) break
+    moves.sort((a, b) => a.cost / a.gain - b.cost / b.gain)
+    const next = new Map(skip)
+    for (const mv of moves) {
+      if (io <= compute) break
+      next.set(mv.layer, mv.option)
+      io -= mv.gain
+      compute += mv.cost
+    }
+    const lean = { ...m, layers: m.layers.map((l, i) => (next.has(i) ? { ...l, options: l.options.slice(next.get(i)) } : l)) }
+    let again: BudgetPlan
+    try {
+      again = sliceAndPlan(lean, budget, policy, t0)
+    } catch (err) {
+      if (err instanceof MemoryBudgetError) break
+      throw err
+    }
     // Choices index the trimmed option lists; map them back to the model's own option indices.
-    const choices = again.choices.map((c, i) => ({ ...c, option: c.option + (switched.get(i) ?? 0) }))
-    return { ...again, choices }
-  } catch (err) {
-    if (err instanceof MemoryBudgetError) return first
-    throw err
+    const mapped = { ...again, choices: again.choices.map((c, i) => ({ ...c, option: c.option + (next.get(i) ?? 0) })) }
+    const est = ioEstimate(m, mapped)
+    if (Math.max(est.computeMs, est.ioMs) >= Math.max(bestEst.computeMs, bestEst.ioMs)) break
+    best = mapped
+    bestEst = est
+    for (const [k, v] of next) skip.set(k, v)
   }
+  return best === first ? first : { ...best, ms: performance.now() - t0 }
 }
 
 /** Plans for `budget`; with `previous`, tries its slicing first. Throws MemoryBudgetError. */
