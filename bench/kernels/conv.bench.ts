@@ -57,6 +57,8 @@ const layers: Layer[] = [
   { id: 'pw56', name: 'MobileNetV2 1x1 144->24 56x56', shape: conv2d(144, 24, 56, 1), kernels: ['gemm1x1', 'direct'] },
   { id: 'pw14', name: 'MobileNetV2 1x1 64->384 14x14', shape: conv2d(64, 384, 14, 1), kernels: ['gemm1x1', 'direct'] },
   { id: 'pw7', name: 'MobileNetV2 1x1 960->160 7x7', shape: conv2d(960, 160, 7, 1), kernels: ['gemm1x1', 'direct'] },
+  { id: 'stem', name: 'MobileNetV2 stem 3x3 s2 3->32 224x224', shape: conv2d(3, 32, 224, 3, 2), kernels: ['im2col', 'direct'] },
+  { id: 'stem7', name: 'ResNet stem 7x7 s2 3->64 224x224', shape: conv2d(3, 64, 224, 7, 2), kernels: ['im2col', 'direct'] },
   { id: 'ppocr', name: 'PP-OCR det conv1 3x3 s2 3->16 640x640', shape: conv2d(3, 16, 640, 3, 2), kernels: ['im2col', 'direct'] },
 ]
 

@@ -5,6 +5,7 @@
 #include <cstdint>
 
 #include "kernels/im2col/im2col.h"
+#include "kernels/im2col/im2col_rows.h"
 #include "runtime/gemm_driver.h"
 #include "runtime/parallel.h"
 
@@ -48,7 +49,30 @@ GemmProblem base_problem(const ConvShape& s, const ConvArgs& args, int64_t grp, 
 
 }  // namespace
 
-Status conv_im2col(const GemmKernels& gk, Im2colFn im2col, const ConvShape& s, const ConvArgs& args, size_t ws_bytes) {
+// Few input channels: im2col by rows (kernels/im2col/im2col_rows.h) with one ring of input rows per
+// thread, when the workspace holds them. The workspace of an unsliced im2col (K x pixels columns) does;
+// one cut down by many input slices may not, and then im2col + GEMM runs on its slices as before.
+// Returns false when it did not run.
+bool conv_rows(Im2colRowsFn rows, const ConvShape& s, const ConvArgs& args, size_t ws_bytes) {
+    if (rows == nullptr || !rows_applies(s)) return false;
+    const RowsGeometry g = rows_geometry(s);
+    const int threads = args.threads < 1 ? 1 : args.threads;
+    const int64_t per = (g.floats + 15) / 16 * 16;  // 64-byte aligned rings
+    if (64 + static_cast<size_t>(threads * per) * sizeof(float) > ws_bytes) return false;
+    float* ring = reinterpret_cast<float*>(align64(args.workspace));
+    const int64_t n = s.batch * s.out[1];
+    // A few chunks of consecutive rows per thread: each chunk fills its ring once (KH rows), then
+    // advances it by the row stride.
+    const int64_t chunks = threads == 1 ? 1 : (n < 2 * threads ? n : 2 * threads);
+    parallel_items(chunks, threads, [&](int64_t c, int slot) {
+        rows(s, args.x, args.w, args.bias, args.act, args.y, ring + slot * per, n * c / chunks, n * (c + 1) / chunks);
+    });
+    return true;
+}
+
+Status conv_im2col(const GemmKernels& gk, Im2colFn im2col, Im2colRowsFn rows, const ConvShape& s, const ConvArgs& args,
+                   size_t ws_bytes) {
+    if (conv_rows(rows, s, args, ws_bytes)) return Status::ok();
     const Im2colGeometry g = im2col_geometry(s, args.slices);
     const int64_t cg = s.in_channels / s.groups, mg = s.out_channels / s.groups, nr = gk.nr;
     const int64_t in_plane = s.in[0] * s.in[1] * s.in[2], P = g.pixels, K = g.k;

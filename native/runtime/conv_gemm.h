@@ -7,21 +7,26 @@
 //            = W_group (Mg x K) · col. Peak extra memory: one slice of columns, never the whole matrix.
 //   gemm1x1: B is the input itself (C/group x pixels, row stride = plane); gemm_run packs the slice's
 //            columns into its workspace. No column buffer.
-// Bias is per output row (channel), so it is written into Y first and the GEMM accumulates (beta = 1);
-// the activation is the GEMM's fused clamp. Threads are split inside gemm_run (runtime/gemm_driver.h).
+//   im2col with at most 4 input channels (stems): im2col by rows (kernels/im2col/im2col_rows.h) when
+//            the workspace holds one ring of input rows per thread (else as above): no column matrix,
+//            no GEMM; the workspace model (conv_cost) is unchanged.
+// Bias is the GEMM's per-row bias and the activation its fused clamp, both in the epilogue. Threads are
+// split inside gemm_run (runtime/gemm_driver.h), and over output rows for im2col by rows.
 #pragma once
 
 #include <cstddef>
 
 #include "common/status.h"
 #include "kernels/im2col/im2col.h"
+#include "kernels/im2col/im2col_rows.h"
 #include "runtime/conv_winograd.h"
 #include "runtime/dispatch_gemm.h"
 
 namespace flexpipe {
 
 // s must satisfy conv_algo_applies(im2col / gemm1x1, s); ws_bytes >= conv_cost(..., 1 thread).
-Status conv_im2col(const GemmKernels& g, Im2colFn im2col, const ConvShape& s, const ConvArgs& args, size_t ws_bytes);
+Status conv_im2col(const GemmKernels& g, Im2colFn im2col, Im2colRowsFn rows, const ConvShape& s, const ConvArgs& args,
+                   size_t ws_bytes);
 Status conv_gemm1x1(const GemmKernels& g, const ConvShape& s, const ConvArgs& args, size_t ws_bytes);
 
 }  // namespace flexpipe

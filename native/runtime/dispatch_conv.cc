@@ -19,6 +19,7 @@ void fill_conv_kernels(ConvKernels* t, Isa isa) {
             t->depthwise_3x3 = depthwise_f32_3x3__avx2;
             t->direct = conv_f32__avx2;
             t->im2col = im2col_f32__avx2;
+            t->im2col_rows = im2col_rows_f32__avx2;
 #endif
             break;
         case Isa::neon:
@@ -29,6 +30,7 @@ void fill_conv_kernels(ConvKernels* t, Isa isa) {
             t->depthwise_3x3 = depthwise_f32_3x3__neon;
             t->direct = conv_f32__neon;
             t->im2col = im2col_f32__neon;
+            t->im2col_rows = im2col_rows_f32__neon;
 #endif
             break;
     }

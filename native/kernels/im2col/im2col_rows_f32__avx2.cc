@@ -1,0 +1,107 @@
+// SPDX-License-Identifier: Apache-2.0
+// im2col by rows, AVX2 + FMA (see im2col_rows.h): blocks of 6 output channels x 16 output columns keep
+// 12 accumulators in registers; per (c, kh, kw) two unaligned loads of a de-interleaved input row feed
+// 12 FMAs with 6 broadcast weights (15 of the 16 ymm registers: 4 x 24 would need all 16 and spills). A last block of fewer than 8 columns stores through a mask (the
+// ring rows are zero-padded past the output width, so its loads stay inside them).
+#include <immintrin.h>
+
+#include "kernels/im2col/im2col_rows.h"
+
+namespace flexpipe {
+namespace {
+
+struct RowArgs {
+    const float* const* rows;  // RowsRing::row_pointers
+    const int64_t* koff;       // RowsRing::tap_offsets
+    const float* w;  // first output channel of the block
+    const float* bias;
+    float* y;  // output row oh of the block's first channel
+    int64_t T, plane;
+    __m256 lo, hi;
+    bool clamp;
+};
+
+template <int R, int V>
+inline void block(const RowArgs& a, const ConvShape& s, int64_t ow, int tail) {
+    const int64_t C = s.in_channels, KH = s.kernel[1], KW = s.kernel[2];
+    __m256 acc[R][V];
+    for (int r = 0; r < R; ++r)
+        for (int v = 0; v < V; ++v) acc[r][v] = _mm256_set1_ps(a.bias ? a.bias[r] : 0.0f);
+    for (int64_t c = 0; c < C; ++c) {
+        for (int64_t kh = 0; kh < KH; ++kh) {
+            const int64_t t0 = (c * KH + kh) * KW;
+            const float* xr = a.rows[c * KH + kh] + ow;
+            for (int64_t kw = 0; kw < KW; ++kw) {
+                const float* xp = xr + a.koff[kw];
+                __m256 xv[V];
+                for (int v = 0; v < V; ++v) xv[v] = _mm256_loadu_ps(xp + 8 * v);
+                for (int r = 0; r < R; ++r) {
+                    const __m256 wv = _mm256_broadcast_ss(a.w + r * a.T + t0 + kw);
+                    for (int v = 0; v < V; ++v) acc[r][v] = _mm256_fmadd_ps(wv, xv[v], acc[r][v]);
+                }
+            }
+        }
+    }
+    const __m256i mask = _mm256_cmpgt_epi32(_mm256_set1_epi32(tail), _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7));
+    for (int r = 0; r < R; ++r) {
+        for (int v = 0; v < V; ++v) {
+            __m256 o = acc[r][v];
+            if (a.clamp) o = _mm256_min_ps(a.hi, _mm256_max_ps(a.lo, o));  // NaN stays NaN
+            float* yp = a.y + r * a.plane + ow + 8 * v;
+            if (tail == 8) _mm256_storeu_ps(yp, o);
+            else _mm256_maskstore_ps(yp, mask, o);
+        }
+    }
+}
+
+template <int R>
+void channels(const RowArgs& a, const ConvShape& s) {
+    const int64_t OW = s.out[2];
+    int64_t ow = 0;
+    for (; ow + 16 <= OW; ow += 16) block<R, 2>(a, s, ow, 8);
+    for (; ow + 8 <= OW; ow += 8) block<R, 1>(a, s, ow, 8);
+    if (ow < OW) block<R, 1>(a, s, ow, static_cast<int>(OW - ow));
+}
+
+}  // namespace
+
+void im2col_rows_f32__avx2(const ConvShape& s, const float* x, const float* w, const float* bias,
+                           const ConvActivation& act, float* y, float* ring, int64_t row_begin, int64_t row_end) {
+    const int64_t OH = s.out[1], OW = s.out[2], M = s.out_channels, C = s.in_channels;
+    const int64_t T = C * s.kernel[1] * s.kernel[2];
+    RowsRing rr;
+    rr.s = &s;
+    rr.buf = ring;
+    rr.g = rows_geometry(s);
+    int64_t koff[rows_max_kernel];
+    rr.tap_offsets(koff);
+    const float* rows[4 * rows_max_kernel];
+    int64_t image = -1;
+    for (int64_t row = row_begin; row < row_end; ++row) {
+        const int64_t n = row / OH, oh = row % OH;
+        if (n != image) {
+            image = n;
+            rr.x = x + n * C * s.in[1] * s.in[2];
+            rr.filled = INT64_MIN;
+        }
+        rr.advance(oh);
+        rr.row_pointers(oh, rows);
+        RowArgs a{rows, koff, nullptr, nullptr, nullptr, T, OH * OW,
+                  _mm256_set1_ps(act.lo), _mm256_set1_ps(act.hi), act.clamp};
+        for (int64_t m = 0; m < M; m += 6) {
+            a.w = w + m * T;
+            a.bias = bias ? bias + m : nullptr;
+            a.y = y + ((n * M + m) * OH + oh) * OW;
+            switch (M - m < 6 ? M - m : 6) {
+                case 1: channels<1>(a, s); break;
+                case 2: channels<2>(a, s); break;
+                case 3: channels<3>(a, s); break;
+                case 4: channels<4>(a, s); break;
+                case 5: channels<5>(a, s); break;
+                default: channels<6>(a, s); break;
+            }
+        }
+    }
+}
+
+}  // namespace flexpipe

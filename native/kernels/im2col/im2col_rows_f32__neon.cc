@@ -1,0 +1,113 @@
+// SPDX-License-Identifier: Apache-2.0
+// im2col by rows, NEON (see im2col_rows.h): blocks of 6 output channels x 16 output columns keep 24
+// accumulators in registers (of 32); per (c, kh, kw) four unaligned loads of a de-interleaved input row
+// feed 24 FMAs with 6 broadcast weights. A last block of fewer than 4 columns is computed whole (the ring
+// rows are zero-padded past the output width) and only its valid lanes are stored.
+#include <arm_neon.h>
+
+#include "kernels/im2col/im2col_rows.h"
+
+namespace flexpipe {
+namespace {
+
+struct RowArgs {
+    const float* const* rows;  // RowsRing::row_pointers
+    const int64_t* koff;       // RowsRing::tap_offsets
+    const float* w;            // first output channel of the block
+    const float* bias;
+    float* y;  // output row oh of the block's first channel
+    int64_t T, plane;
+    float32x4_t lo, hi;
+    bool clamp;
+};
+
+template <int R, int V>
+inline void block(const RowArgs& a, const ConvShape& s, int64_t ow, int tail) {
+    const int64_t C = s.in_channels, KH = s.kernel[1], KW = s.kernel[2];
+    float32x4_t acc[R][V];
+    for (int r = 0; r < R; ++r)
+        for (int v = 0; v < V; ++v) acc[r][v] = vdupq_n_f32(a.bias ? a.bias[r] : 0.0f);
+    for (int64_t c = 0; c < C; ++c) {
+        for (int64_t kh = 0; kh < KH; ++kh) {
+            const int64_t t0 = (c * KH + kh) * KW;
+            const float* xr = a.rows[c * KH + kh] + ow;
+            for (int64_t kw = 0; kw < KW; ++kw) {
+                const float* xp = xr + a.koff[kw];
+                float32x4_t xv[V];
+                for (int v = 0; v < V; ++v) xv[v] = vld1q_f32(xp + 4 * v);
+                for (int r = 0; r < R; ++r) {
+                    const float32x4_t wv = vld1q_dup_f32(a.w + r * a.T + t0 + kw);
+                    for (int v = 0; v < V; ++v) acc[r][v] = vfmaq_f32(acc[r][v], wv, xv[v]);
+                }
+            }
+        }
+    }
+    for (int r = 0; r < R; ++r) {
+        for (int v = 0; v < V; ++v) {
+            float32x4_t o = acc[r][v];
+            if (a.clamp) {  // compare-and-select, as the scalar clamp: NaN and -0 pass through
+                o = vbslq_f32(vcltq_f32(o, a.lo), a.lo, o);
+                o = vbslq_f32(vcgtq_f32(o, a.hi), a.hi, o);
+            }
+            float* yp = a.y + r * a.plane + ow + 4 * v;
+            if (tail == 4) {
+                vst1q_f32(yp, o);
+            } else {
+                float lane[4];
+                vst1q_f32(lane, o);
+                for (int i = 0; i < tail; ++i) yp[i] = lane[i];
+            }
+        }
+    }
+}
+
+template <int R>
+void channels(const RowArgs& a, const ConvShape& s) {
+    const int64_t OW = s.out[2];
+    int64_t ow = 0;
+    for (; ow + 16 <= OW; ow += 16) block<R, 4>(a, s, ow, 4);
+    for (; ow + 4 <= OW; ow += 4) block<R, 1>(a, s, ow, 4);
+    if (ow < OW) block<R, 1>(a, s, ow, static_cast<int>(OW - ow));
+}
+
+}  // namespace
+
+void im2col_rows_f32__neon(const ConvShape& s, const float* x, const float* w, const float* bias,
+                           const ConvActivation& act, float* y, float* ring, int64_t row_begin, int64_t row_end) {
+    const int64_t OH = s.out[1], OW = s.out[2], M = s.out_channels, C = s.in_channels;
+    const int64_t T = C * s.kernel[1] * s.kernel[2];
+    RowsRing rr;
+    rr.s = &s;
+    rr.buf = ring;
+    rr.g = rows_geometry(s);
+    int64_t koff[rows_max_kernel];
+    rr.tap_offsets(koff);
+    const float* rows[4 * rows_max_kernel];
+    int64_t image = -1;
+    for (int64_t row = row_begin; row < row_end; ++row) {
+        const int64_t n = row / OH, oh = row % OH;
+        if (n != image) {
+            image = n;
+            rr.x = x + n * C * s.in[1] * s.in[2];
+            rr.filled = INT64_MIN;
+        }
+        rr.advance(oh);
+        rr.row_pointers(oh, rows);
+        RowArgs a{rows, koff, nullptr, nullptr, nullptr, T, OH * OW, vdupq_n_f32(act.lo), vdupq_n_f32(act.hi), act.clamp};
+        for (int64_t m = 0; m < M; m += 6) {
+            a.w = w + m * T;
+            a.bias = bias ? bias + m : nullptr;
+            a.y = y + ((n * M + m) * OH + oh) * OW;
+            switch (M - m < 6 ? M - m : 6) {
+                case 1: channels<1>(a, s); break;
+                case 2: channels<2>(a, s); break;
+                case 3: channels<3>(a, s); break;
+                case 4: channels<4>(a, s); break;
+                case 5: channels<5>(a, s); break;
+                default: channels<6>(a, s); break;
+            }
+        }
+    }
+}
+
+}  // namespace flexpipe
