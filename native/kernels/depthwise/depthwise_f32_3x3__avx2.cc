@@ -156,11 +156,109 @@ void depthwise_padded(const DepthwiseShape& s, const PaddedPlane& g, const float
     }
 }
 
+// Stride 2 on small planes: the zero-padded plane is split by column parity as it is copied in, so
+// the three taps of a kernel row are plain loads (x[2i] = even[i], x[2i + 1] = odd[i], x[2i + 2] =
+// even[i + 1]) instead of a de-interleave of every input row for every output row that reads it.
+// Scratch row r (input row r - pad_top) holds its even columns at [0, half) and its odd ones at
+// [half, 2 half); padded column q = input column q - pad_left.
+struct SplitPlane {
+    int64_t rows = 0, half = 0;  // rows = 0: does not fit
+};
+
+inline SplitPlane split_plane(const DepthwiseShape& s) {
+    SplitPlane g;
+    const int64_t chunks = (s.ow + 7) / 8;
+    const int64_t reads = 8 * chunks + 1;              // even[i + 1] of the last step
+    const int64_t copies = (s.pad_left + s.w + 1) / 2;  // parities of every copied column
+    g.half = ((reads > copies ? reads : copies) + 7) / 8 * 8;
+    g.rows = (s.oh - 1) * 2 + 3;
+    if (s.stride != 2 || s.pad_left < 0 || s.pad_top < 0 || g.rows * 2 * g.half > PaddedPlane::capacity) g.rows = 0;
+    return g;
+}
+
+// Input row src (w floats) into the even and odd halves of its scratch row: 16 padded columns per step,
+// split with two shuffles and two lane permutes each. Steps that reach past either end of the row read
+// through a mask (columns outside the row read as zero); the others with plain loads.
+inline void split_row(float* even, float* odd, const float* src, int64_t w, int64_t pad_left, int64_t half) {
+    const __m256i lane = _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7);
+    const __m256i lim = _mm256_set1_epi32(static_cast<int>(w));
+    auto inside = [&](int64_t at) {  // lanes whose input column at + i lies in [0, w)
+        const __m256i i = _mm256_add_epi32(lane, _mm256_set1_epi32(static_cast<int>(at)));
+        return _mm256_andnot_si256(_mm256_cmpgt_epi32(_mm256_setzero_si256(), i), _mm256_cmpgt_epi32(lim, i));
+    };
+    for (int64_t k = 0; k < half && 2 * k - pad_left < w; k += 8) {
+        const int64_t at = 2 * k - pad_left;  // input column of padded column 2k
+        __m256 a, b;
+        if (at >= 0 && at + 16 <= w) {
+            a = _mm256_loadu_ps(src + at);
+            b = _mm256_loadu_ps(src + at + 8);
+        } else {
+            a = _mm256_maskload_ps(src + at, inside(at));
+            b = _mm256_maskload_ps(src + at + 8, inside(at + 8));
+        }
+        const __m256 ev = _mm256_shuffle_ps(a, b, _MM_SHUFFLE(2, 0, 2, 0));  // q0 q2 q8 q10 | q4 q6 q12 q14
+        const __m256 od = _mm256_shuffle_ps(a, b, _MM_SHUFFLE(3, 1, 3, 1));
+        _mm256_storeu_ps(even + k, _mm256_castpd_ps(_mm256_permute4x64_pd(_mm256_castps_pd(ev), _MM_SHUFFLE(3, 1, 2, 0))));
+        _mm256_storeu_ps(odd + k, _mm256_castpd_ps(_mm256_permute4x64_pd(_mm256_castps_pd(od), _MM_SHUFFLE(3, 1, 2, 0))));
+    }
+}
+
+void depthwise_split_s2(const DepthwiseShape& s, const SplitPlane& g, const float* x, const float* w,
+                        const float* bias, float* y, const ConvActivation& act, int64_t plane_begin,
+                        int64_t plane_end) {
+    alignas(32) float pad[PaddedPlane::capacity];
+    const int64_t row = 2 * g.half;
+    std::memset(pad, 0, static_cast<size_t>(g.rows * row) * sizeof(float));
+    const __m256 vlo = _mm256_set1_ps(act.lo), vhi = _mm256_set1_ps(act.hi);
+    const int64_t iy1 = g.rows - s.pad_top < s.h ? g.rows - s.pad_top : s.h;
+    for (int64_t p = plane_begin; p < plane_end; ++p) {
+        const int64_t c = p % s.channels;
+        const float* xp = x + p * s.h * s.w;
+        for (int64_t iy = 0; iy < iy1; ++iy) {
+            float* even = pad + (iy + s.pad_top) * row;
+            split_row(even, even + g.half, xp + iy * s.w, s.w, s.pad_left, g.half);
+        }
+        const float* wc = w + c * 9;
+        const float b = bias ? bias[c] : 0.0f;
+        __m256 wv[9];
+        for (int i = 0; i < 9; ++i) wv[i] = _mm256_set1_ps(wc[i]);
+        float* yp = y + p * s.oh * s.ow;
+        for (int64_t oy = 0; oy < s.oh; ++oy) {
+            const float* r0 = pad + 2 * oy * row;
+            float* yr = yp + oy * s.ow;
+            for (int64_t ox = 0; ox < s.ow; ox += 8) {
+                const int64_t at = padded_step_at<8>(s, ox);
+                __m256 part[3] = {_mm256_set1_ps(b), _mm256_setzero_ps(), _mm256_setzero_ps()};
+                for (int ky = 0; ky < 3; ++ky) {
+                    const float* e = r0 + ky * row + at;
+                    part[ky] = _mm256_fmadd_ps(wv[ky * 3], _mm256_loadu_ps(e), part[ky]);
+                    part[ky] = _mm256_fmadd_ps(wv[ky * 3 + 1], _mm256_loadu_ps(e + g.half), part[ky]);
+                    part[ky] = _mm256_fmadd_ps(wv[ky * 3 + 2], _mm256_loadu_ps(e + 1), part[ky]);
+                }
+                __m256 acc = _mm256_add_ps(_mm256_add_ps(part[0], part[1]), part[2]);
+                if (act.clamp) acc = _mm256_min_ps(vhi, _mm256_max_ps(vlo, acc));  // NaN stays NaN
+                if (padded_store_whole<8>(s, oy, at)) {
+                    _mm256_storeu_ps(yr + at, acc);
+                } else {
+                    alignas(32) float lanes[8];
+                    _mm256_store_ps(lanes, acc);
+                    for (int64_t i = 0; i < s.ow; ++i) yr[i] = lanes[i];
+                }
+            }
+        }
+    }
+}
+
 }  // namespace
 
 void depthwise_f32_3x3__avx2(const DepthwiseShape& s, const float* x, const float* w, const float* bias, float* y,
                              const ConvActivation& act, int64_t plane_begin, int64_t plane_end) {
     FLEXPIPE_DCHECK(s.stride == 1 || s.stride == 2);
+    const SplitPlane split = split_plane(s);
+    if (split.rows > 0) {
+        depthwise_split_s2(s, split, x, w, bias, y, act, plane_begin, plane_end);
+        return;
+    }
     const PaddedPlane g = padded_plane<8>(s);
     if (g.rows > 0) {
         depthwise_padded(s, g, x, w, bias, y, act, plane_begin, plane_end);
