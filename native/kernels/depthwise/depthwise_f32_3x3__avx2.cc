@@ -113,6 +113,22 @@ inline void padded_step2(const float* r0, int64_t cols, int64_t first, const __m
     *bottom = _mm256_add_ps(_mm256_add_ps(u[0], u[1]), u[2]);
 }
 
+// Stores the eight outputs of row oy of plane yp at column at, clamped; a row narrower than 8 spills
+// into the following rows of the plane, which are computed (and rewritten) later, so only the plane's
+// tail goes through a small buffer.
+inline void store_step(const DepthwiseShape& s, float* yp, int64_t oy, int64_t at, __m256 acc, bool clamp, __m256 vlo,
+                       __m256 vhi) {
+    if (clamp) acc = _mm256_min_ps(vhi, _mm256_max_ps(vlo, acc));  // NaN stays NaN
+    float* yr = yp + oy * s.ow;
+    if (padded_store_whole<8>(s, oy, at)) {
+        _mm256_storeu_ps(yr + at, acc);
+    } else {
+        alignas(32) float lanes[8];
+        _mm256_store_ps(lanes, acc);
+        for (int64_t i = 0; i < s.ow; ++i) yr[i] = lanes[i];
+    }
+}
+
 void depthwise_padded(const DepthwiseShape& s, const PaddedPlane& g, const float* x, const float* w,
                       const float* bias, float* y, const ConvActivation& act, int64_t plane_begin,
                       int64_t plane_end) {
@@ -128,20 +144,7 @@ void depthwise_padded(const DepthwiseShape& s, const PaddedPlane& g, const float
         __m256 wv[9];
         for (int i = 0; i < 9; ++i) wv[i] = _mm256_set1_ps(wc[i]);
         float* yp = y + p * s.oh * s.ow;
-        // Stores the eight outputs of row oy at column at: clamped; a row narrower than 8 spills
-        // into the following rows of this plane, which are computed (and rewritten) later, so only
-        // the plane's tail goes through a small buffer.
-        auto store = [&](int64_t oy, int64_t at, __m256 acc) {
-            if (act.clamp) acc = _mm256_min_ps(vhi, _mm256_max_ps(vlo, acc));  // NaN stays NaN
-            float* yr = yp + oy * s.ow;
-            if (padded_store_whole<8>(s, oy, at)) {
-                _mm256_storeu_ps(yr + at, acc);
-            } else {
-                alignas(32) float lanes[8];
-                _mm256_store_ps(lanes, acc);
-                for (int64_t i = 0; i < s.ow; ++i) yr[i] = lanes[i];
-            }
-        };
+        auto store = [&](int64_t oy, int64_t at, __m256 acc) { store_step(s, yp, oy, at, acc, act.clamp, vlo, vhi); };
         padded_rows<8>(
             s, g, pad,
             [&](const float* r0, int64_t oy, int64_t at) {
@@ -225,7 +228,6 @@ void depthwise_split_s2(const DepthwiseShape& s, const SplitPlane& g, const floa
         float* yp = y + p * s.oh * s.ow;
         for (int64_t oy = 0; oy < s.oh; ++oy) {
             const float* r0 = pad + 2 * oy * row;
-            float* yr = yp + oy * s.ow;
             for (int64_t ox = 0; ox < s.ow; ox += 8) {
                 const int64_t at = padded_step_at<8>(s, ox);
                 __m256 part[3] = {_mm256_set1_ps(b), _mm256_setzero_ps(), _mm256_setzero_ps()};
@@ -235,15 +237,7 @@ void depthwise_split_s2(const DepthwiseShape& s, const SplitPlane& g, const floa
                     part[ky] = _mm256_fmadd_ps(wv[ky * 3 + 1], _mm256_loadu_ps(e + g.half), part[ky]);
                     part[ky] = _mm256_fmadd_ps(wv[ky * 3 + 2], _mm256_loadu_ps(e + 1), part[ky]);
                 }
-                __m256 acc = _mm256_add_ps(_mm256_add_ps(part[0], part[1]), part[2]);
-                if (act.clamp) acc = _mm256_min_ps(vhi, _mm256_max_ps(vlo, acc));  // NaN stays NaN
-                if (padded_store_whole<8>(s, oy, at)) {
-                    _mm256_storeu_ps(yr + at, acc);
-                } else {
-                    alignas(32) float lanes[8];
-                    _mm256_store_ps(lanes, acc);
-                    for (int64_t i = 0; i < s.ow; ++i) yr[i] = lanes[i];
-                }
+                store_step(s, yp, oy, at, _mm256_add_ps(_mm256_add_ps(part[0], part[1]), part[2]), act.clamp, vlo, vhi);
             }
         }
     }
