@@ -1,9 +1,9 @@
 // SPDX-License-Identifier: Apache-2.0
 // `flexpipe prepare model.onnx -o model.fpk [--budget 100MB] [--dim name=N]...`: plan and write a package,
 // with a progress bar over the weight transforms (cli-progress) when stderr is a terminal.
+import { availableParallelism } from 'node:os'
 import cliProgress from 'cli-progress'
 import { ArgumentError } from '../errors.js'
-import { availableParallelism } from 'node:os'
 import { PackageReader } from '../package/index.js'
 import { prepare } from '../prepare/prepare.js'
 import { reprofilePackage } from '../prepare/profile.js'

@@ -37,7 +37,7 @@ constexpr int64_t rows_max_kernel = 16;
 inline bool rows_applies(const ConvShape& s) {
     return s.groups == 1 && s.kernel[0] == 1 && s.in[0] == 1 && s.out[0] == 1 && s.dilation[1] == 1 &&
            s.dilation[2] == 1 && s.in_channels <= 4 && s.kernel[1] <= rows_max_kernel &&
-           s.kernel[2] <= rows_max_kernel && s.stride[2] <= 4 && s.stride[1] >= 1;
+           s.kernel[2] <= rows_max_kernel && s.stride[2] <= 4;
 }
 
 inline RowsGeometry rows_geometry(const ConvShape& s) {
@@ -58,17 +58,16 @@ struct RowsRing {
     int64_t filled = INT64_MIN;  // the highest input row present
 
     // Phase q of input row ih of channel c (ih in the window of the current output row).
-    const float* phase(int64_t c, int64_t ih, int64_t q) const {
+    float* phase(int64_t c, int64_t ih, int64_t q) const {
         const int64_t slot = ((ih % g.ring) + g.ring) % g.ring;
         return buf + ((c * g.ring + slot) * s->stride[2] + q) * g.panel;
     }
 
     void fill(int64_t ih) {
         const int64_t sw = s->stride[2], W = s->in[2], pw = s->pad[2];
-        const int64_t slot = ((ih % g.ring) + g.ring) % g.ring;
         for (int64_t c = 0; c < s->in_channels; ++c) {
             for (int64_t q = 0; q < sw; ++q) {
-                float* d = buf + ((c * g.ring + slot) * sw + q) * g.panel;
+                float* d = phase(c, ih, q);
                 if (ih < 0 || ih >= s->in[1]) {
                     std::memset(d, 0, sizeof(float) * g.panel);
                     continue;
