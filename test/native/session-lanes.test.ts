@@ -35,9 +35,11 @@ function inputData(): Float32Array {
 // The last op (index 5) writes slot 1 + (5 % 2) = tensor 2.
 const outputTensor = 2
 
-for (const io of ['uring', 'pread'] as const) {
-  t.test(`a run and a readFile (${io}) are in flight at once and both resolve correctly`, async (t) => {
-    const s = new b.Session(2, io)
+// One thread runs on the libuv pool thread itself, more on the session's compute lane
+// (native/runtime/compute_lane.h): both must overlap a read.
+for (const [io, threads] of [['uring', 2], ['pread', 2], ['uring', 1], ['pread', 1]] as const) {
+  t.test(`a run (${threads} thread${threads > 1 ? 's' : ''}) and a readFile (${io}) are in flight at once and both resolve correctly`, async (t) => {
+    const s = new b.Session(threads, io)
     t.teardown(() => s.dispose())
     s.resize(activationBase + 3 * n * 4, 0)
     const id = s.addProgram(chain())

@@ -14,7 +14,8 @@ namespace flexpipe {
 
 class RunWorker final : public StatusWorker {
   public:
-    // The run executes on `lane` (the session's one compute thread); this worker's pool thread waits.
+    // With several threads the run executes on `lane` (the session's one compute thread) while this
+    // worker's pool thread waits; with one thread it runs on the pool thread.
     RunWorker(Napi::Env env, std::atomic<bool>* busy, Session* session, ComputeLane* lane, int32_t program,
               uint64_t activation_base)
         : StatusWorker(env, busy), session_(session), lane_(lane), program_(program), activation_base_(activation_base) {}
@@ -32,7 +33,13 @@ class RunWorker final : public StatusWorker {
     }
 
   protected:
-    Status work() override { return lane_->run(&RunWorker::run_on_lane, this); }
+    // One thread: no OpenMP team to keep warm, so the pool thread runs the program itself and the
+    // two thread wake-ups of the lane handoff are saved (about 40 us per run on a 2-vCPU VM:
+    // node dist/bench/models/call-overhead.js).
+    Status work() override {
+        if (session_->threads() <= 1) return run_program();
+        return lane_->run(&RunWorker::run_on_lane, this);
+    }
     static Status run_on_lane(void* self) { return static_cast<RunWorker*>(self)->run_program(); }
     Status run_program() {
         return session_->run(program_, activation_base_, inputs_.data(), inputs_.size(), outputs_.data(),
