@@ -168,8 +168,8 @@ export async function prepare(modelPath: string, outPath: string, options: Prepa
   const storedFinal = new Map([...stored].filter(([, s]) => Object.keys(s.forms).length > 0))
   const finalBlobs = new Map([...virtual].filter(([b]) => needed.has(b)))
   const packageModel = budgetModel(withConstants(planned.graph, planned.constants), storedFinal, finalBlobs, nr, threads)
-  // The budget a user gives covers the arena and the engine's bookkeeping (bookkeepingBytes).
-  const minimum = minimumBudget(direct ? directConvolutionOnly(packageModel) : packageModel, policy) + bookkeepingBytes(packageModel.layers.length)
+  // The smallest arena; the budget a user gives covers it and the engine's bookkeeping (bookkeepingBytes).
+  const minimum = minimumBudget(direct ? directConvolutionOnly(packageModel) : packageModel, policy)
 
   // Inline constants: small ones, and large ones no kernel reads from a blob (outputs, shape inputs).
   const inline = new Map<string, TensorData>()
@@ -210,24 +210,28 @@ export async function prepare(modelPath: string, outPath: string, options: Prepa
       kernels,
       slicing: policy.slicing,
       preparedBudget: options.budget ?? null,
-      minimumBudget: minimum - bookkeepingBytes(packageModel.layers.length),
+      minimumBudget: minimum,
       minimumThreads: threads,
     }
     const manifest = await writer.finish(graph, meta)
     let unlimitedArena = unlimited.budget
+    let minimumArena = meta.minimumBudget
     if (options.profile ?? true) {
       options.onProgress?.(jobs.length, jobs.length, 'profile')
       const profile = await profilePackage(outPath, threads)
-      await rewritePackageMeta(outPath, { ...meta, profile })
-      // The engine orders kernels by the profile, so its every-weight-resident budget follows the profile too.
+      // The engine orders kernels by the profile, so its smallest and every-weight-resident budgets follow
+      // the profile too: the minimum recorded before profiling may not plan once the order changes.
       const profiled = budgetModel(withConstants(planned.graph, planned.constants), storedFinal, finalBlobs, nr, threads, planProfile(profile, threads))
-      unlimitedArena = unlimitedBudget(direct ? directConvolutionOnly(profiled) : profiled, policy)
+      const engineModel = direct ? directConvolutionOnly(profiled) : profiled
+      unlimitedArena = unlimitedBudget(engineModel, policy)
+      minimumArena = minimumBudget(engineModel, policy)
+      await rewritePackageMeta(outPath, { ...meta, minimumBudget: minimumArena, profile })
     }
     void manifest
     // The whole file: header, manifest (with the inline constants) and blobs.
     const end = (await stat(outPath)).size
     return {
-      minimumBudget: minimum,
+      minimumBudget: minimumArena + bookkeepingBytes(packageModel.layers.length),
       unlimitedBudget: unlimitedArena + bookkeeping,
       layers: restrict.layers.length,
       slicedLayers: atBudget === undefined ? 0 : atBudget.choices.filter((c, i) => c.weightSlices > 1 || restrict.layers[i]!.options[c.option]!.kernel !== restrict.layers[i]!.defaultKernel || c.inputSlices !== restrict.layers[i]!.defaultInputSlices).length,

@@ -12,6 +12,7 @@ import { openPackage, type BudgetedEngine } from '../../lib/index.js'
 import { crc32 } from '../../lib/package/crc32.js'
 import { decodeHeader, encodeHeader, headerField } from '../../lib/package/format.js'
 import { PackageReader } from '../../lib/package/reader.js'
+import { rewritePackageMeta } from '../../lib/package/rewrite-meta.js'
 import { prepare } from '../../lib/prepare/prepare.js'
 import { checkOutputs, ocr, onnxOutputs, preparedPackage, tempDir, threads, type OcrModel } from '../helpers/budget.js'
 import { fixtures, repoRoot } from '../helpers/data.js'
@@ -334,6 +335,27 @@ t.test("an NCNN-Direct package (kernels: 'direct') and a package without slicing
       t.ok(s.arenaBytes <= e.memoryBudget, 'arena within the budget')
     })
   }
+})
+
+t.test('a recorded minimum that no longer plans (stale profile) is found again at open', async (t) => {
+  const model = ocr.cls
+  const { path, report } = await preparedPackage(model)
+  const copy = join(tempDir(t), 'stale-minimum.fpk')
+  copyFileSync(path, copy)
+  const reader = await PackageReader.open(copy)
+  const meta = reader.manifest.meta
+  await reader.close()
+  t.equal(meta.minimumThreads, threads, 'the package records its minimum for these threads')
+  // A minimum far below what plans, as a package re-profiled on another machine could carry.
+  await rewritePackageMeta(copy, { ...meta, minimumBudget: 4096 })
+  const want = await onnxOutputs(model)
+  await withEngine(copy, {}, async (e) => {
+    t.equal(e.minimumBudget, report.minimumBudget, 'the engine searched the minimum again instead of trusting the record')
+  })
+  await t.rejects(openPackage(copy, { threads, memoryBudget: report.minimumBudget - 65536 }), budgetError(report.minimumBudget), 'below it: rejected naming it')
+  await withEngine(copy, { memoryBudget: report.minimumBudget }, async (e) => {
+    checkOutputs(t, await e.infer(await model.feeds()), want, false, `${model.name} at the re-found minimum`)
+  })
 })
 
 // h. -------------------------------------------------------------------------------------------------

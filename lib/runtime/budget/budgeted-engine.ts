@@ -30,7 +30,7 @@ import { finishProgram, type BudgetProgram } from './budget-program.js'
 import { isConstantValue, stepLayers, type OptionContext, type StepLayer } from './layer-options.js'
 import type { DeviceProfile } from '../../prepare/profile.js'
 import { loadsNeeded, runPipeline, type PipelineSchedule } from './pipeline.js'
-import { directConvolutionOnly, orderByProfile, withoutWinograd, liveBytesPerStep, type PlanProfile, minimumBudget, planForBudget, unlimitedBudget, type BudgetModel, type BudgetPlan, type PlanPolicy } from './plan-budget.js'
+import { directConvolutionOnly, orderByProfile, withoutWinograd, liveBytesPerStep, type PlanProfile, budgetPlans, minimumBudget, planForBudget, unlimitedBudget, type BudgetModel, type BudgetPlan, type PlanPolicy } from './plan-budget.js'
 
 export interface PackageOpenOptions {
   /** Threads for compute (OpenMP). Default: available cores, at most 4. */
@@ -189,7 +189,10 @@ export class BudgetedEngine {
       if (meta.slicing === false) policy = { ...policy, slicing: false }
       const recorded = typeof meta.minimumBudget === 'number' ? meta.minimumBudget : undefined
       const defaults = opts.preload && opts.pin && opts.staticPlan
-      minimum = defaults && recorded !== undefined && meta.minimumThreads === opts.threads ? recorded : minimumBudget(model, policy)
+      // The minimum prepare recorded saves the search, but only if it still plans here: a re-measured
+      // profile or a throttle can change the kernel order it was found with.
+      const usable = defaults && recorded !== undefined && meta.minimumThreads === opts.threads && budgetPlans(model, recorded, policy)
+      minimum = usable ? recorded : minimumBudget(model, policy)
     } finally {
       await reader.close()
     }

@@ -317,8 +317,8 @@ function sliceAndPlan(m: BudgetModel, budget: number, policy: PlanPolicy, t0: nu
   throw new MemoryBudgetError(`a memory budget of ${budget} bytes is too small for this model${why}`)
 }
 
-/** Whether `budget` plans. */
-function plans(m: BudgetModel, budget: number, policy: PlanPolicy): boolean {
+/** Whether `budget` plans (slicing and memory plan; what minimumBudget searches with). */
+export function budgetPlans(m: BudgetModel, budget: number, policy: PlanPolicy): boolean {
   try {
     sliceAndPlan(m, budget, policy, performance.now())
     return true
@@ -335,13 +335,13 @@ export function minimumBudget(m: BudgetModel, policy: PlanPolicy): number {
   const resident = build(m, defaultChoices(m, policy)).residentBytes
   let lo = Math.floor((resident + Math.max(0, ...infos.map(layerMinimumBytes))) / step) // does not plan (or barely)
   let hi = Math.ceil(unlimitedBudget(m, policy) / step)
-  if (!plans(m, hi * step, policy)) {
+  if (!budgetPlans(m, hi * step, policy)) {
     throw new MemoryBudgetError(`this model does not plan even with ${hi * step} bytes (every weight resident); re-run flexpipe prepare`)
   }
-  if (plans(m, lo * step, policy)) return lo * step
+  if (budgetPlans(m, lo * step, policy)) return lo * step
   while (hi - lo > 1) {
     const mid = (lo + hi) >> 1
-    if (plans(m, mid * step, policy)) hi = mid
+    if (budgetPlans(m, mid * step, policy)) hi = mid
     else lo = mid
   }
   return hi * step
