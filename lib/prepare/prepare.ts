@@ -30,7 +30,7 @@ import { constantHost, runPrepack } from '../runtime/constants.js'
 import { checkSupported, foldNative } from '../runtime/engine.js'
 import { bookkeepingBytes, budgetModel, planProfile } from '../runtime/budget/budgeted-engine.js'
 import { isConstantValue, residentMaxBytes } from '../runtime/budget/layer-options.js'
-import { directConvolutionOnly, minimumBudget, planForBudget, unlimitedBudget, type PlanPolicy } from '../runtime/budget/plan-budget.js'
+import { directConvolutionOnly, minimumBudget, planForBudget, unlimitedBudget, type BudgetModel, type PlanPolicy } from '../runtime/budget/plan-budget.js'
 import { encodePackageGraph, type StoredConstant } from './graph-codec.js'
 import { formBytes, formShape, parseFormKey } from './forms.js'
 
@@ -145,7 +145,9 @@ export async function prepare(modelPath: string, outPath: string, options: Prepa
   const withForms = budgetModel(withConstants(planned.graph, planned.constants), stored, virtual, nr, threads)
   const policy: PlanPolicy = { preload: true, pin: true, staticPlan: true, slicing: options.slicing ?? true }
   const direct = kernels === 'direct'
-  const restrict = direct ? directConvolutionOnly(withForms) : withForms
+  // The model as the engine plans it (only direct convolution in an NCNN-Direct package).
+  const asEngine = <M extends BudgetModel>(m: M): M => (direct ? directConvolutionOnly(m) : m)
+  const restrict = asEngine(withForms)
   const unlimited = planForBudget(restrict, unlimitedBudget(restrict, policy), policy)
   const bookkeeping = bookkeepingBytes(restrict.layers.length)
   const atBudget = options.budget === undefined ? undefined : planOrExplain(restrict, options.budget, bookkeeping, policy)
@@ -168,8 +170,7 @@ export async function prepare(modelPath: string, outPath: string, options: Prepa
   const storedFinal = new Map([...stored].filter(([, s]) => Object.keys(s.forms).length > 0))
   const finalBlobs = new Map([...virtual].filter(([b]) => needed.has(b)))
   const packageModel = budgetModel(withConstants(planned.graph, planned.constants), storedFinal, finalBlobs, nr, threads)
-  // The smallest arena; the budget a user gives covers it and the engine's bookkeeping (bookkeepingBytes).
-  const minimum = minimumBudget(direct ? directConvolutionOnly(packageModel) : packageModel, policy)
+  const profiling = options.profile ?? true
 
   // Inline constants: small ones, and large ones no kernel reads from a blob (outputs, shape inputs).
   const inline = new Map<string, TensorData>()
@@ -210,21 +211,22 @@ export async function prepare(modelPath: string, outPath: string, options: Prepa
       kernels,
       slicing: policy.slicing,
       preparedBudget: options.budget ?? null,
-      minimumBudget: minimum,
+      // The smallest arena (a user's budget covers it and the engine's bookkeeping, bookkeepingBytes).
+      // With a profile the engine orders kernels by it, so the minimum is searched once that is measured.
+      minimumBudget: profiling ? null : minimumBudget(asEngine(packageModel), policy),
       minimumThreads: threads,
     }
     const manifest = await writer.finish(graph, meta)
     let unlimitedArena = unlimited.budget
-    let minimumArena = meta.minimumBudget
-    if (options.profile ?? true) {
+    let minimumArena = meta.minimumBudget ?? 0
+    if (profiling) {
       options.onProgress?.(jobs.length, jobs.length, 'profile')
       const profile = await profilePackage(outPath, threads)
       // The engine orders kernels by the profile, so its smallest and every-weight-resident budgets follow
-      // the profile too: the minimum recorded before profiling may not plan once the order changes.
-      const profiled = budgetModel(withConstants(planned.graph, planned.constants), storedFinal, finalBlobs, nr, threads, planProfile(profile, threads))
-      const engineModel = direct ? directConvolutionOnly(profiled) : profiled
-      unlimitedArena = unlimitedBudget(engineModel, policy)
-      minimumArena = minimumBudget(engineModel, policy)
+      // the profile too (a minimum found with another order may not plan).
+      const profiled = asEngine(budgetModel(withConstants(planned.graph, planned.constants), storedFinal, finalBlobs, nr, threads, planProfile(profile, threads)))
+      unlimitedArena = unlimitedBudget(profiled, policy)
+      minimumArena = minimumBudget(profiled, policy)
       await rewritePackageMeta(outPath, { ...meta, minimumBudget: minimumArena, profile })
     }
     void manifest
