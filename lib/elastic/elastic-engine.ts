@@ -24,9 +24,10 @@ import {
 } from '../plan/elastic/index.js'
 import { SerialQueue } from '../runtime/serial-queue.js'
 import { computeFor, findDeviceProfile, plannerProfile, profileKey, type DeviceProfile } from './device-profile.js'
-import { onlineCalibration, replanFactor } from './online-calibration.js'
+import { onlineCalibration, openFactor, replanFactor } from './online-calibration.js'
 import { parseEncoderConfig, type EncoderConfig } from './encoder-config.js'
 import { ElasticExecutor, type RunPlan, type RunTimes } from './executor.js'
+import type { NativeReadOptions } from '../native/binding.js'
 import { TextEncoder } from './tokenize.js'
 import { crc32 } from '../package/index.js'
 
@@ -59,6 +60,13 @@ export interface ElasticOpenOptions {
    * profile's calibration jitter.
    */
   readonly adaptive?: boolean
+  /**
+   * With `adaptive`, inferences open runs on a worst-case input (seq distinct tokens) with the IO as
+   * configured, to check the plan against the device as it is now rather than when it was profiled
+   * (default 4; 0: none). When their median measured / modelled time is outside what the plan allows
+   * for, open re-plans and measures again (at most three rounds) before it returns.
+   */
+  readonly openCalibrationRuns?: number
 }
 
 export interface Classification {
@@ -100,6 +108,8 @@ function checkOptions(o: ElasticOpenOptions): Required<Pick<ElasticOpenOptions, 
   const threads = o.threads ?? Math.min(4, availableParallelism())
   if (!(Number.isInteger(threads) && threads >= 1 && threads <= 256)) throw new ArgumentError(`threads: expected an integer in 1..256, got ${String(threads)}`)
   if (o.bandwidth !== undefined && !(o.bandwidth > 0 && Number.isFinite(o.bandwidth))) throw new ArgumentError(`bandwidth: expected bytes per second > 0, got ${String(o.bandwidth)}`)
+  const c = o.openCalibrationRuns
+  if (c !== undefined && !(Number.isInteger(c) && c >= 0 && c <= 64)) throw new ArgumentError(`openCalibrationRuns: expected an integer in 0..64, got ${String(c)}`)
   return { preloadBytes: p, threads, io: o.io ?? 'auto', direct: o.direct ?? true }
 }
 
@@ -183,6 +193,7 @@ export class ElasticEngine {
     try {
       engine = new ElasticEngine(path, pkg, encoder, profile, importance, ranking ? 'profiled' : 'layer order', o, seq, x, embeddingIoMs, jitter)
       await engine.applyPlan(engine.current)
+      if (o.adaptive !== false) await engine.calibrateAtOpen(o.openCalibrationRuns ?? 4)
     } catch (err) {
       x.dispose()
       throw err
@@ -258,7 +269,7 @@ export class ElasticEngine {
       return Promise.reject(new ArgumentError(`inferIds: expected 1..${this.seq} token ids, got ${Array.isArray(ids) ? ids.length : typeof ids}`))
     }
     return this.queue.push(async () => {
-      const r = await this.live('infer').run(ids, { direct: this.opts.direct, ...(this.opts.bandwidth ? { bandwidth: this.opts.bandwidth } : {}) }, this.current.schedule)
+      const r = await this.live('infer').run(ids, this.readOptions(), this.current.schedule)
       if (this.opts.adaptive !== false) this.observe(r.times.totalMs)
       return r
     })
@@ -308,6 +319,49 @@ export class ElasticEngine {
         this.current = plan
       })
       .catch(() => undefined) // the plan in force stays; the next inference reports a broken session
+  }
+
+  /** Reads as the caller configured them (cold with O_DIRECT, throttled). */
+  private readOptions(): NativeReadOptions {
+    return { direct: this.opts.direct, ...(this.opts.bandwidth ? { bandwidth: this.opts.bandwidth } : {}) }
+  }
+
+  /**
+   * Open-time calibration (openFactor in online-calibration.ts): `runs` inferences of the plan just
+   * applied, on seq distinct tokens spread over the vocabulary (the on-demand embedding read touches
+   * the most pages), with the configured IO. When their median measured / modelled ratio puts the plan
+   * outside the online band, re-plan with it and measure again. The ratios join the online window.
+   */
+  private async calibrateAtOpen(runs: number): Promise<void> {
+    if (runs === 0) return
+    const vocab = this.pkg.config.vocab
+    const ids = Array.from({ length: this.seq }, (_, i) => Math.floor((i * (vocab - 1)) / Math.max(1, this.seq - 1)))
+    for (let round = 0; round < 3; round++) {
+      const ratios: number[] = []
+      for (let i = 0; i < runs; i++) {
+        const r = await this.live('open').run(ids, this.readOptions(), this.current.schedule)
+        ratios.push(r.times.totalMs / this.current.modelledMs)
+      }
+      this.ratios.push(...ratios)
+      this.ratios.splice(0, Math.max(0, this.ratios.length - onlineCalibration.spreadWindow))
+      const next = openFactor(ratios, this.factor ?? Math.max(1, this.jitter), this.jitter)
+      if (next === undefined) return
+      this.factor = next
+      let plan: ElasticPlan
+      try {
+        plan = this.makePlan(this.target, this.preload)
+        this.atRisk = false
+      } catch {
+        this.atRisk = true // T cannot be met at the measured ratio: keep the plan, say so in stats()
+        return
+      }
+      if (sameShards(plan, this.current)) {
+        this.current = plan
+        return
+      }
+      await this.applyPlan(plan)
+      this.current = plan
+    }
   }
 
   /** Resolves once every queued inference and re-plan has finished. */

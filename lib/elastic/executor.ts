@@ -71,10 +71,10 @@ export interface ExecutorOptions {
   readonly embeddings?: 'on-demand' | 'resident'
 }
 
-interface Applied {
+/** A plan's arena layout and program, as built by `layout` (cached per plan: re-plans revisit plans). */
+interface Layout {
   readonly plan: RunPlan
   readonly exec: ExecutionPlan
-  readonly program: number
   readonly activationBase: number
   /** Per layer: [fileOffset, length, arenaOffset] triples of its IO job (empty: all preloaded). */
   readonly jobs: readonly Float64Array[]
@@ -89,6 +89,24 @@ interface Applied {
   readonly preloadBytes: number
   readonly stagingBytes: number
   readonly arenaBytes: number
+  /** Arena offset of the plan constants ([CLS] index, then the packed operands at packedAt). */
+  readonly constOffset: number
+  readonly packedAt: ReadonlyMap<string, number>
+  /** Preloaded shard versions: [blob name, entry, arena offset]. */
+  readonly preloadWanted: ReadonlyArray<readonly [string, BlobEntry, number]>
+}
+
+interface Applied extends Layout {
+  readonly program: number
+}
+
+/** Layouts kept: a re-plan to one of them skips the program build (2-5 ms here, twice per plan). */
+const layoutCacheSize = 8
+
+/** The cache key of a run plan: everything `layout` reads from it. */
+function layoutKey(plan: RunPlan): string {
+  const bits = plan.bits.slice(0, plan.depth).map((row, l) => row.slice(0, plan.width).map((b, j) => (plan.preloaded[l]![j] ? `p${b}` : `${b}`)).join(','))
+  return `${plan.depth}x${plan.width}/${plan.seq}/${plan.window ?? plan.depth}/${bits.join(';')}`
 }
 
 const page = 4096
@@ -101,6 +119,7 @@ export class ElasticExecutor {
   /** Preloaded blob name -> arena offset, as currently in memory. */
   private preloadContent = new Map<string, number>()
   private readonly packed = new Map<string, TensorData>()
+  private readonly layouts = new Map<string, Layout>()
   readonly onDemand: boolean
   private readonly rowsPerPage: number
   private readonly pagesPerRow: number
@@ -213,6 +232,18 @@ export class ElasticExecutor {
   /** Builds the program of a plan, lays out the arena and fills the preload buffer. */
   async apply(plan: RunPlan): Promise<void> {
     const s = this.live('apply')
+    const key = layoutKey(plan)
+    let layout = this.layouts.get(key)
+    if (layout === undefined) {
+      layout = this.layout(plan)
+      if (this.layouts.size >= layoutCacheSize) this.layouts.delete(this.layouts.keys().next().value!)
+    } else this.layouts.delete(key) // re-inserted below: most recently used last
+    this.layouts.set(key, layout)
+    await this.install(s, layout)
+  }
+
+  /** The arena layout and program of a plan (pure but for the packed-constant cache). */
+  private layout(plan: RunPlan): Layout {
     const c = this.config
     if (plan.depth < 1 || plan.depth > c.layers || plan.width < 1 || plan.width > c.heads) {
       throw new ArgumentError(`sub-model ${plan.depth}x${plan.width} is outside the ${c.layers}x${c.heads} model`)
@@ -325,29 +356,9 @@ export class ElasticExecutor {
       layerEnd[l] = i + 1
     })
     const arenaBytes = activationBase + exec.activationBytes
-    // Keep resident parameters and whatever preloaded versions are already in place.
-    const old = this.active
-    if (old !== undefined) {
-      s.removeProgram(old.program)
-      this.active = undefined
-    }
-    const keep = new Map<string, number>()
-    for (const [name, , offset] of preloadWanted) if (this.preloadContent.get(name) === offset) keep.set(name, offset)
-    const keepBytes = keep.size === preloadWanted.length ? this.residentBytes + preloadBytes : this.residentBytes
-    s.resize(arenaBytes, Math.min(keepBytes, arenaBytes))
-    if (keepBytes === this.residentBytes) {
-      const ranges: number[] = []
-      for (const [, e, offset] of preloadWanted) ranges.push(e.offset, e.paddedLength, offset)
-      if (ranges.length > 0) await s.readFile(this.path, new Float64Array(ranges), { direct: false })
-    }
-    this.preloadContent = new Map(preloadWanted.map(([name, , offset]) => [name, offset]))
-    s.write(constOffset, new BigInt64Array([0n]))
-    for (const [key, offset] of packedAt) s.write(offset, this.packed.get(key)!.data)
-    const program = s.addProgram(exec.program)
-    this.active = {
+    return {
       plan,
       exec,
-      program,
       activationBase,
       jobs,
       jobBytes,
@@ -359,7 +370,36 @@ export class ElasticExecutor {
       preloadBytes,
       stagingBytes,
       arenaBytes,
+      constOffset,
+      packedAt,
+      preloadWanted,
     }
+  }
+
+  /** Makes a layout the applied plan: arena size, preload buffer, constants, program. */
+  private async install(s: NativeSession, l: Layout): Promise<void> {
+    const { arenaBytes, preloadWanted, constOffset, packedAt } = l
+    // Keep the resident parameters and the preloaded versions already at their planned offsets; read
+    // the others (buffered: the preload buffer is filled between inferences).
+    const old = this.active
+    if (old !== undefined) {
+      s.removeProgram(old.program)
+      this.active = undefined
+    }
+    let keepBytes = this.residentBytes
+    const ranges: number[] = []
+    for (const [name, e, offset] of preloadWanted) {
+      if (this.preloadContent.get(name) === offset) keepBytes = Math.max(keepBytes, offset + e.paddedLength)
+      else ranges.push(e.offset, e.paddedLength, offset)
+    }
+    s.resize(arenaBytes, Math.min(keepBytes, arenaBytes))
+    this.preloadContent = new Map()
+    if (ranges.length > 0) await s.readFile(this.path, new Float64Array(ranges), { direct: false })
+    this.preloadContent = new Map(preloadWanted.map(([name, , offset]) => [name, offset]))
+    s.write(constOffset, new BigInt64Array([0n]))
+    for (const [key, offset] of packedAt) s.write(offset, this.packed.get(key)!.data)
+    const program = s.addProgram(l.exec.program)
+    this.active = { ...l, program }
   }
 
   get plan(): RunPlan | undefined {

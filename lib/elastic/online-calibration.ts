@@ -74,3 +74,17 @@ export function replanFactor(ratios: readonly number[], now: number, sinceReplan
   if (next < now * c.down && sinceReplan >= c.minIntervalDown) return next
   return undefined
 }
+
+/**
+ * Open-time calibration: the factor to re-plan with after a few inferences of the plan just applied
+ * (their measured / modelled ratios), or undefined to keep it. The median ratio is the scale of the
+ * device now (a device profile may be hours old: this VM's speed drifts by 1.5x); the jitter stays the
+ * profile's p95 / median, as few runs cannot measure a spread. Same band as the online re-plans.
+ */
+export function openFactor(ratios: readonly number[], now: number, jitter: number, c: OnlineCalibration = onlineCalibration): number | undefined {
+  if (ratios.length === 0) return undefined
+  const next = Math.max(1, median(ratios) * Math.max(1, jitter))
+  if (next > now * c.up) return next * c.margin
+  if (next < now * c.down) return next
+  return undefined
+}

@@ -16,7 +16,7 @@ import { profileElastic } from '../../lib/elastic/profile-elastic.js'
 import { plannerProfile, type DeviceProfile } from '../../lib/elastic/device-profile.js'
 import { dequantizeReference } from '../../lib/elastic/quant-blob.js'
 import { readSafetensors } from '../../lib/elastic/safetensors.js'
-import { DeviceProfileError, LatencyTargetError } from '../../lib/errors.js'
+import { ArgumentError, DeviceProfileError, LatencyTargetError } from '../../lib/errors.js'
 import { PackageReader, rewritePackageMeta } from '../../lib/package/index.js'
 import { open, prepare } from '../../lib/index.js'
 import { fixtures } from '../helpers/data.js'
@@ -119,6 +119,44 @@ t.test('executor: sub-models match the float64 reference (exact and dequantized 
   }
 })
 
+t.test('executor re-plans: revisited plans and a preload buffer that grows, shrinks or shifts keep the logits', async (t) => {
+  const x = await ElasticExecutor.open(pkgPath, pkg.config, pkg.blobs, { threads: 2, io: 'auto' })
+  t.teardown(() => x.dispose())
+  const bits = [
+    [2, 3, 4, 5],
+    [6, 32, 2, 6],
+    [4, 4, 3, 2],
+  ]
+  const preloadedFirst = (n: number): boolean[][] => bits.map((row, l) => row.map((_, h) => l * M + h < n))
+  const plan = (preloaded: boolean[][], b = bits): RunPlan => ({ depth: L, width: M, seq, bits: b, preloaded })
+  const shardBytes = (p: RunPlan, from: number): number => {
+    let n = 0
+    for (let l = 0; l < L; l++) for (let h = 0; h < M; h++) if (l * M + h >= from && p.preloaded[l]![h]) n += x.blob(l, h, p.bits[l]![h]!).paddedLength
+    return n
+  }
+  await x.apply(plan(preloadedFirst(L * M)))
+  const want = Array.from((await x.run(ids)).logits)
+  const half = Math.floor((L * M) / 2)
+  // Shrinking the preload buffer to its first half, then growing it back: the first half stays in
+  // place (the preload set is laid out bottom-first), only the second half is read again.
+  await x.apply(plan(preloadedFirst(half)))
+  t.same(Array.from((await x.run(ids, { direct: true })).logits), want, 'half preloaded, half staged: same logits')
+  let before = x.stats.bytesRead
+  await x.apply(plan(preloadedFirst(L * M)))
+  t.equal(x.stats.bytesRead - before, shardBytes(plan(preloadedFirst(L * M)), half), 'growing the preload buffer reads only the shards not already in place')
+  t.same(Array.from((await x.run(ids)).logits), want, 'the revisited plan (cached layout) gives the same logits')
+  // Another version of layer 0's first shard shifts every preloaded shard after it: all are read.
+  const shifted = bits.map((row) => row.slice())
+  shifted[0]![0] = 32
+  await x.apply(plan(preloadedFirst(L * M), shifted))
+  const other = Array.from((await x.run(ids)).logits)
+  t.notSame(other, want, 'a different shard version changes the logits')
+  before = x.stats.bytesRead
+  await x.apply(plan(preloadedFirst(L * M)))
+  t.equal(x.stats.bytesRead - before, shardBytes(plan(preloadedFirst(L * M)), 0), 'after a shift nothing is in place: every preloaded shard is read')
+  t.same(Array.from((await x.run(ids)).logits), want, 'back to the first plan: same logits bit for bit')
+})
+
 t.test('on-demand word embeddings: same logits as a resident table, the table not resident', async (t) => {
   const plan: RunPlan = { depth: 2, width: 3, seq, bits: fill(4, 2, 3), preloaded: fill(true, 2, 3) }
   const onDemand = await ElasticExecutor.open(pkgPath, pkg.config, pkg.blobs, { threads: 2, io: 'auto' })
@@ -156,7 +194,7 @@ t.test('engine: plans within the target, re-plans, classifies, and rejects bad i
   t.same(at(line).layerComputeMs, at().layerComputeMs, 'compute is the same either way')
   t.equal(measured.calibration.runs.length, 2, 'calibrated on an fp32 and a 6-bit full-model run')
   t.ok(measured.calibration.scale >= 1 && measured.calibration.jitter >= 1, `calibration scale ${measured.calibration.scale.toFixed(2)}, jitter ${measured.calibration.jitter.toFixed(2)}`)
-  const jittery = await ElasticEngine.open(pkgPath, { targetLatencyMs: 12, threads: 2, direct: false, seq, deviceProfile: { ...withIo(measured, 1e-5, 0.1), compute: [{ seq, layerMs: [0, 2, 3, 4, 5], fixedMs: 1, embeddingIoMs: 0 }], calibration: { scale: 1, jitter: 1.4, runs: [] } } })
+  const jittery = await ElasticEngine.open(pkgPath, { targetLatencyMs: 12, threads: 2, direct: false, seq, deviceProfile: { ...withIo(measured, 1e-5, 0.1), compute: [{ seq, layerMs: [0, 2, 3, 4, 5], fixedMs: 1, embeddingIoMs: 0 }], calibration: { scale: 1, jitter: 1.4, runs: [] } }, openCalibrationRuns: 0 })
   t.ok(jittery.plan.modelledMs <= 12 * (1.05 / 1.4) + 1e-9, `with p95/median 1.4 the plan aims at 1.05 T / 1.4 (modelled ${jittery.plan.modelledMs.toFixed(2)} ms)`)
   await jittery.close()
   // Planning assertions use a synthetic profile (the measured one is noisy on a tiny model).
@@ -189,9 +227,9 @@ t.test('engine: plans within the target, re-plans, classifies, and rejects bad i
 t.test('online calibration: an optimistic profile is corrected by measured latencies', async (t) => {
   const measured = (await readElasticPackage(pkgPath)).meta.deviceProfiles as DeviceProfile[]
   const optimistic: DeviceProfile = { ...withIo(measured[0]!, 1e-9, 0.0001), compute: [{ seq, layerMs: [0, 0.002, 0.003, 0.004, 0.005], fixedMs: 0.002, embeddingIoMs: 0 }], calibration: { scale: 1, jitter: 1, runs: [] } }
-  const e = await ElasticEngine.open(pkgPath, { targetLatencyMs: 1, threads: 2, direct: false, seq, deviceProfile: optimistic })
+  const e = await ElasticEngine.open(pkgPath, { targetLatencyMs: 1, threads: 2, direct: false, seq, deviceProfile: optimistic, openCalibrationRuns: 0 })
   t.teardown(() => e.close())
-  t.equal(e.stats().latencyFactor, 1)
+  t.equal(e.stats().latencyFactor, 1, 'without open-time runs the plan is the profile\'s')
   const before = e.plan
   for (let i = 0; i < 12; i++) await e.inferIds([2, 5, 6, 3])
   await e.settled() // the re-plan runs as its own queued task
@@ -202,6 +240,24 @@ t.test('online calibration: an optimistic profile is corrected by measured laten
     e.stats().targetAtRisk || after.modelledMs * f <= 1.05 * 1 + 1e-9,
     `the plan in force (${before.depth}x${before.width} -> ${after.depth}x${after.width}) allows for the measured ratio (modelled ${after.modelledMs.toFixed(4)} ms x ${f.toFixed(1)} <= 1.05 T), or T is reported at risk`,
   )
+  // Open-time calibration (the default): the same profile is corrected before open returns.
+  const checked = await ElasticEngine.open(pkgPath, { targetLatencyMs: 1, threads: 2, direct: false, seq, deviceProfile: optimistic })
+  const g = checked.stats().latencyFactor
+  t.ok(g > 3, `open measured the plan: factor ${g.toFixed(1)} before the first call`)
+  t.ok(
+    checked.stats().targetAtRisk || checked.plan.modelledMs * g <= 1.05 * 1 + 1e-9,
+    `the opened plan (${checked.plan.depth}x${checked.plan.width}) allows for it (modelled ${checked.plan.modelledMs.toFixed(4)} ms x ${g.toFixed(1)} <= 1.05 T), or T is reported at risk`,
+  )
+  await checked.close()
+  // A pessimistic profile (each layer 100x its real time): open finds the room and grows the plan.
+  const slow: DeviceProfile = { ...withIo(measured[0]!, 1e-9, 0.0001), compute: [{ seq, layerMs: [0, 2, 3, 4, 5], fixedMs: 1, embeddingIoMs: 0 }], calibration: { scale: 1, jitter: 1.5, runs: [] } }
+  const asProfiled = await ElasticEngine.open(pkgPath, { targetLatencyMs: 10, threads: 2, direct: false, seq, deviceProfile: slow, openCalibrationRuns: 0 })
+  const grown = await ElasticEngine.open(pkgPath, { targetLatencyMs: 10, threads: 2, direct: false, seq, deviceProfile: slow })
+  const size = (p: { depth: number; width: number }): number => p.depth * p.width
+  t.ok(size(grown.plan) > size(asProfiled.plan), `open grows a plan the profile made too small: ${asProfiled.plan.depth}x${asProfiled.plan.width} -> ${grown.plan.depth}x${grown.plan.width}`)
+  t.equal(grown.stats().latencyFactor, 1, 'the factor never drops below 1 (the aim never passes 1.05 T)')
+  await Promise.all([asProfiled.close(), grown.close()])
+  await t.rejects(ElasticEngine.open(pkgPath, { targetLatencyMs: 10, threads: 2, direct: false, seq, openCalibrationRuns: 2.5 }), ArgumentError, 'openCalibrationRuns must be an integer')
   const fixed = await ElasticEngine.open(pkgPath, { targetLatencyMs: 1, threads: 2, direct: false, seq, deviceProfile: optimistic, adaptive: false })
   for (let i = 0; i < 12; i++) await fixed.inferIds([2, 5, 6, 3])
   t.equal(fixed.stats().latencyFactor, 1, 'adaptive: false keeps the profile as it is')
