@@ -6,7 +6,7 @@
 //   npm run bench:elastic -- --model synthetic        # harness check on a random model
 //
 // Options (argument or environment): --threads / FLEXPIPE_BENCH_THREADS (2), --runs /
-// FLEXPIPE_BENCH_RUNS (timed inferences per configuration, 30), --warmup / FLEXPIPE_BENCH_WARMUP (2),
+// FLEXPIPE_BENCH_RUNS (timed inferences per configuration, 200), --warmup / FLEXPIPE_BENCH_WARMUP (2),
 // --targets / FLEXPIPE_BENCH_TARGETS (tight, medium, loose = 0.55, 0.8, 1.2 x the full model's compute
 // on this machine, or milliseconds), --io / FLEXPIPE_BENCH_IO (cold, throttled), --dev-limit /
 // FLEXPIPE_BENCH_DEV_LIMIT (dev examples for accuracy and importance; all by default), --model /

@@ -45,7 +45,7 @@ export function benchOptions(): BenchOptions {
   const limit = option('dev-limit', 'FLEXPIPE_BENCH_DEV_LIMIT')
   const seq = option('seq', 'FLEXPIPE_BENCH_SEQ')
   const model = option('model', 'FLEXPIPE_BENCH_MODEL') ?? join('test', 'fixtures', 'spam-encoder')
-  const runs = integer('runs', 'FLEXPIPE_BENCH_RUNS', 30)
+  const runs = integer('runs', 'FLEXPIPE_BENCH_RUNS', 200)
   return {
     threads: integer('threads', 'FLEXPIPE_BENCH_THREADS', 2),
     runs,

@@ -193,7 +193,10 @@ export class ElasticEngine {
     try {
       engine = new ElasticEngine(path, pkg, encoder, profile, importance, ranking ? 'profiled' : 'layer order', o, seq, x, embeddingIoMs, jitter)
       await engine.applyPlan(engine.current)
-      if (o.adaptive !== false) await engine.calibrateAtOpen(o.openCalibrationRuns ?? 4)
+      if (o.adaptive !== false) {
+        await engine.calibrateAtOpen(o.openCalibrationRuns ?? 4)
+        engine.prepareNeighbours()
+      }
     } catch (err) {
       x.dispose()
       throw err
@@ -215,9 +218,11 @@ export class ElasticEngine {
     if (typeof ms !== 'number' || !(ms > 0) || !Number.isFinite(ms)) return Promise.reject(new ArgumentError(`setTargetLatency: expected a positive number of milliseconds, got ${String(ms)}`))
     return this.queue.push(async () => {
       const plan = this.makePlan(ms, this.preload)
+      this.resetTrials()
       await this.applyPlan(plan)
       this.current = plan
       this.target = ms
+      if (this.opts.adaptive !== false) this.prepareNeighbours()
       return plan
     })
   }
@@ -227,9 +232,11 @@ export class ElasticEngine {
     if (!(Number.isSafeInteger(bytes) && bytes >= 0)) return Promise.reject(new ArgumentError(`setPreloadBytes: expected a non-negative integer, got ${String(bytes)}`))
     return this.queue.push(async () => {
       const plan = this.makePlan(this.target, bytes)
+      this.resetTrials()
       await this.applyPlan(plan)
       this.current = plan
       this.preload = bytes
+      if (this.opts.adaptive !== false) this.prepareNeighbours()
       return plan
     })
   }
@@ -280,45 +287,115 @@ export class ElasticEngine {
   private readonly ratios: number[] = []
   private sinceReplan = 0
   private atRisk = false
+  /** A grown plan on trial: the plan and factor it replaced, inferences run and missed so far. */
+  private trial: { previous: ElasticPlan; previousFactor: number | undefined; calls: number; misses: number } | undefined
+  /** Online grows stay below this modelled time (a grown plan at it failed its trial) for ceilingLeft inferences. */
+  private ceilingMs = Infinity
+  private ceilingLeft = 0
+  private ceilingBackoff = onlineCalibration.ceilingCalls
 
   /**
    * Online calibration (online-calibration.ts): after each inference, its measured / modelled ratio
    * joins the window; when the factor it gives (recent median x spread) leaves the hysteresis band,
    * the engine re-plans. The new plan is applied by a task queued behind this inference, so the
    * caller's promise does not wait for it (the next queued call does). Ratios stay in the window
-   * across re-plans: each was taken against the plan it ran.
+   * across re-plans: each was taken against the plan it ran. A grown plan runs on trial (trialCalls):
+   * if it misses 1.05 T trialMisses times the engine returns to the plan it left, drops the trial's
+   * ratios, and grows no further than below the failed plan for a while (ceilingCalls, doubling).
    */
   private observe(totalMs: number): void {
+    const c = onlineCalibration
+    if (this.ceilingLeft > 0 && --this.ceilingLeft === 0) this.ceilingMs = Infinity
     this.ratios.push(totalMs / this.current.modelledMs)
-    if (this.ratios.length > onlineCalibration.spreadWindow) this.ratios.shift()
+    if (this.ratios.length > c.spreadWindow) this.ratios.shift()
     this.sinceReplan++
+    const trial = this.trial
+    if (trial !== undefined) {
+      trial.calls++
+      if (totalMs > 1.05 * this.target) trial.misses++
+      if (trial.misses >= c.trialMisses) {
+        this.trial = undefined
+        this.ceilingMs = Math.min(this.ceilingMs, this.current.modelledMs)
+        this.ceilingLeft = this.ceilingBackoff
+        this.ceilingBackoff = Math.min(2 * this.ceilingBackoff, c.ceilingMaxCalls)
+        this.ratios.splice(Math.max(0, this.ratios.length - trial.calls))
+        this.factor = trial.previousFactor
+        this.sinceReplan = 0
+        this.switchTo(trial.previous)
+        return
+      }
+      if (trial.calls >= c.trialCalls) this.trial = undefined
+    }
     const now = this.factor ?? Math.max(1, this.jitter)
     const next = replanFactor(this.ratios, now, this.sinceReplan)
     if (next === undefined) return
+    const previousFactor = this.factor
     this.factor = next
     this.sinceReplan = 0
     let plan: ElasticPlan
     try {
-      plan = this.makePlan(this.target, this.preload)
+      plan = this.makePlan(this.target, this.preload, next < now ? this.ceilingMs : Infinity)
       this.atRisk = false
     } catch {
-      // T cannot be met at the measured ratio: keep the plan in force and say so in stats().
-      this.atRisk = true
+      // Growing: nothing fits under the ceiling, the plan in force stays. Shrinking: T cannot be met at
+      // the measured ratio; keep the plan in force and say so in stats().
+      if (next >= now) this.atRisk = true
       return
     }
     if (sameShards(plan, this.current)) {
       this.current = plan
       return
     }
-    // Queued now, so it runs before any inference the caller starts after this one returns. No warm-up
-    // run: the arena keeps its pages across a re-plan (native/alloc/arena.cc), so the next inference
-    // pays only for pages the new plan adds, while a warm-up would cost it a whole inference.
+    if (plan.modelledMs > this.current.modelledMs) this.trial = { previous: this.current, previousFactor, calls: 0, misses: 0 }
+    else this.trial = undefined
+    this.switchTo(plan)
+  }
+
+  /**
+   * Applies a plan in a task queued now, so it runs before any inference the caller starts after this
+   * one returns. No warm-up run: the arena keeps its pages across a re-plan (native/alloc/arena.cc) and
+   * a plan run before keeps its layout, so the next inference pays only for pages the new plan adds,
+   * while a warm-up would cost it a whole inference.
+   */
+  private switchTo(plan: ElasticPlan): void {
     void this.queue
       .push(async () => {
         await this.live('re-plan').apply(this.runPlan(plan))
         this.current = plan
       })
       .catch(() => undefined) // the plan in force stays; the next inference reports a broken session
+  }
+
+  /**
+   * Builds the layouts of the plans online calibration is likeliest to move to: those made with the
+   * factor in force x 1.1^k, k = -3..3 (at least 1). A re-plan to a plan whose program is not built
+   * costs the next inference the build (about 3 ms here), which at T = 10 ms can be a miss by itself.
+   * Each layout costs about 0.3 MB of RSS (its program, and the garbage of building it), so not more.
+   */
+  private prepareNeighbours(): void {
+    const now = this.factor ?? Math.max(1, this.jitter)
+    const seen = new Set<string>()
+    for (let k = 0; k <= 6; k++) {
+      const f = Math.max(1, now * 1.1 ** (k % 2 === 0 ? k / 2 : -(k + 1) / 2)) // now, then alternately up and down
+      let plan: ElasticPlan
+      try {
+        plan = this.makePlan(this.target, this.preload, Infinity, f)
+      } catch {
+        continue
+      }
+      const key = plan.shards.map((row) => row.map((s) => `${s.bits}${s.preloaded ? 'p' : ''}`).join(',')).join(';')
+      if (seen.has(key)) continue
+      seen.add(key)
+      this.live('prepare').prepare(this.runPlan(plan))
+    }
+  }
+
+  /** Forgets trials and ceilings (the caller set a new target or preload size). */
+  private resetTrials(): void {
+    this.trial = undefined
+    this.ceilingMs = Infinity
+    this.ceilingLeft = 0
+    this.ceilingBackoff = onlineCalibration.ceilingCalls
   }
 
   /** Reads as the caller configured them (cold with O_DIRECT, throttled). */
@@ -413,15 +490,16 @@ export class ElasticEngine {
     return { ...toRunPlan(plan, this.seq), window: stagingWindow(this.profile, plan) }
   }
 
-  private makePlan(targetMs: number, preloadBytes: number): ElasticPlan {
+  /** `belowMs`: the plan's modelled time must stay under it (a ceiling from a failed trial). */
+  private makePlan(targetMs: number, preloadBytes: number, belowMs = Infinity, factor = this.factor ?? this.jitter): ElasticPlan {
     const p = this.opts.planner ?? 'flexpipe'
     const bits = this.opts.plannerBits ?? 32
     const e = this.embeddingIoMs
     // The aim never passes 1.05 T in modelled time, even when inferences run faster than modelled:
     // the model's errors are partly fixed costs (the worst-case embedding read), so a small plan's
     // low ratio does not carry over to a larger plan (allowing it grew plans that then missed T).
-    const aim = Math.min(1, 1.05 / (this.factor ?? this.jitter))
-    const t = targetMs * aim - e
+    const aim = Math.min(1, 1.05 / factor)
+    const t = Math.min(targetMs * aim, belowMs * (1 - 1e-9)) - e
     if (!(t > 0)) throw new LatencyTargetError('an elastic sub-model', targetMs, Math.ceil(((e + minimumTargetMs(this.profile, { preloadBytes })) / aim) * 1000) / 1000)
     let plan: ElasticPlan
     try {

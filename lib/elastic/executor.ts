@@ -101,7 +101,7 @@ interface Applied extends Layout {
 }
 
 /** Layouts kept: a re-plan to one of them skips the program build (2-5 ms here, twice per plan). */
-const layoutCacheSize = 8
+const layoutCacheSize = 16
 
 /** The cache key of a run plan: everything `layout` reads from it. */
 function layoutKey(plan: RunPlan): string {
@@ -120,6 +120,9 @@ export class ElasticExecutor {
   private preloadContent = new Map<string, number>()
   private readonly packed = new Map<string, TensorData>()
   private readonly layouts = new Map<string, Layout>()
+  /** The plan-constants region shared by all plans: packed operand key -> arena offset, and its end. */
+  private readonly constants = new Map<string, number>()
+  private constEnd: number
   readonly onDemand: boolean
   private readonly rowsPerPage: number
   private readonly pagesPerRow: number
@@ -141,6 +144,7 @@ export class ElasticExecutor {
       at += alignUp(b.length, 64)
     }
     this.residentBytes = alignUp(at, page)
+    this.constEnd = this.residentBytes + 64
     this.session = new (binding().Session)(options.threads, options.io)
   }
 
@@ -232,14 +236,28 @@ export class ElasticExecutor {
   /** Builds the program of a plan, lays out the arena and fills the preload buffer. */
   async apply(plan: RunPlan): Promise<void> {
     const s = this.live('apply')
+    await this.install(s, this.cachedLayout(plan))
+  }
+
+  /**
+   * Builds and caches a plan's layout without applying it, so that a later re-plan to it costs no
+   * program build (the engine prepares the plans its calibration may move to at open).
+   */
+  prepare(plan: RunPlan): void {
+    this.live('prepare')
+    this.cachedLayout(plan)
+  }
+
+  /** The layout of a plan from the cache (moved to most recently used), built on a miss. */
+  private cachedLayout(plan: RunPlan): Layout {
     const key = layoutKey(plan)
     let layout = this.layouts.get(key)
     if (layout === undefined) {
       layout = this.layout(plan)
       if (this.layouts.size >= layoutCacheSize) this.layouts.delete(this.layouts.keys().next().value!)
-    } else this.layouts.delete(key) // re-inserted below: most recently used last
+    } else this.layouts.delete(key)
     this.layouts.set(key, layout)
-    await this.install(s, layout)
+    return layout
   }
 
   /** The arena layout and program of a plan (pure but for the packed-constant cache). */
@@ -249,30 +267,83 @@ export class ElasticExecutor {
       throw new ArgumentError(`sub-model ${plan.depth}x${plan.width} is outside the ${c.layers}x${c.heads} model`)
     }
     if (plan.seq < 2 || plan.seq > c.maxPositions) throw new ArgumentError(`sequence length ${plan.seq} is outside 2..${c.maxPositions}`)
-    // Preload region, then plan constants, then staging.
-    let at = this.residentBytes
-    const where = new Map<string, { offset: number; entry: BlobEntry }>()
-    const preloadWanted: Array<[string, BlobEntry, number]> = []
-    for (let l = 0; l < plan.depth; l++) {
-      for (let j = 0; j < plan.width; j++) {
-        if (!plan.preloaded[l]![j]) continue
-        const e = this.blob(l, j, plan.bits[l]![j]!)
-        where.set(blobName(l, j), { offset: at, entry: e })
-        preloadWanted.push([e.name, e, at])
-        at += e.paddedLength
-      }
-    }
-    const preloadBytes = at - this.residentBytes
-    // Plan constants: the [CLS] index, then constant GEMM operands packed for the kernels (sized by a
-    // first build of the program; the packed forms are cached across plans).
-    const constOffset = at
+    // Plan constants first, right after the resident parameters: the [CLS] index, then the constant
+    // GEMM operands packed for the kernels. The region is shared by all plans (this.constants: packed
+    // key -> offset), so the preload region after it stays put from plan to plan. When a plan packs an
+    // operand no plan before it did, the region grows and the layout is made again with everything
+    // after it moved up (once per new operand: the plans of one encoder pack the same operands).
+    const constOffset = this.residentBytes
     const graphInputs = new Map([
       ['ids', { dtype: 'int64' as const, dims: [plan.seq] }],
       ['mask', { dtype: 'float32' as const, dims: [plan.seq] }],
     ])
-    const packedAt = new Map<string, number>()
-    let constEnd = constOffset + 64
-    const build = (locate: (name: string, dtype: DType, dims: readonly number[]) => ExternalTensor): { graph: Graph; exec: ExecutionPlan } => {
+    for (;;) {
+      const constEnd = this.constEnd
+      const packedAt = new Map<string, number>()
+      // Preload region, then the embedding staging table, then staging.
+      let at = alignUp(constEnd, page)
+      const preloadBegin = at
+      const where = new Map<string, { offset: number; entry: BlobEntry }>()
+      const preloadWanted: Array<[string, BlobEntry, number]> = []
+      for (let l = 0; l < plan.depth; l++) {
+        for (let j = 0; j < plan.width; j++) {
+          if (!plan.preloaded[l]![j]) continue
+          const e = this.blob(l, j, plan.bits[l]![j]!)
+          where.set(blobName(l, j), { offset: at, entry: e })
+          preloadWanted.push([e.name, e, at])
+          at += e.paddedLength
+        }
+      }
+      const preloadBytes = at - preloadBegin
+      // On-demand embeddings: one staging slot per distinct page (or row, for rows of whole pages).
+      const embeddingOffset = at
+      const embeddingSlots = this.onDemand ? Math.min(plan.seq, Math.ceil(c.vocab / this.rowsPerPage)) : 0
+      at += embeddingSlots * this.pagesPerRow * page
+      // Staging: a ring of `window` layer slots; layer l's staged shards go to slot l mod window, sized
+      // for the largest layer that uses it.
+      const window = Math.min(plan.depth, Math.max(1, plan.window ?? plan.depth))
+      const stagingBegin = at
+      const jobs: Float64Array[] = []
+      const jobBytes: number[] = []
+      const slotBytes = new Array<number>(window).fill(0)
+      for (let l = 0; l < plan.depth; l++) {
+        let bytes = 0
+        for (let j = 0; j < plan.width; j++) if (!plan.preloaded[l]![j]) bytes += this.blob(l, j, plan.bits[l]![j]!).paddedLength
+        jobBytes.push(bytes)
+        slotBytes[l % window] = Math.max(slotBytes[l % window]!, bytes)
+      }
+      const slotAt: number[] = []
+      for (let w = 0; w < window; w++) {
+        slotAt.push(at)
+        at += slotBytes[w]!
+      }
+      for (let l = 0; l < plan.depth; l++) {
+        const r: number[] = []
+        let p = slotAt[l % window]!
+        for (let j = 0; j < plan.width; j++) {
+          if (plan.preloaded[l]![j]) continue
+          const e = this.blob(l, j, plan.bits[l]![j]!)
+          where.set(blobName(l, j), { offset: p, entry: e })
+          r.push(e.offset, e.paddedLength, p)
+          p += e.paddedLength
+        }
+        jobs.push(new Float64Array(r))
+      }
+      const stagingBytes = at - stagingBegin
+      const activationBase = alignUp(at, page)
+      const locate = (name: string, dtype: DType, dims: readonly number[]): ExternalTensor => {
+        const b = where.get(name)
+        if (b !== undefined) return { dtype: 'uint8', dims: [b.entry.length], path: 'arena', offset: b.offset, length: b.entry.length }
+        if (name === 'head.cls') return { dtype, dims, path: 'arena', offset: constOffset, length: 8 }
+        if (name === 'emb.word' && this.onDemand) {
+          const rows = embeddingSlots * this.rowsPerPage
+          return { dtype, dims: [rows, c.hidden], path: 'arena', offset: embeddingOffset, length: rows * c.hidden * 4 }
+        }
+        const r = this.resident.get(name)
+        if (r === undefined) throw new ArgumentError(`the package has no resident tensor '${name}'`)
+        const length = dims.reduce((p, d) => p * d, 1) * 4
+        return { dtype, dims, path: 'arena', offset: r.offset, length }
+      }
       const graph = buildSubmodelGraph(c, plan, locate)
       const inferred = inferGraph(graph, graphInputs, { concrete: true, internalOps: elasticOps })
       const exec = buildProgram(graph, inferred, (name, _v, prepack) => {
@@ -280,99 +351,44 @@ export class ElasticExecutor {
         if (prepack === undefined) return { offset: t.offset, dtype: t.dtype, dims: t.dims }
         const key = `${t.offset}:${t.dims.join('x')}${prepackKey(prepack)}`
         const packed = this.packedConstant(key, t, prepack, name)
-        let offset = packedAt.get(key)
+        let offset = this.constants.get(key)
         if (offset === undefined) {
-          offset = constEnd
-          packedAt.set(key, offset)
-          constEnd = alignUp(constEnd + packed.data.byteLength, 64)
+          offset = this.constEnd
+          this.constants.set(key, offset)
+          this.constEnd = alignUp(this.constEnd + packed.data.byteLength, 64)
         }
+        packedAt.set(key, offset)
         return { offset, dtype: packed.dtype, dims: packed.dims }
       })
-      return { graph, exec }
-    }
-    build((name, dtype, dims) => {
-      const r = this.resident.get(name)
-      const length = dims.reduce((p, d) => p * d, 1) * (dtype === 'uint8' ? 1 : 4)
-      return { dtype, dims: dims[0] === -1 ? [1] : dims, path: 'arena', offset: r?.offset ?? 0, length }
-    })
-    at = alignUp(constEnd, page)
-    // On-demand embeddings: one staging slot per distinct page (or row, for rows of whole pages).
-    const embeddingOffset = at
-    const embeddingSlots = this.onDemand ? Math.min(plan.seq, Math.ceil(c.vocab / this.rowsPerPage)) : 0
-    at += embeddingSlots * this.pagesPerRow * page
-    // Staging: a ring of `window` layer slots; layer l's staged shards go to slot l mod window, sized
-    // for the largest layer that uses it.
-    const window = Math.min(plan.depth, Math.max(1, plan.window ?? plan.depth))
-    const stagingBegin = at
-    const jobs: Float64Array[] = []
-    const jobBytes: number[] = []
-    const slotBytes = new Array<number>(window).fill(0)
-    for (let l = 0; l < plan.depth; l++) {
-      let bytes = 0
-      for (let j = 0; j < plan.width; j++) if (!plan.preloaded[l]![j]) bytes += this.blob(l, j, plan.bits[l]![j]!).paddedLength
-      jobBytes.push(bytes)
-      slotBytes[l % window] = Math.max(slotBytes[l % window]!, bytes)
-    }
-    const slotAt: number[] = []
-    for (let w = 0; w < window; w++) {
-      slotAt.push(at)
-      at += slotBytes[w]!
-    }
-    for (let l = 0; l < plan.depth; l++) {
-      const r: number[] = []
-      let p = slotAt[l % window]!
-      for (let j = 0; j < plan.width; j++) {
-        if (plan.preloaded[l]![j]) continue
-        const e = this.blob(l, j, plan.bits[l]![j]!)
-        where.set(blobName(l, j), { offset: p, entry: e })
-        r.push(e.offset, e.paddedLength, p)
-        p += e.paddedLength
+      if (this.constEnd !== constEnd) continue // the constants region grew into the preload region
+      const layerBegin: number[] = []
+      const layerEnd: number[] = []
+      exec.opNodes.forEach((n, i) => {
+        const m = /^L(\d+)\//.exec(n)
+        if (m === null) return
+        const l = Number(m[1])
+        layerBegin[l] ??= i
+        layerEnd[l] = i + 1
+      })
+      const arenaBytes = activationBase + exec.activationBytes
+      return {
+        plan,
+        exec,
+        activationBase,
+        jobs,
+        jobBytes,
+        window,
+        layerBegin,
+        layerEnd,
+        embeddingOffset,
+        ops: exec.opNodes.length,
+        preloadBytes,
+        stagingBytes,
+        arenaBytes,
+        constOffset,
+        packedAt,
+        preloadWanted,
       }
-      jobs.push(new Float64Array(r))
-    }
-    const stagingBytes = at - stagingBegin
-    const activationBase = alignUp(at, page)
-    const locate = (name: string, dtype: DType, dims: readonly number[]): ExternalTensor => {
-      const b = where.get(name)
-      if (b !== undefined) return { dtype: 'uint8', dims: [b.entry.length], path: 'arena', offset: b.offset, length: b.entry.length }
-      if (name === 'head.cls') return { dtype, dims, path: 'arena', offset: constOffset, length: 8 }
-      if (name === 'emb.word' && this.onDemand) {
-        const rows = embeddingSlots * this.rowsPerPage
-        return { dtype, dims: [rows, c.hidden], path: 'arena', offset: embeddingOffset, length: rows * c.hidden * 4 }
-      }
-      const r = this.resident.get(name)
-      if (r === undefined) throw new ArgumentError(`the package has no resident tensor '${name}'`)
-      const length = dims.reduce((p, d) => p * d, 1) * 4
-      return { dtype, dims, path: 'arena', offset: r.offset, length }
-    }
-    const { exec } = build(locate)
-    const layerBegin: number[] = []
-    const layerEnd: number[] = []
-    exec.opNodes.forEach((n, i) => {
-      const m = /^L(\d+)\//.exec(n)
-      if (m === null) return
-      const l = Number(m[1])
-      layerBegin[l] ??= i
-      layerEnd[l] = i + 1
-    })
-    const arenaBytes = activationBase + exec.activationBytes
-    return {
-      plan,
-      exec,
-      activationBase,
-      jobs,
-      jobBytes,
-      window,
-      layerBegin,
-      layerEnd,
-      embeddingOffset,
-      ops: exec.opNodes.length,
-      preloadBytes,
-      stagingBytes,
-      arenaBytes,
-      constOffset,
-      packedAt,
-      preloadWanted,
     }
   }
 

@@ -35,9 +35,23 @@ export interface OnlineCalibration {
   readonly down: number
   /** A re-plan upward aims at factor * margin, so that drift does not need a re-plan every few calls. */
   readonly margin: number
+  /**
+   * A grown plan is on trial for this many inferences: `trialMisses` of them past 1.05 T and the engine
+   * returns to the plan it left (its layout is cached, so this costs about a millisecond). A small
+   * plan's low ratio does not always carry over to a larger one (part of the model's error is fixed
+   * costs), and before trials every such grow cost 4-5 misses until the spread caught up.
+   */
+  readonly trialCalls: number
+  readonly trialMisses: number
+  /**
+   * After a failed trial, plans modelled at or above the failed one are not grown into for this many
+   * inferences, doubling with each failure up to ceilingMaxCalls (the machine may speed up again).
+   */
+  readonly ceilingCalls: number
+  readonly ceilingMaxCalls: number
 }
 
-export const onlineCalibration: OnlineCalibration = { spreadWindow: 48, scaleWindow: 16, detrendWindow: 5, minSamples: 6, minIntervalUp: 4, minIntervalDown: 32, up: 1.02, down: 0.8, margin: 1.05 }
+export const onlineCalibration: OnlineCalibration = { spreadWindow: 48, scaleWindow: 16, detrendWindow: 5, minSamples: 6, minIntervalUp: 4, minIntervalDown: 32, up: 1.02, down: 0.8, margin: 1.05, trialCalls: 16, trialMisses: 2, ceilingCalls: 256, ceilingMaxCalls: 4096 }
 
 function quantile(sorted: readonly number[], q: number): number {
   return sorted[Math.min(sorted.length - 1, Math.max(0, Math.ceil(q * sorted.length) - 1))]!

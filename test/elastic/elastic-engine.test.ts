@@ -59,6 +59,8 @@ async function dequantizedShards(bits: number[][]): Promise<Float32Array[]> {
   }
 }
 
+const sameSize = (a: { depth: number; width: number }, b: { depth: number; width: number }): boolean => a.depth === b.depth && a.width === b.width
+
 function close(t: Test, got: Float32Array, want: number[], tol: number, what: string): void {
   const err = Math.max(...want.map((w, i) => Math.abs(got[i]! - w) / Math.max(1, Math.abs(w))))
   t.ok(err <= tol, `${what}: max relative error ${err.toExponential(2)} <= ${tol}`)
@@ -262,6 +264,36 @@ t.test('online calibration: an optimistic profile is corrected by measured laten
   for (let i = 0; i < 12; i++) await fixed.inferIds([2, 5, 6, 3])
   t.equal(fixed.stats().latencyFactor, 1, 'adaptive: false keeps the profile as it is')
   await fixed.close()
+})
+
+t.test('online calibration: a grown plan that misses T is left for the plan it replaced, and not grown into again', async (t) => {
+  const measured = (await readElasticPackage(pkgPath)).meta.deviceProfiles as DeviceProfile[]
+  // Profile-modelled times only (the measured ratios below are fed in): jitter 1.5 plans at 1.05 T / 1.5.
+  const device: DeviceProfile = { ...withIo(measured[0]!, 1e-9, 0.0001), compute: [{ seq, layerMs: [0, 2, 3, 4, 5], fixedMs: 1, embeddingIoMs: 0 }], calibration: { scale: 1, jitter: 1.5, runs: [] } }
+  const T = 12
+  const e = await ElasticEngine.open(pkgPath, { targetLatencyMs: T, threads: 2, direct: false, seq, deviceProfile: device, openCalibrationRuns: 0 })
+  t.teardown(() => e.close())
+  const observe = (ms: number): void => (e as unknown as { observe(ms: number): void }).observe(ms)
+  const first = e.plan
+  for (let i = 0; i < 40; i++) observe(0.5 * e.plan.modelledMs) // runs at half the modelled time
+  await e.settled()
+  const grown = e.plan
+  t.ok(grown.modelledMs > first.modelledMs, `room measured: grown from ${first.depth}x${first.width} (${first.modelledMs} ms) to ${grown.depth}x${grown.width} (${grown.modelledMs} ms)`)
+  observe(0.5 * grown.modelledMs)
+  observe(2 * T) // one miss: still on trial
+  await e.settled()
+  t.equal(e.plan, grown, 'one miss keeps the grown plan')
+  observe(2 * T)
+  await e.settled()
+  t.ok(sameSize(e.plan, first) && e.plan.modelledMs === first.modelledMs, `a second miss in its trial returns to the plan it replaced (${e.plan.depth}x${e.plan.width})`)
+  t.equal(e.stats().latencyFactor, 1.5, 'and to the factor that plan was made with')
+  for (let i = 0; i < 80; i++) observe(0.5 * e.plan.modelledMs)
+  await e.settled()
+  t.ok(e.plan.modelledMs < grown.modelledMs, `later grows stay below the failed plan: ${e.plan.depth}x${e.plan.width} ${e.plan.modelledMs} ms < ${grown.modelledMs} ms`)
+  await e.setTargetLatency(T)
+  for (let i = 0; i < 40; i++) observe(0.5 * e.plan.modelledMs)
+  await e.settled()
+  t.ok(e.plan.modelledMs >= grown.modelledMs, 'setTargetLatency forgets the ceiling')
 })
 
 t.test('a device profile measured on other shards is stale', async (t) => {
