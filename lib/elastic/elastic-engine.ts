@@ -61,9 +61,9 @@ export interface ElasticOpenOptions {
    */
   readonly adaptive?: boolean
   /**
-   * With `adaptive`, inferences open runs on a worst-case input (seq distinct tokens) with the IO as
-   * configured, to check the plan against the device as it is now rather than when it was profiled
-   * (default 4; 0: none). When their median measured / modelled time is outside what the plan allows
+   * With `adaptive`: how many inferences open runs on a worst-case input (seq distinct tokens) with
+   * the IO as configured, to check the plan against the device as it is now rather than when it was
+   * profiled (default 4; 0: none). When their median measured / modelled time is outside what the plan allows
    * for, open re-plans and measures again (at most three rounds) before it returns.
    */
   readonly openCalibrationRuns?: number
@@ -370,22 +370,18 @@ export class ElasticEngine {
    * Builds the layouts of the plans online calibration is likeliest to move to: those made with the
    * factor in force x 1.1^k, k = -3..3 (at least 1). A re-plan to a plan whose program is not built
    * costs the next inference the build (about 3 ms here), which at T = 10 ms can be a miss by itself.
-   * Each layout costs about 0.3 MB of RSS (its program, and the garbage of building it), so not more.
+   * Each new layout costs 0.5-1 MB of RSS here (its program, and the V8 heap its build's garbage
+   * touches), hence only these few. Factors that give the same plan find it in the executor's cache.
    */
   private prepareNeighbours(): void {
     const now = this.factor ?? Math.max(1, this.jitter)
-    const seen = new Set<string>()
-    for (let k = 0; k <= 6; k++) {
-      const f = Math.max(1, now * 1.1 ** (k % 2 === 0 ? k / 2 : -(k + 1) / 2)) // now, then alternately up and down
+    for (let k = -3; k <= 3; k++) {
       let plan: ElasticPlan
       try {
-        plan = this.makePlan(this.target, this.preload, Infinity, f)
+        plan = this.makePlan(this.target, this.preload, Infinity, Math.max(1, now * 1.1 ** k))
       } catch {
-        continue
+        continue // infeasible at this factor
       }
-      const key = plan.shards.map((row) => row.map((s) => `${s.bits}${s.preloaded ? 'p' : ''}`).join(',')).join(';')
-      if (seen.has(key)) continue
-      seen.add(key)
       this.live('prepare').prepare(this.runPlan(plan))
     }
   }

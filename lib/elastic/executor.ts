@@ -100,7 +100,7 @@ interface Applied extends Layout {
   readonly program: number
 }
 
-/** Layouts kept: a re-plan to one of them skips the program build (2-5 ms here, twice per plan). */
+/** Layouts kept: a re-plan to one of them skips the program build (about 3 ms here). */
 const layoutCacheSize = 16
 
 /** The cache key of a run plan: everything `layout` reads from it. */
@@ -260,7 +260,11 @@ export class ElasticExecutor {
     return layout
   }
 
-  /** The arena layout and program of a plan (pure but for the packed-constant cache). */
+  /**
+   * The arena layout and program of a plan (pure but for the packed-constant cache and the shared
+   * constants region, which only grows: a layout cached before it grew still holds, as its program
+   * uses only the constants below its own preload region).
+   */
   private layout(plan: RunPlan): Layout {
     const c = this.config
     if (plan.depth < 1 || plan.depth > c.layers || plan.width < 1 || plan.width > c.heads) {
