@@ -124,8 +124,11 @@ export async function runElasticDemo(o: { threads?: number; targetMs?: number; p
   const cache = join(root, '.cache', 'demo')
   await mkdir(cache, { recursive: true })
   const pkg = join(cache, 'spam-encoder.fpk')
+  // Fresh when newer than every fixture file prepare reads (importance.json may be absent).
+  const inputs = ['model.safetensors', 'config.json', 'tokenizer.json', 'importance.json']
+  const newestInput = Math.max(...(await Promise.all(inputs.map((f) => stat(join(fixtureDir, f)).then((s) => s.mtimeMs, () => 0)))))
   const fresh = await stat(pkg).then(
-    async (s) => s.mtimeMs >= (await stat(join(fixtureDir, 'model.safetensors'))).mtimeMs,
+    (s) => s.mtimeMs >= newestInput,
     () => false,
   )
   if (!fresh) {
