@@ -100,16 +100,26 @@ export function slicePixels(s: ConvShape, slices: number): number {
   return ceilDiv(s.out[0] * s.out[1] * s.out[2], Math.max(1, slices))
 }
 
+/** gemm_driver.cc's short_k and copy_min_row_groups. */
+const SHORT_K = 64
+const COPY_MIN_ROW_GROUPS = 4
+
 /**
- * gemm_workspace_bytes of one slice's product (cols x k), exact for `g`, else the bound over the ISAs
- * (nr <= 16, mr x nr <= 128). Convolutions read their weights (A) in place, so no thread packs an A
- * block; a 1x1 convolution also reads its input (B) in place and needs only one packed column group.
+ * gemm_workspace_bytes of one slice's product (rows x cols x k), exact for `g`, else the bound over
+ * the ISAs (nr <= 16, mr x nr <= 128, mr >= 4, kc <= 768). Convolutions read their weights (A) in
+ * place, so no thread packs an A block; a 1x1 convolution also reads its input (B) in place, with
+ * rows `bRowStride` floats apart: it needs one packed column group, and a per-thread copy of a panel's
+ * k-block when those rows are not 64-byte aligned (copies_b_panels).
  */
-function gemmWorkspace(cols: number, k: number, bInPlace: boolean, threads: number, g?: GemmBlocking): number {
+function gemmWorkspace(rows: number, cols: number, k: number, bRowStride: number | undefined, threads: number, g?: GemmBlocking): number {
   const nr = g?.nr ?? 16
   const tile = g === undefined ? 128 : g.mr * g.nr
+  const bInPlace = bRowStride !== undefined
   const b = bInPlace ? align64(Math.min(cols, nr) > 0 ? k * nr * 4 : 0) : 0
-  return 64 + b + threads * align64(tile * 4)
+  const copies = bInPlace && k > SHORT_K && bRowStride % 16 !== 0 && ceilDiv(rows, g?.mr ?? 4) >= COPY_MIN_ROW_GROUPS
+  const kc = g === undefined ? Math.min(k, 768) : ceilDiv(k, Math.max(1, ceilDiv(k, g.kc)))
+  const copy = copies ? align64(kc * nr * 4) : 0
+  return 64 + b + threads * (align64(tile * 4) + copy)
 }
 
 function workspaceBytes(kernel: ConvKernel, s: ConvShape, slices: number, threads: number, g?: GemmBlocking): number {
@@ -121,10 +131,10 @@ function workspaceBytes(kernel: ConvKernel, s: ConvShape, slices: number, thread
     case 'im2col': {
       const sp = slicePixels(s, slices)
       const cols = g === undefined ? sp + 15 : roundUp(sp, g.nr)
-      return 64 + 4 * k * cols + gemmWorkspace(sp, k, false, threads, g)
+      return 64 + 4 * k * cols + gemmWorkspace(s.outChannels / s.group, sp, k, undefined, threads, g)
     }
     case 'gemm1x1':
-      return gemmWorkspace(slicePixels(s, slices), k, true, threads, g)
+      return gemmWorkspace(s.outChannels / s.group, slicePixels(s, slices), k, s.out[0] * s.out[1] * s.out[2], threads, g)
     case 'winograd63':
     case 'winograd23': {
       const w = winogradGeometry(kernel, s, slices)

@@ -79,7 +79,7 @@ Im2colGeometry im2col_geometry(const ConvShape& s, int64_t slices) {
 
 // The GEMM problem of one slice as runtime/conv_gemm.cc poses it (only the sizes and how the operands
 // are read matter to the workspace): weights read in place; B the packed columns (im2col) or the
-// input read in place (1x1).
+// input read in place (1x1), whose row stride decides whether panels are copied.
 static GemmProblem slice_problem(const ConvShape& s, const Im2colGeometry& g, bool packed_b) {
     static const float dummy = 0.0f;
     GemmProblem p;
@@ -88,7 +88,7 @@ static GemmProblem slice_problem(const ConvShape& s, const Im2colGeometry& g, bo
     p.n1 = g.slice_pixels;
     p.a_in_place = true;
     if (packed_b) p.b_packed.data = &dummy;
-    else p.b_in_place = true;
+    else p.b_in_place = true, p.b_rs = g.pixels;  // the input's rows: whole planes
     return p;
 }
 

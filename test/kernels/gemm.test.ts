@@ -189,6 +189,16 @@ for (const isa of isas) {
         }
       }
     }
+    // B rows a whole number of 64-byte lines apart (n + 5 = 48 or 64 floats) are read in place; other
+    // strides (every case above) copy each panel's k-block before the row groups that share it, when
+    // k > 64 and there are >= 4 row groups: both ways, on 1 and 2 threads, with column slices.
+    for (const n of [43, 59]) {
+      for (const threads of [1, 2]) {
+        gemmCase(t, isa, { m: primeM, n, k: primeK, threads, aInPlace: true, bInPlace: true, rowBias: true, clamp: [0, 6] })
+        gemmCase(t, isa, { m: primeM, n, k: primeK, threads, n0: 3, n1: n - 1, aInPlace: true, bInPlace: true, beta: 1 })
+        gemmCase(t, isa, { m: primeM, n: n + 1, k: primeK, threads, n0: 3, n1: n - 1, aInPlace: true, bInPlace: true, beta: 1 })
+      }
+    }
     // Narrow right edges (1..4 columns past the last full panel) go through row dots: with beta 1
     // and a column bias, on row slices, on 1 and 2 threads.
     for (const tail of [1, 2, 3, 4]) {
