@@ -16,6 +16,7 @@ PoolKernels pool_kernels_for(Isa isa) {
                   resize_gather_f32__ref,
                   resize_lerp_f32__ref,
                   resize_blend_f32__ref};
+    t.max3x3s2 = pool_max3x3s2_f32__ref;
 #if defined(__x86_64__) || defined(_M_X64)
     if (isa == Isa::avx2) {
         t = PoolKernels{Isa::avx2,
@@ -29,6 +30,7 @@ PoolKernels pool_kernels_for(Isa isa) {
                         resize_gather_f32__avx2,
                         resize_lerp_f32__avx2,
                         resize_blend_f32__avx2};
+        t.max3x3s2 = pool_max3x3s2_f32__avx2;
     }
 #elif defined(__aarch64__)
     if (isa == Isa::neon) {
@@ -43,6 +45,7 @@ PoolKernels pool_kernels_for(Isa isa) {
                         resize_gather_f32__neon,
                         resize_lerp_f32__neon,
                         resize_blend_f32__neon};
+        t.max3x3s2 = pool_max3x3s2_f32__neon;
     }
 #endif
     (void)isa;

@@ -24,6 +24,7 @@ struct PoolKernels {
     ResizeGatherFn resize_gather = nullptr;  // nearest: one row through an index table
     ResizeLerpFn resize_lerp = nullptr;      // linear: horizontal two-tap interpolation
     ResizeBlendFn resize_blend = nullptr;    // linear: vertical blend of two rows
+    PoolMax3x3S2Fn max3x3s2 = nullptr;       // fused 3x3 stride-2 max of three rows
 };
 
 // The table for the selected ISA (thread-safe, filled once).

@@ -88,6 +88,36 @@ void vertical_pass(const PoolShape& s, PoolRowFn op, const float* xp, const RowW
     if (first != buf) std::memcpy(buf, first, static_cast<size_t>(c1 - c0) * sizeof(float));
 }
 
+// A 2-D 3x3 stride-2 max pool (dilation 1) whose output row has all three input rows: the fused
+// kernel reduces rows and columns in one pass; border columns are reduced here in the same order.
+bool fused_max3x3s2(const PoolShape& s, const RowWindow& w) {
+    return s.kernel[0] == 1 && s.kernel[1] == 3 && s.kernel[2] == 3 && s.stride[2] == 2 && s.dilation[1] == 1 &&
+           s.dilation[2] == 1 && w.d1 - w.d0 == 1 && w.h1 - w.h0 == 3;
+}
+
+void max3x3s2_row(const PoolKernels& k, const RowGeometry& g, const float* r0, const float* r1, const float* r2,
+                  float* yr) {
+    if (g.ci1 > g.ci0) {
+        const int64_t c = g.ci0 * 2 - g.pw;
+        k.max3x3s2(r0 + c, r1 + c, r2 + c, yr + g.ci0, g.ci1 - g.ci0);
+    }
+    auto border = [&](int64_t o) {
+        int64_t t0, t1;
+        const int64_t start = o * 2 - g.pw;
+        taps_in(start, 3, 1, 0, g.in_w, &t0, &t1);
+        float m = std::numeric_limits<float>::lowest();
+        for (int64_t t = t0; t < t1; ++t) {
+            const int64_t c = start + t;
+            float v = r1[c] > r0[c] ? r1[c] : r0[c];
+            v = r2[c] > v ? r2[c] : v;
+            m = t == t0 || v > m ? v : m;
+        }
+        yr[o] = m;
+    };
+    for (int64_t o = 0; o < g.ci0; ++o) border(o);
+    for (int64_t o = g.ci1; o < g.out_w; ++o) border(o);
+}
+
 }  // namespace
 
 bool pool_rows_apply(const PoolShape& s) {
@@ -117,6 +147,10 @@ void pool_rows_f32(const PoolKernels& k, const PoolShape& s, PoolKind kind, cons
         int64_t vcount = (w.d1 - w.d0) * (w.h1 - w.h0);  // input rows in the window
         if (vcount == 0) {
             std::fill(yr, yr + g.out_w, is_max ? std::numeric_limits<float>::lowest() : 0.0f);
+        } else if (is_max && k.max3x3s2 != nullptr && fused_max3x3s2(s, w)) {
+            const float* xr = x + plane * in_plane + (w.sd + w.d0 * s.dilation[0]) * s.in[1] * g.in_w +
+                              (w.sh + w.h0) * g.in_w;
+            max3x3s2_row(k, g, xr, xr + g.in_w, xr + 2 * g.in_w, yr);
         } else {
             if (kind == PoolKind::avg_include_pad) {  // the divisor counts padded rows too
                 int64_t a0, a1, b0, b1;

@@ -70,6 +70,11 @@ using PoolRowFn = void (*)(float* y, const float* a, const float* b, int64_t n);
 using PoolHMaxFn = void (*)(const float* b, float* y, int64_t n, int64_t k, int64_t stride, int64_t dilation);
 using PoolHSumFn = void (*)(const float* b, float* y, int64_t n, int64_t k, int64_t stride, int64_t dilation,
                             float scale);
+// Fused 3x3 stride-2 max (the stem pools of ResNet and SqueezeNet): for o in [0, n),
+//   y[o] = max over columns c = 2o, 2o + 1, 2o + 2 of v(c),  v(c) = max(r0[c], r1[c], r2[c])
+// with the rows and then the columns reduced in that order, as vmax then hmax would (reads r*[0 .. 2n]).
+// One pass instead of two over a row buffer: a plane of 27 columns costs one call per output row.
+using PoolMax3x3S2Fn = void (*)(const float* r0, const float* r1, const float* r2, float* y, int64_t n);
 using PoolSumFn = double (*)(const float* x, int64_t n);
 using PoolMaxFn = float (*)(const float* x, int64_t n);
 
@@ -80,6 +85,7 @@ void pool_hsum_f32__ref(const float* b, float* y, int64_t n, int64_t k, int64_t 
                         float scale);
 double pool_sum_f32__ref(const float* x, int64_t n);
 float pool_max_f32__ref(const float* x, int64_t n);
+void pool_max3x3s2_f32__ref(const float* r0, const float* r1, const float* r2, float* y, int64_t n);
 
 void pool_vmax_f32__avx2(float* y, const float* a, const float* b, int64_t n);
 void pool_vsum_f32__avx2(float* y, const float* a, const float* b, int64_t n);
@@ -88,6 +94,7 @@ void pool_hsum_f32__avx2(const float* b, float* y, int64_t n, int64_t k, int64_t
                          float scale);
 double pool_sum_f32__avx2(const float* x, int64_t n);
 float pool_max_f32__avx2(const float* x, int64_t n);
+void pool_max3x3s2_f32__avx2(const float* r0, const float* r1, const float* r2, float* y, int64_t n);
 
 void pool_vmax_f32__neon(float* y, const float* a, const float* b, int64_t n);
 void pool_vsum_f32__neon(float* y, const float* a, const float* b, int64_t n);
@@ -96,5 +103,6 @@ void pool_hsum_f32__neon(const float* b, float* y, int64_t n, int64_t k, int64_t
                          float scale);
 double pool_sum_f32__neon(const float* x, int64_t n);
 float pool_max_f32__neon(const float* x, int64_t n);
+void pool_max3x3s2_f32__neon(const float* r0, const float* r1, const float* r2, float* y, int64_t n);
 
 }  // namespace flexpipe

@@ -130,6 +130,35 @@ void pool_hsum_f32__avx2(const float* b, float* y, int64_t n, int64_t k, int64_t
     horizontal<SumOp>(b, y, n, k, stride, dilation, scale);
 }
 
+namespace {
+
+// Outputs o..o+7 of the fused 3x3 stride-2 max (reads r*[2o .. 2o + 17]): per tap column, the rows'
+// even lanes reduced in row order, then the taps in column order; one permute at the end.
+inline void block_max3x3s2(const float* r0, const float* r1, const float* r2, float* y, int64_t o) {
+    const int64_t c = 2 * o;
+    __m256 m = _mm256_setzero_ps();
+    for (int t = 0; t < 3; ++t) {
+        __m256 v = _mm256_max_ps(even_lanes(r1 + c + t), even_lanes(r0 + c + t));
+        v = _mm256_max_ps(even_lanes(r2 + c + t), v);
+        m = t == 0 ? v : _mm256_max_ps(v, m);
+    }
+    _mm256_storeu_ps(y + o, unshuffle(m));
+}
+
+}  // namespace
+
+// Blocks of 8 as the stride-2 horizontal pass: they need o + 8 < n, the last one overlaps, and
+// output n - 1 is scalar.
+void pool_max3x3s2_f32__avx2(const float* r0, const float* r1, const float* r2, float* y, int64_t n) {
+    int64_t o = 0;
+    if (n >= 9) {
+        for (; o + 8 < n; o += 8) block_max3x3s2(r0, r1, r2, y, o);
+        if (o < n - 1) block_max3x3s2(r0, r1, r2, y, n - 9);
+        o = n - 1;
+    }
+    pool_max3x3s2_f32__ref(r0 + 2 * o, r1 + 2 * o, r2 + 2 * o, y + o, n - o);
+}
+
 // Four accumulators of 8 lanes (32 partial sums in float, 8 floats apart), combined in double.
 double pool_sum_f32__avx2(const float* x, int64_t n) {
     __m256 s0 = _mm256_setzero_ps(), s1 = s0, s2 = s0, s3 = s0;

@@ -130,4 +130,33 @@ float pool_max_f32__neon(const float* x, int64_t n) {
     return m;
 }
 
+namespace {
+
+// Outputs o..o+3 of the fused 3x3 stride-2 max (reads r*[2o .. 2o + 9]): vld2q_f32 gives the even
+// columns of taps 0 and 2 (at 2o and 2o + 2) and the odd ones of tap 1.
+inline void block_max3x3s2(const float* r0, const float* r1, const float* r2, float* y, int64_t o) {
+    const int64_t c = 2 * o;
+    const float32x4x2_t a0 = vld2q_f32(r0 + c), a1 = vld2q_f32(r1 + c), a2 = vld2q_f32(r2 + c);
+    const float32x4_t b0 = vld2q_f32(r0 + c + 2).val[0], b1 = vld2q_f32(r1 + c + 2).val[0],
+                      b2 = vld2q_f32(r2 + c + 2).val[0];
+    const float32x4_t v0 = vmaxq_f32(a2.val[0], vmaxq_f32(a1.val[0], a0.val[0]));
+    const float32x4_t v1 = vmaxq_f32(a2.val[1], vmaxq_f32(a1.val[1], a0.val[1]));
+    const float32x4_t v2 = vmaxq_f32(b2, vmaxq_f32(b1, b0));
+    vst1q_f32(y + o, vmaxq_f32(v2, vmaxq_f32(v1, v0)));
+}
+
+}  // namespace
+
+// Blocks of 4 as the stride-2 horizontal pass: they need o + 4 < n, the last one overlaps, and
+// output n - 1 is scalar.
+void pool_max3x3s2_f32__neon(const float* r0, const float* r1, const float* r2, float* y, int64_t n) {
+    int64_t o = 0;
+    if (n >= 5) {
+        for (; o + 4 < n; o += 4) block_max3x3s2(r0, r1, r2, y, o);
+        if (o < n - 1) block_max3x3s2(r0, r1, r2, y, n - 5);
+        o = n - 1;
+    }
+    pool_max3x3s2_f32__ref(r0 + 2 * o, r1 + 2 * o, r2 + 2 * o, y + o, n - o);
+}
+
 }  // namespace flexpipe

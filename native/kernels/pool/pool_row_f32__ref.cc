@@ -43,4 +43,17 @@ float pool_max_f32__ref(const float* x, int64_t n) {
     return m;
 }
 
+void pool_max3x3s2_f32__ref(const float* r0, const float* r1, const float* r2, float* y, int64_t n) {
+    for (int64_t o = 0; o < n; ++o) {
+        float m = 0.0f;
+        for (int64_t t = 0; t < 3; ++t) {
+            const int64_t c = 2 * o + t;
+            float v = r1[c] > r0[c] ? r1[c] : r0[c];
+            v = r2[c] > v ? r2[c] : v;
+            m = t == 0 || v > m ? v : m;
+        }
+        y[o] = m;
+    }
+}
+
 }  // namespace flexpipe
