@@ -253,10 +253,15 @@ t.test('online calibration: an optimistic profile is corrected by measured laten
   await checked.close()
   // A pessimistic profile (compute 1000x what this machine measured: under qemu the first runs of a
   // program are many times slower than the profiled ones, as its code is translated then): open
-  // finds the room and grows the plan.
+  // finds the room and grows the plan. Its fixed cost is capped at a tenth of the full model's layers:
+  // a measured fixed cost that outweighs this tiny encoder's layers (a noisy profiling run) would
+  // leave no plan between the smallest sub-model and the full one to grow from.
   const slow: DeviceProfile = {
     ...withIo(measured[0]!, 1e-9, 0.0001),
-    compute: measured[0]!.compute.map((c) => ({ ...c, layerMs: c.layerMs.map((v) => 1000 * v), fixedMs: 1000 * c.fixedMs })),
+    compute: measured[0]!.compute.map((c) => {
+      const layerMs = c.layerMs.map((v) => 1000 * v)
+      return { ...c, layerMs, fixedMs: Math.min(1000 * c.fixedMs, 0.1 * L * layerMs[M]!) }
+    }),
     calibration: { scale: 1, jitter: 1.5, runs: [] },
   }
   const slowCompute = slow.compute.find((c) => c.seq === seq)!
