@@ -251,16 +251,16 @@ t.test('online calibration: an optimistic profile is corrected by measured laten
     `the opened plan (${checked.plan.depth}x${checked.plan.width}) allows for it (modelled ${checked.plan.modelledMs.toFixed(4)} ms x ${g.toFixed(1)} <= 1.05 T), or T is reported at risk`,
   )
   await checked.close()
-  // A pessimistic profile (compute 1000x what this machine measured: under qemu the first runs of a
-  // program are many times slower than the profiled ones, as its code is translated then): open
-  // finds the room and grows the plan. Its fixed cost is capped at a tenth of the full model's layers:
-  // a measured fixed cost that outweighs this tiny encoder's layers (a noisy profiling run) would
-  // leave no plan between the smallest sub-model and the full one to grow from.
+  // A pessimistic profile (compute 10^5 x what this machine measured: under qemu the first runs of a
+  // program are several hundred times slower than the profiled ones, as its code is translated then):
+  // open finds the room and grows the plan. Its fixed cost is capped at a tenth of the full model's
+  // layers: a measured fixed cost that outweighs this tiny encoder's layers (a noisy profiling run)
+  // would leave no plan between the smallest sub-model and the full one to grow from.
   const slow: DeviceProfile = {
     ...withIo(measured[0]!, 1e-9, 0.0001),
     compute: measured[0]!.compute.map((c) => {
-      const layerMs = c.layerMs.map((v) => 1000 * v)
-      return { ...c, layerMs, fixedMs: Math.min(1000 * c.fixedMs, 0.1 * L * layerMs[M]!) }
+      const layerMs = c.layerMs.map((v) => 1e5 * v)
+      return { ...c, layerMs, fixedMs: Math.min(1e5 * c.fixedMs, 0.1 * L * layerMs[M]!) }
     }),
     calibration: { scale: 1, jitter: 1.5, runs: [] },
   }
