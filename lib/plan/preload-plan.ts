@@ -171,14 +171,23 @@ function planWithin(prep: Prepared, limit: number, pin: boolean, preload: boolea
   return best
 }
 
-/** The plan for a budget: first inside the capped arena, then (if that fails) the whole budget. */
+/**
+ * The plan for a budget: first inside the capped arena, then (if that fails) the whole budget. A cap on
+ * the pinned prefix (maxPinSteps) that leaves no plan is lifted: pinning more can be what makes a tight
+ * budget plan (pinned weights sit together at the top and leave no holes), and the cap is a latency
+ * preference, never a reason to fail.
+ */
 function planForBudget(prep: Prepared, budget: number, pin: boolean, preload: boolean, maxPinSteps = Infinity): AttemptResult {
+  const within = (limit: number): AttemptResult => {
+    const r = planWithin(prep, limit, pin, preload, maxPinSteps)
+    return r.ok || !pin || !(maxPinSteps < prep.steps) ? r : planWithin(prep, limit, pin, preload, Infinity)
+  }
   const cap = alignUp(prep.total, weightAlignment)
   if (cap < budget) {
-    const capped = planWithin(prep, cap, pin, preload, maxPinSteps)
+    const capped = within(cap)
     if (capped.ok) return capped
   }
-  return planWithin(prep, budget, pin, preload, maxPinSteps)
+  return within(budget)
 }
 
 function checkBudget(budget: number): void {

@@ -221,3 +221,14 @@ t.test('planning time on a ResNet-152-sized problem (1000 steps, 3001 tensors)',
   const [, noPinMs] = time(() => planPreload(p, { budget: Math.ceil(min * 1.5), pin: false }))
   t.comment(`without pinning: ${noPinMs.toFixed(1)} ms`)
 })
+
+t.test('a cap on the pinned prefix never makes a budget that plans infeasible (it is lifted when nothing plans within it)', async (t) => {
+  for (let seed = 1; seed <= 120; seed++) {
+    const p = randomProblem(seed)
+    const min = minimumBudget(p)
+    for (const maxPinSteps of [0, 1, 2]) {
+      const options = { budget: min, maxPinSteps }
+      check(t, p, planPreload(p, options), options, `seed ${seed} ${JSON.stringify(options)}`)
+    }
+  }
+})
