@@ -56,6 +56,8 @@ const layers: Layer[] = [
   { id: 'dw7', name: 'MobileNetV2 dw 3x3 s1 960ch 7x7', shape: conv2d(960, 960, 7, 3, 1, 960), kernels: ['depthwise', 'direct'] },
   { id: 'pw56', name: 'MobileNetV2 1x1 144->24 56x56', shape: conv2d(144, 24, 56, 1), kernels: ['gemm1x1', 'direct'] },
   { id: 'pw14', name: 'MobileNetV2 1x1 64->384 14x14', shape: conv2d(64, 384, 14, 1), kernels: ['gemm1x1', 'direct'] },
+  { id: 'pw14p', name: 'MobileNetV2 1x1 384->64 14x14', shape: conv2d(384, 64, 14, 1), kernels: ['gemm1x1', 'direct'] },
+  { id: 'pw14q', name: 'MobileNetV2 1x1 576->96 14x14', shape: conv2d(576, 96, 14, 1), kernels: ['gemm1x1', 'direct'] },
   { id: 'pw7', name: 'MobileNetV2 1x1 960->160 7x7', shape: conv2d(960, 160, 7, 1), kernels: ['gemm1x1', 'direct'] },
   { id: 'pw7w', name: 'MobileNetV2 1x1 320->1280 7x7', shape: conv2d(320, 1280, 7, 1), kernels: ['gemm1x1', 'direct'] },
   { id: 'pw112', name: 'MobileNetV2 1x1 16->96 112x112', shape: conv2d(16, 96, 112, 1), kernels: ['gemm1x1', 'direct'] },
