@@ -96,9 +96,10 @@ void choose_grid(Plan& x, int threads) {
 
 // dst[p * nr + j] = src[p * rs + j] for p < k, j < nr: one k-block of a panel of B read in place.
 // The panel widths of the micro-kernels (16 on AVX2, 12 on NEON) copy a row with a fixed-size loop
-// the compiler turns into a few vector moves: a memcpy call per 64-byte row cost about as much as the
-// copy saved (MobileNetV2's 1x1 384->64 at 14x14, 1 thread: 74.6 -> 95.1 GFLOP/s with the fixed loop,
-// node dist/bench/kernels/conv.bench.js --layers pw14p).
+// the compiler turns into a few vector moves instead of a memcpy call per 64-byte row. Three
+// alternated pairs of processes (node dist/bench/kernels/conv.bench.js --runs 400 --layers pw14p,pw14q):
+// MobileNetV2's 1x1 384->64 at 14x14, 1 thread, 0.103-0.130 ms against 0.130-0.138 ms with memcpy;
+// 576->96 at 14x14 and both on 2 threads within this VM's noise.
 template <int64_t NR>
 void copy_b_panel_fixed(int64_t k, const float* src, int64_t rs, float* dst) {
     for (int64_t p = 0; p < k; ++p, src += rs, dst += NR) {
