@@ -213,14 +213,16 @@ void depthwise_split_s2(const DepthwiseShape& s, const SplitPlane& g, const floa
                         int64_t plane_end) {
     alignas(32) float pad[PaddedPlane::capacity];
     const int64_t row = 2 * g.half;
-    std::memset(pad, 0, static_cast<size_t>(g.rows * row) * sizeof(float));
+    const int64_t band_rows = 2 * split_band + 1 < g.rows ? 2 * split_band + 1 : g.rows;  // scratch rows in use
+    std::memset(pad, 0, static_cast<size_t>(band_rows * row) * sizeof(float));
     const __m256 vlo = _mm256_set1_ps(act.lo), vhi = _mm256_set1_ps(act.hi);
     // Output rows in bands of split_band: a band splits only the 2 band + 1 input rows it reads, so on
     // a large plane (112x112 -> 56x56: 57 KiB split) the split rows are still in L1 when the band's
-    // outputs read them. The row shared by two bands is split twice. MobileNetV2's four stride-2
-    // depthwise layers, 1 thread, banded vs whole-plane split alternated in one process
-    // (inferProfiled op times, 150 runs each): 0.656 vs 0.693 ms; features.2 (96 x 112x112) 0.362 vs 0.390.
-    const int64_t band = split_band;
+    // outputs read them, and only those rows are zeroed. The row shared by two bands is split twice.
+    // MobileNetV2's four stride-2 depthwise layers, 1 thread, banded vs whole-plane split alternated in
+    // one process (an ad hoc A/B of inferProfiled op times, 150 runs each): 0.656 vs 0.693 ms. The
+    // layer alone: node dist/bench/kernels/conv.bench.js --layers dw-s2. The fit test (split_plane)
+    // still asks for the whole plane, so planes larger than 16384 split floats keep the in-place path.
     for (int64_t p = plane_begin; p < plane_end; ++p) {
         const int64_t c = p % s.channels;
         const float* xp = x + p * s.h * s.w;
@@ -229,8 +231,8 @@ void depthwise_split_s2(const DepthwiseShape& s, const SplitPlane& g, const floa
         __m256 wv[9];
         for (int i = 0; i < 9; ++i) wv[i] = _mm256_set1_ps(wc[i]);
         float* yp = y + p * s.oh * s.ow;
-        for (int64_t oy0 = 0; oy0 < s.oh; oy0 += band) {
-            const int64_t oy1 = oy0 + band < s.oh ? oy0 + band : s.oh;
+        for (int64_t oy0 = 0; oy0 < s.oh; oy0 += split_band) {
+            const int64_t oy1 = oy0 + split_band < s.oh ? oy0 + split_band : s.oh;
             for (int64_t r = 2 * oy0; r <= 2 * (oy1 - 1) + 2; ++r) {  // padded rows of the band
                 float* even = pad + (r - 2 * oy0) * row;
                 const int64_t iy = r - s.pad_top;
