@@ -322,12 +322,14 @@ Status gemm_run(const GemmKernels& g, const GemmProblem& p, void* ws, size_t ws_
     }
     const int64_t units = row_units * (x.q1 - x.q0);
     t = static_cast<int>(std::min<int64_t>(t, units));
-    // A grid of rectangles, chunks_per_thread per thread when the problem has that many tile units
-    // and each keeps min_fmas_per_thread of work: threads take them from a shared counter, so a slow
-    // core costs its share of rectangles, not a whole 1/t of the product.
-    int64_t items = t;
-    if (t > 1) items = std::max<int64_t>(t, std::min({units, t * chunks_per_thread, fmas / min_fmas_per_thread}));
-    choose_grid(x, static_cast<int>(items));
+    // One rectangle per thread. Smaller rectangles (4 per thread, taken from a shared counter so that
+    // a slow core would cost only its share) were slower here: every rectangle packs its own A rows
+    // (BERT's activations) or copies its own B panels (1x1 convolutions on 7x7 and 14x14 planes), so
+    // 4 per thread did that work 4 times over, and a thread's rows no longer matched the channels the
+    // next depthwise convolution gives it. Both variants alternated in one process, 2 threads (an ad
+    // hoc A/B, medians of 100-150 runs each): BERT-base at seq 128 150.4 vs 162.4 ms, MobileNetV2
+    // 5.24 vs 5.65 ms in ops; ResNet-50 and SqueezeNet within 1%.
+    choose_grid(x, t);
     const size_t per_thread = thread_bytes(g, p);
     const size_t tile_bytes = align_up(static_cast<size_t>(g.mr) * g.nr * sizeof(float), 64);
     const size_t b_copy_bytes = copies_b_panels(g, p) ? align_up(static_cast<size_t>(x.kc * g.nr) * sizeof(float), 64) : 0;
