@@ -325,8 +325,7 @@ Status gemm_run(const GemmKernels& g, const GemmProblem& p, void* ws, size_t ws_
     // One rectangle per thread. Smaller rectangles (4 per thread, taken from a shared counter so that
     // a slow core would cost only its share) were slower here: every rectangle packs its own A rows
     // (BERT's activations) or copies its own B panels (1x1 convolutions on 7x7 and 14x14 planes), so
-    // 4 per thread did that work 4 times over, and a thread's rows no longer matched the channels the
-    // next depthwise convolution gives it. Both variants alternated in one process, 2 threads (an ad
+    // 4 per thread did that work 4 times over. Both variants alternated in one process, 2 threads (an ad
     // hoc A/B, medians of 100-150 runs each): BERT-base at seq 128 150.4 vs 162.4 ms, MobileNetV2
     // 5.24 vs 5.65 ms in ops; ResNet-50 and SqueezeNet within 1%.
     choose_grid(x, t);
