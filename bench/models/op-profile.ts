@@ -56,16 +56,26 @@ export interface Breakdown {
 export const TOP_NODES = 15
 
 /**
- * The convolution-like nodes of both engines paired in execution order (onnxruntime renames the
- * nodes it rewrites, e.g. to NCHWc Conv, so names cannot be matched; both run a chain of convolutions
- * in the same order), with flexpipe's excess: where the time goes, node by node.
+ * The convolution-like nodes of both engines paired, with flexpipe's excess: where the time goes,
+ * node by node. onnxruntime names a rewritten node after its output (`<node>_output_0_nchwc`, or
+ * the fused activation's output), so a node whose stripped name equals a flexpipe node's name is
+ * paired by name (ResNet's downsample convolution, which onnxruntime runs before conv3 and flexpipe
+ * after it), and the rest in execution order, which both engines share for a chain of convolutions.
+ * Returns [] when the two lists differ in length.
  */
 export function pairConvNodes(flexpipe: readonly NodeRow[], ort: readonly NodeRow[]): Array<{ node: string; flexpipe_ms: number; ort_ms: number }> {
   const convLike = (t: string) => t === 'Conv' || t === 'FusedConv' || t === 'Gemm' || t === 'FusedGemm'
   const f = flexpipe.filter((n) => convLike(n.opType))
   const o = ort.filter((n) => convLike(n.opType))
   if (f.length !== o.length) return []
-  return f.map((n, i) => ({ node: n.node, flexpipe_ms: n.ms, ort_ms: o[i]!.ms }))
+  const stem = (name: string) => name.replace(/_nchwc$/, '').replace(/_output_\d+$/, '')
+  const byName = new Map<string, number>()
+  o.forEach((n, i) => byName.set(stem(n.node), i))
+  const partner = f.map((n) => byName.get(n.node))
+  const taken = new Set(partner.filter((i): i is number => i !== undefined))
+  const rest = o.map((_, i) => i).filter((i) => !taken.has(i))
+  let next = 0
+  return f.map((n, i) => ({ node: n.node, flexpipe_ms: n.ms, ort_ms: o[partner[i] ?? rest[next++]!]!.ms }))
 }
 
 /** Per node: the median over runs; then per op type: sum, count of nodes, share of the total. */
