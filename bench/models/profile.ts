@@ -109,7 +109,7 @@ export function formatProfile(p: ProfileResult, top: number): string[] {
   if (p.flexpipe !== undefined && p.ort !== undefined) {
     const pairs = pairConvNodes(p.flexpipe.nodes, p.ort.nodes).sort((a, b) => b.flexpipe_ms - b.ort_ms - (a.flexpipe_ms - a.ort_ms))
     if (pairs.length > 0) {
-      lines.push('  largest flexpipe excess, convolution/Gemm nodes paired in execution order (flexpipe ms / onnxruntime ms):')
+      lines.push('  largest flexpipe excess, convolution/Gemm nodes paired by name, else in execution order (flexpipe ms / onnxruntime ms):')
       for (const n of pairs.slice(0, 5)) lines.push(`      ${n.flexpipe_ms.toFixed(3).padStart(9)} / ${n.ort_ms.toFixed(3).padStart(7)}  ${n.node}`)
     }
   }
