@@ -76,7 +76,7 @@ size_t thread_bytes(const GemmKernels& g, const GemmProblem& p) {
            align_up(static_cast<size_t>(g.mr) * g.nr * sizeof(float), 64);
 }
 
-// Grid tm x tn = items (rectangles) minimising the cost of the largest sub-rectangle, per k step in
+// Grid tm x tn = threads (one rectangle per thread) minimising the cost of the largest sub-rectangle, per k step in
 // FMA-equivalents: its multiply-adds (rows x cols), packing its A rows once per nc columns (~1 cycle
 // = 16 FMAs per element) and streaming its B columns from L3 once per mc rows (~4 FMAs per
 // element). Small M (BERT's 128 rows) splits N, so each thread reads half the weights; large M
