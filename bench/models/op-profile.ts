@@ -78,6 +78,31 @@ export function pairConvNodes(flexpipe: readonly NodeRow[], ort: readonly NodeRo
   return f.map((n, i) => ({ node: n.node, flexpipe_ms: n.ms, ort_ms: o[partner[i] ?? rest[next++]!]!.ms }))
 }
 
+/** An event of onnxruntime's profile file (Chrome trace format). */
+export interface OrtTraceEvent {
+  cat?: string
+  name?: string
+  ts?: number
+  dur?: number
+  args?: { op_name?: string }
+}
+
+/**
+ * The timed runs in onnxruntime's profile events: the caller ran `every` model runs per timed one
+ * (the untimed ones first) and `runs` timed ones last, so of the last every * runs model runs, each
+ * every-th is kept. Per kept run: its duration and its nodes' kernel times.
+ */
+export function ortTimedRuns(events: readonly OrtTraceEvent[], runs: number, every = 1): { wall: number[]; ops: NodeRow[][] } {
+  const modelRuns = events.filter((e) => e.cat === 'Session' && e.name === 'model_run').sort((a, b) => a.ts! - b.ts!)
+  const timed = modelRuns.slice(-every * runs).filter((_, i) => i % every === every - 1)
+  const ops = timed.map((r) =>
+    events
+      .filter((e) => e.cat === 'Node' && e.name?.endsWith('_kernel_time') && e.ts! >= r.ts! && e.ts! <= r.ts! + r.dur!)
+      .map((e) => ({ node: e.name!.replace(/_kernel_time$/, ''), opType: e.args?.op_name ?? '?', ms: e.dur! / 1000 })),
+  )
+  return { wall: timed.map((r) => r.dur! / 1000), ops }
+}
+
 /** Per node: the median over runs; then per op type: sum, count of nodes, share of the total. */
 export function aggregate(runs: ReadonlyArray<ReadonlyArray<{ node: string; opType: string; native?: string; ms: number }>>): Omit<Breakdown, 'wall_ms'> {
   const perNode = new Map<string, { opType: string; native?: string; ms: number[] }>()

@@ -1,11 +1,12 @@
 // SPDX-License-Identifier: Apache-2.0
 // Per-operator time of the benchmark models, to explain where flexpipe loses to onnxruntime-node:
 //
-//   npm run build:ts && node dist/bench/models/profile.js [--models resnet50,...] [--threads 1,2] [--runs 3] [--top 10]
+//   npm run build:ts && node dist/bench/models/profile.js [--models resnet50,...] [--threads 1,2] [--runs 3] [--top 10] [--gap 100]
 //
 // flexpipe: Engine.inferProfiled() (wall time of each native op). onnxruntime-node: its own profiler
-// (enableProfiling; "Node" kernel_time events), same session options as models.bench.ts. Both
-// after one warm-up run, each node's median over --runs profiled runs, summed by operator type.
+// (enableProfiling; "Node" kernel_time events), same session options as models.bench.ts. Both engines
+// in one process, runs alternating; after one warm-up run each, each node's median over --runs
+// profiled runs, summed by operator type.
 // onnxruntime's types are after its graph fusions (FusedConv, Attention, SkipLayerNormalization...).
 // Prints the top operators per model and writes bench/results/models-profile.json.
 import { mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync, mkdtempSync } from 'node:fs'
@@ -14,66 +15,57 @@ import { join, relative } from 'node:path'
 import * as ort from 'onnxruntime-node'
 import { open, type Tensor } from '../../lib/index.js'
 import { ensureModels, machine, median, numberOption, ortFeeds, ortOptions, repoRoot, resultsDir, round, selectedCases, selectedThreads, versions, type ModelCase } from './cases.js'
-import { aggregate, pairConvNodes, profiledInfer, type OpTime, type OpTypeRow, type ProfileResult } from './op-profile.js'
+import { aggregate, ortTimedRuns, pairConvNodes, profiledInfer, type OpTime, type OpTypeRow, type OrtTraceEvent, type ProfileResult } from './op-profile.js'
 
-async function profileFlexpipe(c: ModelCase, threads: number, feeds: Record<string, Tensor>, runs: number): Promise<ProfileResult['flexpipe']> {
+const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms))
+
+async function profileBoth(c: ModelCase, threads: number, feeds: Record<string, Tensor>, runs: number, gapMs: number): Promise<Pick<ProfileResult, 'flexpipe' | 'ort'>> {
+  const dir = mkdtempSync(join(tmpdir(), 'flexpipe-ort-profile-'))
   const engine = await open(c.path, { threads })
   try {
     const profiled = profiledInfer(engine)
     if (profiled === undefined) throw new Error('this flexpipe has no Engine.inferProfiled() (per-op timing); rebuild with a tree that has it')
-    await engine.infer(feeds) // warm-up: plans
-    const all: OpTime[][] = []
-    const wall: number[] = []
-    for (let i = 0; i < runs; i++) {
-      const t0 = performance.now()
-      const { ops } = await profiled(feeds)
-      wall.push(performance.now() - t0)
-      if (ops.length === 0) throw new Error('inferProfiled() returned no op timings (is the native addon older than lib/?)')
-      all.push(ops)
-    }
-    return { wall_ms: round(median(wall)), ...aggregate(all) }
-  } finally {
-    await engine.close()
-  }
-}
-
-interface TraceEvent {
-  cat?: string
-  name?: string
-  ts?: number
-  dur?: number
-  args?: { op_name?: string }
-}
-
-async function profileOrt(c: ModelCase, threads: number, feeds: Record<string, Tensor>, runs: number): Promise<ProfileResult['ort']> {
-  const dir = mkdtempSync(join(tmpdir(), 'flexpipe-ort-profile-'))
-  try {
     const session = await ort.InferenceSession.create(c.path, { ...ortOptions(threads), enableProfiling: true, profileFilePrefix: join(dir, 'ort') })
     const oFeeds = ortFeeds(feeds)
+    const all: OpTime[][] = []
+    const wall: number[] = []
     try {
-      await session.run(oFeeds) // warm-up
-      for (let i = 0; i < runs; i++) await session.run(oFeeds)
+      await engine.infer(feeds) // warm-up: plans
+      await session.run(oFeeds)
+      for (let i = 0; i < runs; i++) {
+        // Before each engine's timed run: a pause (onnxruntime's workers spin for tens of ms after a
+        // run, on the CPU the other engine would use) and one untimed run of that engine, as in
+        // models.bench.ts's blocks. onnxruntime profiles every run: its trace keeps the second of
+        // each pair.
+        await sleep(gapMs)
+        await engine.infer(feeds)
+        const t0 = performance.now()
+        const { ops } = await profiled(feeds)
+        wall.push(performance.now() - t0)
+        if (ops.length === 0) throw new Error('inferProfiled() returned no op timings (is the native addon older than lib/?)')
+        all.push(ops)
+        await sleep(gapMs)
+        await session.run(oFeeds)
+        await session.run(oFeeds)
+      }
       session.endProfiling()
     } finally {
       await session.release()
     }
     const file = readdirSync(dir).find((f) => f.endsWith('.json'))
     if (file === undefined) throw new Error('onnxruntime wrote no profile')
-    const events = JSON.parse(readFileSync(join(dir, file), 'utf8')) as TraceEvent[]
-    const modelRuns = events.filter((e) => e.cat === 'Session' && e.name === 'model_run').sort((a, b) => a.ts! - b.ts!)
-    const timedRuns = modelRuns.slice(-runs)
-    const perRun = timedRuns.map((r) =>
-      events
-        .filter((e) => e.cat === 'Node' && e.name?.endsWith('_kernel_time') && e.ts! >= r.ts! && e.ts! <= r.ts! + r.dur!)
-        .map((e) => ({ node: e.name!.replace(/_kernel_time$/, ''), opType: e.args?.op_name ?? '?', ms: e.dur! / 1000 })),
-    )
-    return { wall_ms: round(median(timedRuns.map((r) => r.dur! / 1000))), ...aggregate(perRun) }
+    const o = ortTimedRuns(JSON.parse(readFileSync(join(dir, file), 'utf8')) as OrtTraceEvent[], runs, 2)
+    return {
+      flexpipe: { wall_ms: round(median(wall)), ...aggregate(all) },
+      ort: { wall_ms: round(median(o.wall)), ...aggregate(o.ops) },
+    }
   } finally {
+    await engine.close()
     rmSync(dir, { recursive: true, force: true })
   }
 }
 
-export async function profileCase(c: ModelCase, threads: number, runs: number): Promise<ProfileResult> {
+export async function profileCase(c: ModelCase, threads: number, runs: number, gapMs = 100): Promise<ProfileResult> {
   const feeds = await c.feeds()
   const errors: string[] = []
   const attempt = async <T>(what: string, fn: () => Promise<T>): Promise<T | undefined> => {
@@ -84,9 +76,8 @@ export async function profileCase(c: ModelCase, threads: number, runs: number): 
       return undefined
     }
   }
-  const flexpipe = await attempt('flexpipe', () => profileFlexpipe(c, threads, feeds, runs))
-  const ortResult = await attempt('onnxruntime', () => profileOrt(c, threads, feeds, runs))
-  return { model: c.name, threads, runs, flexpipe, ort: ortResult, errors }
+  const both = await attempt('profile', () => profileBoth(c, threads, feeds, runs, gapMs))
+  return { model: c.name, threads, runs, flexpipe: both?.flexpipe, ort: both?.ort, errors }
 }
 
 export function formatProfile(p: ProfileResult, top: number): string[] {
@@ -120,6 +111,7 @@ export function formatProfile(p: ProfileResult, top: number): string[] {
 async function main(): Promise<void> {
   const runs = Math.round(numberOption('runs', 'FLEXPIPE_BENCH_PROFILE_RUNS', 3))
   const top = Math.round(numberOption('top', 'FLEXPIPE_BENCH_TOP', 10))
+  const gapMs = numberOption('gap', 'FLEXPIPE_BENCH_GAP_MS', 100)
   const cases = selectedCases()
   const threadList = selectedThreads()
   const unavailable = ensureModels(cases, (s) => console.log(s))
@@ -130,7 +122,7 @@ async function main(): Promise<void> {
       continue
     }
     for (const threads of threadList) {
-      const p = await profileCase(c, threads, runs)
+      const p = await profileCase(c, threads, runs, gapMs)
       results.push(p)
       for (const line of formatProfile(p, top)) console.log(line)
       console.log('')
