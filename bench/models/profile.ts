@@ -5,8 +5,8 @@
 //
 // flexpipe: Engine.inferProfiled() (wall time of each native op). onnxruntime-node: its own profiler
 // (enableProfiling; "Node" kernel_time events), same session options as models.bench.ts. Both engines
-// in one process, runs alternating; after one warm-up run each, each node's median over --runs
-// profiled runs, summed by operator type.
+// in one process, runs alternating, each timed run after a --gap pause and one untimed run of its
+// engine; each node's median over --runs profiled runs, summed by operator type.
 // onnxruntime's types are after its graph fusions (FusedConv, Attention, SkipLayerNormalization...).
 // Prints the top operators per model and writes bench/results/models-profile.json.
 import { mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync, mkdtempSync } from 'node:fs'
