@@ -160,3 +160,32 @@ export function convCost(kernel: ConvKernel, s: ConvShape, slices: number, optio
   const flops = w.tiles * (2 * a2 * s.inChannels * s.outChannels + inT * s.inChannels + outT * s.outChannels)
   return { workspaceBytes: workspace, flops, weightBytes: 4 * a2 * ceilDiv(s.outChannels, 16) * s.inChannels * 16 }
 }
+
+/**
+ * ConvTranspose's bands (native/runtime/conv_transpose.h): input rows (in[0] x in[1] lines of in[2]
+ * pixels) cut into `slices` bands, rows per band rounded up; the column buffer has one row per
+ * (output channel of a group, kernel tap).
+ */
+export function convTransposeBands(s: ConvShape, slices: number): { bandPixels: number; colRows: number } {
+  const rows = s.in[0] * s.in[1]
+  const n = Math.max(1, Math.min(slices, rows))
+  return { bandPixels: ceilDiv(rows, n) * s.in[2], colRows: (s.outChannels / s.group) * s.kernel[0] * s.kernel[1] * s.kernel[2] }
+}
+
+/**
+ * Workspace of ConvTranspose's GEMM algorithm (conv_transpose_workspace_bytes): 64 bytes of
+ * alignment slack, the column buffer of one band, and the band's GEMM (weights and input read in
+ * place, the input's rows a plane apart), exact for `g`, else the bound over the ISAs.
+ */
+export function convTransposeWorkspaceBytes(s: ConvShape, slices: number, threads: number, g?: GemmBlocking): number {
+  const { bandPixels, colRows } = convTransposeBands(s, slices)
+  const plane = s.in[0] * s.in[1] * s.in[2]
+  return 64 + align64(4 * colRows * bandPixels) + gemmWorkspace(colRows, bandPixels, s.inChannels / s.group, plane, threads, g)
+}
+
+/** Bands whose column buffer stays within 2 MiB (at least one input row each). */
+export function defaultConvTransposeSlices(s: ConvShape): number {
+  const { colRows } = convTransposeBands(s, 1)
+  const rowsPerBand = Math.max(1, Math.floor((2 << 20) / (4 * colRows * s.in[2])))
+  return Math.max(1, ceilDiv(s.in[0] * s.in[1], rowsPerBand))
+}

@@ -7,10 +7,14 @@ import { binding, type NativeTensor } from '../../lib/native/binding.js'
 import { nnOps } from '../../lib/model/ops/nn.js'
 import type { OpDef } from '../../lib/model/ops/op-def.js'
 import type { AttrValue, Dim, ValueInfo } from '../../lib/model/ir.js'
+import { convShape } from '../../lib/model/ops/nn-conv.js'
+import type { Window } from '../../lib/model/ops/nn-spatial.js'
+import { convTransposeWorkspaceBytes } from '../../lib/plan/conv-cost.js'
 
 const b = binding()
 const F32 = 1
 const I64 = 7
+const U8 = 2
 
 const count = (dims: readonly number[]): number => dims.reduce((p, d) => p * d, 1)
 
@@ -115,6 +119,11 @@ const convCases: ConvCase[] = [
   { n: 1, c: 2, m: 9, group: 1, inp: [13], k: [4], s: [3], d: [2], pb: [2], pe: [0] },
   { n: 1, c: 2, m: 3, group: 1, inp: [4, 5, 6], k: [2, 3, 2], s: [1, 2, 1], d: [2, 1, 1], pb: [1, 1, 0], pe: [0, 1, 1] },
   { n: 1, c: 8, m: 12, group: 2, inp: [5, 33], k: [1, 1], s: [1, 1], d: [1, 1], pb: [0, 0], pe: [0, 0] },
+  // Kernel == stride (PP-OCR det's upsampling): ConvTranspose's taps are disjoint and cover the
+  // output, uncropped (case 6), and cropped by pads (case 8); case 7 leaves outputs no tap reaches.
+  { n: 2, c: 5, m: 6, group: 1, inp: [6, 7], k: [2, 2], s: [2, 2], d: [1, 1], pb: [0, 0], pe: [0, 0] },
+  { n: 1, c: 4, m: 4, group: 2, inp: [5, 9], k: [2, 3], s: [2, 3], d: [1, 1], pb: [1, 0], pe: [0, 2] },
+  { n: 1, c: 3, m: 2, group: 1, inp: [5, 4], k: [2, 2], s: [2, 2], d: [1, 1], pb: [1, 1], pe: [1, 0] },
 ]
 
 t.test('Conv matches a naive reference over groups, strides, dilations and asymmetric pads', async (t) => {
@@ -143,9 +152,30 @@ t.test('ConvTranspose matches the adjoint scatter, including outputs cropped or 
     const want = convTransposeRef(p, x, w, out)
     const y = f32([p.n, p.m, ...out])
     const inputs = [f32([p.n, p.c, ...p.inp], x), f32([p.c, p.m / p.group, ...p.k], w), null]
-    b.runOp('ConvTranspose', inputs, [y], [p.group, p.k.length, ...p.k, ...p.s, ...p.d, ...p.pb], [], 2)
+    const ints = [p.group, p.k.length, ...p.k, ...p.s, ...p.d, ...p.pb]
+    b.runOp('ConvTranspose', inputs, [y], ints, [], 2)
     t.ok(maxDiff(y.data as Float32Array, want) < 1e-4, `case ${ci} (${JSON.stringify(p)})`)
+    // The GEMM algorithm (algo 1) over 1, 2 and one-per-row bands, with the bias, on 1 and 2 threads,
+    // in the workspace lib/plan/conv-cost.ts sizes; the bytes after it must stay untouched.
+    const bias = floats(p.m, 500 + ci)
+    const withBias = want.map((v, i) => v + bias[Math.floor(i / count(out)) % p.m]!)
+    const s = convShape([p.n, p.c, ...p.inp], p.m, p.group, { kernel: p.k, strides: p.s, dilations: p.d } as unknown as Window, out, p.pb)
+    for (const slices of [1, 2, 1000]) {
+      for (const threads of [1, 2]) {
+        const bytes = convTransposeWorkspaceBytes(s, slices, threads)
+        const ws = new Uint8Array(bytes + 64).fill(0xa5)
+        const yg = f32([p.n, p.m, ...out], new Float32Array(count([p.n, p.m, ...out])).fill(NaN))
+        const ins = [inputs[0]!, inputs[1]!, f32([p.m], bias)]
+        b.runOp('ConvTranspose', ins, [yg, { dtype: U8, dims: [bytes], data: ws.subarray(0, bytes) }], [...ints, 1, slices], [], threads)
+        const what = `gemm case ${ci} slices=${slices} threads=${threads}`
+        t.ok(maxDiff(yg.data as Float32Array, withBias) < 1e-4, what)
+        t.ok(ws.subarray(bytes).every((v) => v === 0xa5), `${what}: nothing written past the workspace`)
+      }
+    }
+    t.throws(() => b.runOp('ConvTranspose', inputs, [f32([p.n, p.m, ...out]), { dtype: U8, dims: [16], data: new Uint8Array(16) }], [...ints, 1, 1], [], 1),
+      /failed to run ConvTranspose: the workspace/, `case ${ci}: a workspace too small is an error`)
   })
+  t.throws(() => b.runOp('ConvTranspose', [f32([1, 1, 3]), f32([1, 1, 2]), null], [f32([1, 1, 4])], [1, 1, 2, 1, 1, 0, 7, 1], []), /bad algorithm attributes/)
 })
 
 t.test('Conv rejects output dims that disagree with its attributes', async (t) => {

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 // Conv and ConvTranspose (float32, 1-D to 3-D spatial): output dims, pads resolution, native encoding,
 // and the choice of convolution algorithm per shape (depthwise, 1x1 GEMM, Winograd, im2col, direct).
-import { convAlgoCode, convApplies, convCost, slicePixels, type ConvKernel, type ConvShape } from '../../plan/conv-cost.js'
+import { convAlgoCode, convApplies, convCost, convTransposeWorkspaceBytes, defaultConvTransposeSlices, slicePixels, type ConvKernel, type ConvShape } from '../../plan/conv-cost.js'
 import { attrInt, attrInts } from '../attrs.js'
 import { concrete, dimAdd, dimMul, dimSub, isConcrete } from '../dims.js'
 import { fusedClamp } from '../fuse-activations.js'
@@ -179,12 +179,20 @@ const convTranspose: OpDef = {
     return {
       outputs: [info('float32', out)],
       kernel: () => {
-        const spatial = concrete(x.dims.slice(2), `node '${ctx.node.name}'`)
+        const where = `node '${ctx.node.name}'`
+        const xd = concrete(x.dims, where)
+        const spatial = xd.slice(2)
+        const padBegin = spatial.map((len, i) => geo.padBegin(i, len))
+        const yd = concrete(out, where)
+        // GEMM + col2im over bands of input rows (native/runtime/conv_transpose.h).
+        const s = convShape(xd, yd[1]!, group, win, yd.slice(2), padBegin)
+        const slices = defaultConvTransposeSlices(s)
         return {
           op: 'ConvTranspose',
           inputs: [0, 1, optionalInput(ctx, 2) === undefined ? -1 : 2],
-          ints: [group, ...windowInts(win, spatial.map((len, i) => geo.padBegin(i, len)))],
+          ints: [group, ...windowInts(win, padBegin), 1, slices],
           floats: [],
+          workspace: convTransposeWorkspaceBytes(s, slices, maxKernelThreads),
         }
       },
     }

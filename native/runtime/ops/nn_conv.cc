@@ -6,6 +6,7 @@
 #include "kernels/conv/conv.h"
 #include "runtime/conv_cost.h"
 #include "runtime/conv_run.h"
+#include "runtime/conv_transpose.h"
 #include "runtime/ops/nn_ops.h"
 #include "runtime/ops/nn_spatial.h"
 #include "runtime/parallel.h"
@@ -175,14 +176,22 @@ Status op_conv(const OpCall& c) {
 }
 
 // ConvTranspose: inputs X [N, C, spatial...], W [C, M/group, kernel...], B [M] (optional); output
-// Y [N, M, out...] whose spatial dims the plan fixed (output_shape / output_padding / pads resolved).
-// ints: [group, nsp, kernel[nsp], strides[nsp], dilations[nsp], pads_begin[nsp]]. Output position of
-// input i and tap k is i * stride - pad_begin + k * dilation; positions outside Y are dropped.
+// Y [N, M, out...] whose spatial dims the plan fixed (output_shape / output_padding / pads resolved),
+// plus the workspace (uint8) as a second output for the GEMM algorithm.
+// ints: [group, nsp, kernel[nsp], strides[nsp], dilations[nsp], pads_begin[nsp], algo = 0, slices = 1]
+// (the last two optional). algo 0: the reference scatter (kernels/conv); 1: GEMM + col2im over
+// `slices` bands of input rows (runtime/conv_transpose.h), workspace conv_transpose_workspace_bytes.
+// Output position of input i and tap k is i * stride - pad_begin + k * dilation; positions outside Y
+// are dropped.
 Status op_conv_transpose(const OpCall& c) {
     const char* op = "ConvTranspose";
-    FLEXPIPE_RETURN_IF_ERROR(expect_arity(c, op, 2, 3, 1, 1));
+    FLEXPIPE_RETURN_IF_ERROR(expect_arity(c, op, 2, 3, 1, 2));
     SpatialAttrs sa;
     FLEXPIPE_RETURN_IF_ERROR(read_spatial(c, op, 1, false, &sa));
+    const int64_t algo = c.int_at(sa.next, 0), slices = c.int_at(sa.next + 1, 1);
+    FLEXPIPE_CHECK_ARG((algo == 0 || algo == 1) && slices >= 1,
+                       "failed to run ConvTranspose: bad algorithm attributes (algo=%lld, slices=%lld)",
+                       static_cast<long long>(algo), static_cast<long long>(slices));
     ConvShape cs;
     FLEXPIPE_RETURN_IF_ERROR(check_conv_tensors(c, op, sa, &cs));
     const TensorView& w = c.in[1];
@@ -198,6 +207,16 @@ Status op_conv_transpose(const OpCall& c) {
     const float* wd = w.as<float>();
     float* y = c.out[0].as<float>();
     if (c.out[0].numel == 0) return Status::ok();
+    if (algo == 1) {
+        void* ws = nullptr;
+        size_t ws_bytes = 0;
+        if (c.n_out > 1) {
+            FLEXPIPE_RETURN_IF_ERROR(expect_dtype(c.out[1], DType::u8, op, "workspace"));
+            ws = c.out[1].data;
+            ws_bytes = static_cast<size_t>(c.out[1].numel);
+        }
+        return conv_transpose_gemm(kernels().gemm, cs, x, wd, bias, y, ws, ws_bytes, slices, c.threads);
+    }
     parallel_for(cs.batch * cs.out_channels, c.threads,
                  [&](int64_t begin, int64_t end) { conv_transpose_f32__ref(cs, x, wd, bias, y, begin,
                                                                            end); });
