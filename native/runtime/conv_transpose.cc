@@ -34,14 +34,6 @@ GemmProblem band_problem(const ConvShape& s, const ConvTransposeBands& b, const 
     return p;
 }
 
-// First input index i in [0, in) whose output i * stride + off lies in [0, out), and one past the last.
-void input_range(int64_t off, int64_t stride, int64_t out, int64_t in, int64_t* lo, int64_t* hi) {
-    const int64_t first = off >= 0 ? 0 : (-off + stride - 1) / stride;
-    const int64_t last = out - 1 - off < 0 ? -1 : (out - 1 - off) / stride;
-    *lo = std::min(first, in);
-    *hi = std::max(*lo, std::min(last + 1, in));
-}
-
 }  // namespace
 
 ConvTransposeBands conv_transpose_bands(const ConvShape& s, int64_t slices) {
@@ -66,9 +58,11 @@ Status conv_transpose_gemm(const GemmKernels& g, const ConvShape& s, const float
                            int threads) {
     const ConvTransposeBands b = conv_transpose_bands(s, slices);
     const size_t col_bytes = align64(static_cast<size_t>(b.col_rows * b.band_pixels) * sizeof(float));
-    FLEXPIPE_CHECK_ARG(workspace != nullptr && ws_bytes >= 64 + col_bytes,
-                       "failed to run ConvTranspose: the workspace of %zu bytes does not hold the %zu-byte column buffer",
-                       ws_bytes, col_bytes);
+    const size_t need = conv_transpose_workspace_bytes(g, s, slices, 1);
+    FLEXPIPE_CHECK_ARG(workspace != nullptr && ws_bytes >= need,
+                       "failed to run ConvTranspose: the workspace of %zu bytes is too small (%lld slices on one "
+                       "thread need %zu); size it with convTransposeWorkspaceBytes or raise the slice count",
+                       ws_bytes, static_cast<long long>(slices), need);
     char* base = reinterpret_cast<char*>((reinterpret_cast<uintptr_t>(workspace) + 63) & ~uintptr_t{63});
     float* cols = reinterpret_cast<float*>(base);
     void* gemm_ws = base + col_bytes;
@@ -112,7 +106,7 @@ Status conv_transpose_gemm(const GemmKernels& g, const ConvShape& s, const float
                                           kw = k % s.kernel[2];
                             const int64_t off = kw * s.dilation[2] - s.pad[2];  // ow = iw * stride + off
                             int64_t lo, hi;
-                            input_range(off, s.stride[2], s.out[2], s.in[2], &lo, &hi);
+                            conv_valid_range(off, s.stride[2], s.out[2], s.in[2], &lo, &hi);
                             if (lo >= hi) continue;
                             const float* src = cols + (m * kvol + k) * b.band_pixels;
                             for (int64_t r = r0; r < r1; ++r) {

@@ -59,6 +59,17 @@ inline int64_t conv_work_items(const ConvShape& s) {
     return s.batch * s.groups * ((cout_g + conv_oc_block - 1) / conv_oc_block) * s.out[0] * s.out[1];
 }
 
+// The indices o in [0, out) with 0 <= o * stride + off < in, as [lo, hi) (empty: lo == hi): the
+// output columns a tap reaches inside the input (convolution), or the input columns whose tap lands
+// inside the output (transposed convolution, with in and out swapped).
+inline void conv_valid_range(int64_t off, int64_t stride, int64_t in, int64_t out, int64_t* lo, int64_t* hi) {
+    const int64_t first = off >= 0 ? 0 : (-off + stride - 1) / stride;
+    const int64_t last = in - 1 - off < 0 ? -1 : (in - 1 - off) / stride;  // floor, argument >= 0
+    *lo = first < out ? first : out;
+    *hi = last + 1 < out ? last + 1 : out;
+    if (*hi < *lo) *hi = *lo;
+}
+
 // Work items [item_begin, item_end) (see conv_work_items). bias may be null.
 using ConvFn = void (*)(const ConvShape& s, const float* x, const float* w, const float* bias, float* y,
                         int64_t item_begin, int64_t item_end);

@@ -6,16 +6,6 @@
 
 namespace flexpipe {
 
-// First output index o in [0, out) with 0 <= o * stride + off < in, and one past the last.
-static inline void valid_range(int64_t off, int64_t stride, int64_t in, int64_t out, int64_t* lo,
-                               int64_t* hi) {
-    const int64_t first = off >= 0 ? 0 : (-off + stride - 1) / stride;
-    const int64_t last = in - 1 - off < 0 ? -1 : (in - 1 - off) / stride;  // floor, argument >= 0
-    *lo = first < out ? first : out;
-    *hi = last + 1 < out ? last + 1 : out;
-    if (*hi < *lo) *hi = *lo;
-}
-
 // y[r][ow] += w[r * wstride] * x[ow * stride] for r < nb rows of y (nb <= conv_oc_block), ow in [lo, hi).
 static inline void axpy_rows(float* const* y, int nb, const float* w, int64_t wstride, const float* x,
                              int64_t stride, int64_t lo, int64_t hi) {
@@ -83,7 +73,7 @@ void conv_f32__ref(const ConvShape& s, const float* x, const float* w, const flo
                     for (int64_t kw = 0; kw < s.kernel[2]; ++kw) {
                         const int64_t off = kw * s.dilation[2] - s.pad[2];  // iw = ow * s2 + off
                         int64_t lo, hi;
-                        valid_range(off, s2, s.in[2], ow_n, &lo, &hi);
+                        conv_valid_range(off, s2, s.in[2], ow_n, &lo, &hi);
                         if (lo < hi) axpy_rows(yr, nb, wr + kw, wstride, xr + off, s2, lo, hi);
                     }
                 }
@@ -123,7 +113,7 @@ void conv_transpose_f32__ref(const ConvShape& s, const float* x, const float* w,
                             for (int64_t kw = 0; kw < s.kernel[2]; ++kw) {
                                 const int64_t off = kw * s.dilation[2] - s.pad[2];  // ow = iw * s2 + off
                                 int64_t lo, hi;
-                                valid_range(off, s2, s.out[2], s.in[2], &lo, &hi);
+                                conv_valid_range(off, s2, s.out[2], s.in[2], &lo, &hi);
                                 const float wv = wr[kw];
                                 for (int64_t iw = lo; iw < hi; ++iw) yr[iw * s2 + off] += wv * xr[iw];
                             }
