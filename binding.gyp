@@ -31,8 +31,16 @@
       ]
     },
     {
+      "target_name": "flexpipe_avx512",
+      "type": "static_library",
+      "cflags_cc": ["-fno-exceptions", "-mavx512f", "-mavx2", "-mfma", "-mf16c"],
+      "conditions": [
+        ["target_arch=='x64'", { "sources": ["<!@(node scripts/gyp-sources.mjs avx512)"] }]
+      ]
+    },
+    {
       "target_name": "flexpipe",
-      "dependencies": ["flexpipe_engine", "flexpipe_avx2"],
+      "dependencies": ["flexpipe_engine", "flexpipe_avx2", "flexpipe_avx512"],
       "sources": ["<!@(node scripts/gyp-sources.mjs addon)"],
       "include_dirs": ["<!(node -p \"require('node-addon-api').include_dir\")"],
       "defines": [

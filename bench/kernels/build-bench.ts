@@ -16,7 +16,7 @@ interface NativeSources {
 }
 
 const flags = ['-std=c++17', '-O3', '-fopenmp', '-DNDEBUG', '-Wall', '-Wno-unused-parameter']
-const isaFlags: Record<string, string[]> = { avx2: ['-mavx2', '-mfma', '-mf16c'], neon: [] }
+const isaFlags: Record<string, string[]> = { avx2: ['-mavx2', '-mfma', '-mf16c'], avx512: ['-mavx512f', '-mavx2', '-mfma', '-mf16c'], neon: [] }
 
 function mtime(path: string): number {
   return existsSync(path) ? statSync(path).mtimeMs : 0
@@ -52,8 +52,8 @@ function benchSources(ns: NativeSources): Array<{ src: string; group: string }> 
   const out = ns.sourcesOf('engine')
     .filter((s) => s.startsWith('native/common/') || runtime.test(s) || kernel(s))
     .map((src) => ({ src, group: 'engine' }))
-  const isa = process.arch === 'x64' ? 'avx2' : process.arch === 'arm64' ? 'neon' : undefined
-  if (isa) out.push(...ns.sourcesOf(isa).filter(kernel).map((src) => ({ src, group: isa })))
+  const isas = process.arch === 'x64' ? ['avx2', 'avx512'] : process.arch === 'arm64' ? ['neon'] : []
+  for (const isa of isas) out.push(...ns.sourcesOf(isa).filter(kernel).map((src) => ({ src, group: isa })))
   return out
 }
 

@@ -106,14 +106,14 @@ const COPY_MIN_ROW_GROUPS = 4
 
 /**
  * gemm_workspace_bytes of one slice's product (rows x cols x k), exact for `g`, else the bound over
- * the ISAs (nr <= 16, mr x nr <= 128, mr >= 4, kc <= 768). Convolutions read their weights (A) in
+ * the ISAs (nr <= 16, mr x nr <= 256, mr >= 4, kc <= 768). Convolutions read their weights (A) in
  * place, so no thread packs an A block; a 1x1 convolution also reads its input (B) in place, with
  * rows `bRowStride` floats apart: it needs one packed column group, and a per-thread copy of a panel's
  * k-block when those rows are not 64-byte aligned (copies_b_panels).
  */
 function gemmWorkspace(rows: number, cols: number, k: number, bRowStride: number | undefined, threads: number, g?: GemmBlocking): number {
   const nr = g?.nr ?? 16
-  const tile = g === undefined ? 128 : g.mr * g.nr
+  const tile = g === undefined ? 256 : g.mr * g.nr
   const bInPlace = bRowStride !== undefined
   const b = bInPlace ? align64(Math.min(cols, nr) > 0 ? k * nr * 4 : 0) : 0
   const copies = bInPlace && k > SHORT_K && bRowStride % 16 !== 0 && ceilDiv(rows, g?.mr ?? 4) >= COPY_MIN_ROW_GROUPS

@@ -10,7 +10,7 @@ static Napi::Value isas(const Napi::CallbackInfo& info) {
     Napi::Env env = info.Env();
     Napi::Array out = Napi::Array::New(env);
     uint32_t n = 0;
-    for (Isa isa : {Isa::ref, Isa::avx2, Isa::neon})
+    for (Isa isa : all_isas)
         if (isa_supported(isa)) out.Set(n++, Napi::String::New(env, isa_name(isa)));
     return out;
 }

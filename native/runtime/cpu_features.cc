@@ -60,6 +60,7 @@ std::string cpu_features_string(const CpuFeatures& cpu) {
 const char* isa_name(Isa isa) {
     switch (isa) {
         case Isa::avx2: return "avx2";
+        case Isa::avx512: return "avx512";
         case Isa::neon: return "neon";
         default: return "ref";
     }
@@ -68,10 +69,11 @@ const char* isa_name(Isa isa) {
 static Isa choose_isa() {
     const CpuFeatures cpu = detect_cpu();
     Isa best = Isa::ref;
-    if (cpu.avx2 && cpu.fma && cpu.f16c) best = Isa::avx2;
+    if (cpu.avx2 && cpu.fma && cpu.f16c) best = cpu.avx512f ? Isa::avx512 : Isa::avx2;
     if (cpu.neon) best = Isa::neon;
     const char* cap = std::getenv("FLEXPIPE_ISA");
     if (cap != nullptr && std::strcmp(cap, "ref") == 0) return Isa::ref;
+    if (cap != nullptr && std::strcmp(cap, "avx2") == 0 && best == Isa::avx512) return Isa::avx2;
     return best;
 }
 

@@ -1,15 +1,25 @@
 // SPDX-License-Identifier: Apache-2.0
 // CPU feature detection and the ISA choice: the only place that knows about CPUs.
 //
-// On x86-64 the ISA is chosen at run time (cpuid); on aarch64 NEON is the build baseline.
-// FLEXPIPE_ISA=ref|avx2|neon caps the choice (read once), so CI can force each kernel path.
+// On x86-64 the ISA is chosen at run time (cpuid): avx512 (AVX-512F with AVX2+FMA+F16C), else avx2,
+// else ref; on aarch64 NEON is the build baseline. FLEXPIPE_ISA=ref (any CPU) or FLEXPIPE_ISA=avx2 (an
+// AVX-512 CPU) caps the choice (read once), so CI can force each kernel path; tests reach every
+// supported ISA through kernels_for(isa).
 #pragma once
 
 #include <string>
 
 namespace flexpipe {
 
-enum class Isa : int { ref = 0, avx2 = 1, neon = 2 };
+enum class Isa : int { ref = 0, avx2 = 1, neon = 2, avx512 = 3 };
+
+// Every ISA, in the order tests list them.
+constexpr Isa all_isas[] = {Isa::ref, Isa::avx2, Isa::avx512, Isa::neon};
+
+// The ISA whose variants a kernel family uses for `isa` when it has none of its own: an AVX-512 CPU
+// runs the AVX2 variants of the families that have no AVX-512 one (only the GEMM micro-kernel and
+// its A packer have one so far).
+constexpr Isa base_isa(Isa isa) { return isa == Isa::avx512 ? Isa::avx2 : isa; }
 
 struct CpuFeatures {
     const char* arch = "unknown";

@@ -9,6 +9,7 @@ bool isa_supported(Isa isa) {
     switch (isa) {
         case Isa::ref: return true;
         case Isa::avx2: return cpu.avx2 && cpu.fma && cpu.f16c;
+        case Isa::avx512: return cpu.avx2 && cpu.fma && cpu.f16c && cpu.avx512f;
         case Isa::neon: return cpu.neon;
     }
     return false;

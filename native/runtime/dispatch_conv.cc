@@ -8,7 +8,7 @@ void fill_conv_kernels(ConvKernels* t, Isa isa) {
     *t = ConvKernels{};
     t->f63 = {winograd_f32_f63_input__ref, winograd_f32_f63_output__ref};
     t->f23 = {winograd_f32_f23_input__ref, winograd_f32_f23_output__ref};
-    switch (isa) {
+    switch (base_isa(isa)) {
         case Isa::ref:
             break;
         case Isa::avx2:
@@ -22,6 +22,8 @@ void fill_conv_kernels(ConvKernels* t, Isa isa) {
             t->im2col_rows = im2col_rows_f32__avx2;
 #endif
             break;
+        case Isa::avx512:  // base_isa maps it to avx2
+            break;
         case Isa::neon:
 #if defined(__aarch64__)
             t->f63 = {winograd_f32_f63_input__neon, winograd_f32_f63_output__neon};
@@ -34,6 +36,9 @@ void fill_conv_kernels(ConvKernels* t, Isa isa) {
 #endif
             break;
     }
+#if defined(__x86_64__) || defined(_M_X64)
+    if (isa == Isa::avx512) t->winograd_gemm = winograd_f32_6x16__avx512;  // the rest as avx2
+#endif
 }
 
 }  // namespace flexpipe

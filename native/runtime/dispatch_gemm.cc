@@ -18,6 +18,12 @@ void fill_gemm_kernels(GemmKernels* t, Isa isa) {
         *t = GemmKernels{gemm_f32_6x16__avx2, gemm_pack_a_f32__avx2, 6, 16, 144, 768, 4096};
         t->f32_dot = gemm_f32_dot__avx2;
     }
+    if (isa == Isa::avx512) {
+        // 16x16 (gemm_f32_16x16__avx512): the AVX2 panels' 16 columns, 16 rows. kc 384 -> a 24 KiB
+        // B micro-panel, within L1 (48 KiB on Zen 5); mc 144 (9 row groups) -> a 216 KiB packed A block.
+        *t = GemmKernels{gemm_f32_16x16__avx512, gemm_pack_a_f32__avx512, 16, 16, 144, 384, 4096};
+        t->f32_dot = gemm_f32_dot__avx2;
+    }
 #elif defined(__aarch64__)
     if (isa == Isa::neon) {
         // 8x12: kc 256 -> a 12 KiB B micro-panel (L1d 32-64 KiB on Cortex-A55/A76/X1), mc 128 -> 128 KiB

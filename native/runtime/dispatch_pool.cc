@@ -18,7 +18,7 @@ PoolKernels pool_kernels_for(Isa isa) {
                   resize_blend_f32__ref};
     t.max3x3s2 = pool_max3x3s2_f32__ref;
 #if defined(__x86_64__) || defined(_M_X64)
-    if (isa == Isa::avx2) {
+    if (base_isa(isa) == Isa::avx2) {
         t = PoolKernels{Isa::avx2,
                         pool_vmax_f32__avx2,
                         pool_vsum_f32__avx2,

@@ -10,7 +10,7 @@ void clip_f32__ref(const float* x, float* y, int64_t n, float lo, float hi) {
 
 void fill_transformer_kernels(TransformerKernels* t, Isa isa) {
     *t = TransformerKernels{};
-    switch (isa) {
+    switch (base_isa(isa)) {
         case Isa::ref:
             return;
         case Isa::avx2:
@@ -23,6 +23,8 @@ void fill_transformer_kernels(TransformerKernels* t, Isa isa) {
             t->clip_f32 = clip_f32__avx2;
 #endif
             return;
+        case Isa::avx512:  // base_isa maps it to avx2
+            break;
         case Isa::neon:
 #if defined(__aarch64__)
             t->attention = attention_f32__neon;

@@ -23,13 +23,13 @@ export const maxKernelThreads = 8
 
 /**
  * Bytes of GEMM workspace for an m x n x k product on `threads` threads: an upper bound, over every
- * ISA's blocking, of gemm_workspace_bytes in native/runtime/gemm_driver.cc (mr <= 8, nr <= 16,
- * mc <= 144, kc <= 768, a tile <= 128 floats). rawB: B is packed into the workspace on each run.
+ * ISA's blocking, of gemm_workspace_bytes in native/runtime/gemm_driver.cc (mr <= 16, nr <= 16,
+ * mc <= 144, kc <= 768, a tile <= 256 floats). rawB: B is packed into the workspace on each run.
  */
 export function gemmWorkspaceBytes(m: number, n: number, k: number, threads: number, rawB: boolean): number {
   const align = (bytes: number): number => Math.ceil(bytes / 64) * 64
-  const aBlock = Math.max(1, Math.min(m + 7, 144) * Math.min(k, 768))
-  const perThread = align(aBlock * 4) + align(128 * 4)
+  const aBlock = Math.max(1, Math.min(m + 15, 144) * Math.min(k, 768))
+  const perThread = align(aBlock * 4) + align(256 * 4)
   return 64 + (rawB ? align((n + 15) * k * 4) : 0) + threads * perThread
 }
 

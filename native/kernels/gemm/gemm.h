@@ -38,7 +38,7 @@ void gemm_f32__ref(const GemmArgs& g, int64_t m_begin, int64_t m_end);
 // ---------------------------------------------------------------------------------------------
 // Packed-panel GEMM micro-kernels (the fast path; driven by runtime/gemm_driver.h).
 //
-// Layouts (MR x NR is the micro-tile of the ISA: 4x8 ref, 6x16 avx2, 8x12 neon):
+// Layouts (MR x NR is the micro-tile of the ISA: 4x8 ref, 6x16 avx2, 16x16 avx512, 8x12 neon):
 //   packed A panel  [kc][MR]      a[p * MR + i] = alpha * A[i0 + i, p0 + p]; rows i >= mr are zero
 //   packed B panel  [kc][NR]      b[p * NR + j] = B[p0 + p, j0 + j]; columns past N are zero
 //   (a whole packed B is [ceil(N / NR)][K][NR]: panel q holds columns q*NR .. q*NR+NR-1, so the
@@ -74,6 +74,8 @@ void gemm_f32_6x16__avx2(int64_t mr, int64_t nr, int64_t kc, const float* a, con
                          int64_t ldc, const GemmTileParams& p);
 void gemm_f32_8x12__neon(int64_t mr, int64_t nr, int64_t kc, const float* a, const float* b, float* c,
                          int64_t ldc, const GemmTileParams& p);
+void gemm_f32_16x16__avx512(int64_t mr, int64_t nr, int64_t kc, const float* a, const float* b, float* c,
+                            int64_t ldc, const GemmTileParams& p);
 
 // Row dots for a narrow right edge of C (at most gemm_dot_max_cols columns): for i < rows, t < cols,
 //   acc = sum_{p < k} a[i * a_rs + p] * bt[t * k + p]
@@ -116,6 +118,8 @@ void gemm_pack_a_f32__ref(int64_t mr, int64_t rows, int64_t kc, const float* a, 
                           float alpha, float* dst);
 void gemm_pack_a_f32__avx2(int64_t mr, int64_t rows, int64_t kc, const float* a, int64_t a_rs, int64_t a_cs,
                            float alpha, float* dst);
+void gemm_pack_a_f32__avx512(int64_t mr, int64_t rows, int64_t kc, const float* a, int64_t a_rs, int64_t a_cs,
+                             float alpha, float* dst);
 
 // Packs columns [0, cols) x rows [0, k) of B (B[p, j] = b[p * b_rs + j * b_cs]) into ceil(cols / nr)
 // panels [k][nr], columns past `cols` zero; panel q starts at dst + q * k * nr.

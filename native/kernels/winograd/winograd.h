@@ -85,6 +85,8 @@ void winograd_f32_f23_output__avx2(const float* m, int64_t m_stride, const float
                                    int64_t w, int rows, int cols, int nc, const ConvActivation& act);
 void winograd_f32_6x16__avx2(int64_t k, const float* a, int64_t a_stride, const float* b, float* d,
                              int64_t d_stride, int rows);
+void winograd_f32_6x16__avx512(int64_t k, const float* a, int64_t a_stride, const float* b, float* d,
+                               int64_t d_stride, int rows);
 #endif
 
 #if defined(__aarch64__)

@@ -1,0 +1,47 @@
+// SPDX-License-Identifier: Apache-2.0
+// A-panel packer for the 16x16 AVX-512 micro-kernel (layout in gemm.h): a full 16-row panel of
+// row-major A is read 8 k-values per row at a time, as two 8x8 blocks transposed in ymm registers
+// (rows 0..7 and 8..15), whose columns are the two halves of each k's 16 floats. Other shapes
+// (partial panels, strided columns, another mr) take the AVX2 packer's path.
+#include <immintrin.h>
+
+#include "common/macros.h"
+#include "kernels/gemm/gemm.h"
+#include "kernels/gemm/transpose_avx2.h"
+
+namespace flexpipe {
+
+namespace {
+
+// One full 16-row panel of row-major A: dst[k * 16 + i] = alpha * a[i * a_rs + k].
+void pack_panel_16(int64_t kc, const float* a, int64_t a_rs, float alpha, float* dst) {
+    const __m256 va = _mm256_set1_ps(alpha);
+    int64_t k = 0;
+    for (; k + 8 <= kc; k += 8) {
+        float* d = dst + k * 16;
+        for (int half = 0; half < 2; ++half) {
+            __m256 r[8], t[8];
+            for (int i = 0; i < 8; ++i) r[i] = _mm256_mul_ps(va, _mm256_loadu_ps(a + (half * 8 + i) * a_rs + k));
+            transpose_8x8_avx2(r, t);
+            for (int j = 0; j < 8; ++j) _mm256_storeu_ps(d + j * 16 + half * 8, t[j]);
+        }
+    }
+    for (; k < kc; ++k)
+        for (int i = 0; i < 16; ++i) dst[k * 16 + i] = alpha * a[i * a_rs + k];
+}
+
+}  // namespace
+
+void gemm_pack_a_f32__avx512(int64_t mr, int64_t rows, int64_t kc, const float* a, int64_t a_rs, int64_t a_cs,
+                             float alpha, float* dst) {
+    FLEXPIPE_DCHECK(mr >= 1 && rows >= 0 && kc >= 0);
+    if (mr != 16 || a_cs != 1) {
+        gemm_pack_a_f32__avx2(mr, rows, kc, a, a_rs, a_cs, alpha, dst);
+        return;
+    }
+    int64_t r0 = 0;
+    for (; r0 + 16 <= rows; r0 += 16) pack_panel_16(kc, a + r0 * a_rs, a_rs, alpha, dst + r0 * kc);
+    if (r0 < rows) gemm_pack_a_f32__ref(mr, rows - r0, kc, a + r0 * a_rs, a_rs, a_cs, alpha, dst + r0 * kc);
+}
+
+}  // namespace flexpipe
