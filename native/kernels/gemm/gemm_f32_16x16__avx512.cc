@@ -8,6 +8,8 @@
 // AVX-512 write masks instead of AVX2's mask tables.
 #include <immintrin.h>
 
+#include <utility>
+
 #include "common/macros.h"
 #include "kernels/gemm/gemm.h"
 
@@ -47,35 +49,80 @@ __attribute__((always_inline)) inline void store_rows(const __m512 (&acc)[R], in
     }
 }
 
+// The A rows of a tile read in place, rows a_rs floats apart. Sixteen row pointers (or offsets) do not
+// fit in the general registers next to B's pointer and the loop counters, and the compiler spills them
+// to the stack inside the k loop. Instead every row is addressed as base + index * scale from four
+// bases (rows 0, 5, 10, 15) and two index registers (x = the row stride in bytes, y = 3x):
+//   0: q0        1: q0+x      2: q0+2x     3: q0+y      4: q0+4x     5: q1        6: q0+2y     7: q1+2x
+//   8: q0+8x     9: q1+4x    10: q2       11: q1+2y    12: q0+4y    13: q1+8x    14: q2+4x    15: q3
+struct InPlaceRows {
+    const char* q0;
+    const char* q1;
+    const char* q2;
+    const char* q3;
+    int64_t x, y;
+
+    InPlaceRows(const float* a, int64_t a_rs)
+        : q0(reinterpret_cast<const char*>(a)), q1(q0 + 5 * 4 * a_rs), q2(q0 + 10 * 4 * a_rs),
+          q3(q0 + 15 * 4 * a_rs), x(4 * a_rs), y(12 * a_rs) {}
+
+    template <int r>
+    __attribute__((always_inline)) const float* row() const {
+        const char* at;
+        if constexpr (r == 0) at = q0;
+        else if constexpr (r == 1) at = q0 + x;
+        else if constexpr (r == 2) at = q0 + 2 * x;
+        else if constexpr (r == 3) at = q0 + y;
+        else if constexpr (r == 4) at = q0 + 4 * x;
+        else if constexpr (r == 5) at = q1;
+        else if constexpr (r == 6) at = q0 + 2 * y;
+        else if constexpr (r == 7) at = q1 + 2 * x;
+        else if constexpr (r == 8) at = q0 + 8 * x;
+        else if constexpr (r == 9) at = q1 + 4 * x;
+        else if constexpr (r == 10) at = q2;
+        else if constexpr (r == 11) at = q1 + 2 * y;
+        else if constexpr (r == 12) at = q0 + 4 * y;
+        else if constexpr (r == 13) at = q1 + 8 * x;
+        else if constexpr (r == 14) at = q2 + 4 * x;
+        else at = q3;
+        return reinterpret_cast<const float*>(at);
+    }
+    __attribute__((always_inline)) void advance(int64_t bytes) { q0 += bytes, q1 += bytes, q2 += bytes, q3 += bytes; }
+};
+
+// acc[r] += A(r, k) * bv for the R rows: A(r, k) = ak[r] (packed) or *rows.row<r>() (in place, rows at k).
+template <int R, size_t... Rs>
+__attribute__((always_inline)) inline void fma_packed(std::index_sequence<Rs...>, __m512 (&acc)[R], const float* ak,
+                                                      __m512 bv) {
+    ((acc[Rs] = _mm512_fmadd_ps(_mm512_set1_ps(ak[Rs]), bv, acc[Rs])), ...);
+}
+template <int R, size_t... Rs>
+__attribute__((always_inline)) inline void fma_in_place(std::index_sequence<Rs...>, __m512 (&acc)[R],
+                                                        const InPlaceRows& rows, __m512 bv) {
+    ((acc[Rs] = _mm512_fmadd_ps(_mm512_set1_ps(*rows.row<static_cast<int>(Rs)>()), bv, acc[Rs])), ...);
+}
+
 // R valid rows (1..16): R broadcasts and R FMAs per k step, so edge tiles cost what they compute.
+// Every element is summed over k in the same order whatever R is, so a product computed in slices
+// (FlexNN's weight and input slices, threads' rectangles) equals the whole one bit for bit; splitting
+// k across extra accumulators for short tiles (more FMA chains for M = 1) would break that.
 // Packed: a keeps the 16-row panel stride and b the 16-column one; else the strides of the params
 // (A(i, p) = a[i * a_rs + p * a_ks], B(p, j) = b[p * b_ks + j]).
 template <int R, bool Packed>
 void tile_rows(int64_t nr, int64_t kc, const float* a, const float* b, float* c, int64_t ldc,
                const GemmTileParams& p) {
+    constexpr auto rs = std::make_index_sequence<R>{};
     __m512 acc[R];
 #pragma GCC unroll 16
     for (int r = 0; r < R; ++r) acc[r] = _mm512_setzero_ps();
+    const int64_t b_ks = Packed ? tile_n : (p.b_ks ? p.b_ks : tile_n);
     if constexpr (Packed) {
-        for (int64_t k = 0; k < kc; ++k) {
-            const __m512 bk = _mm512_loadu_ps(b);
-#pragma GCC unroll 16
-            for (int r = 0; r < R; ++r) acc[r] = _mm512_fmadd_ps(_mm512_set1_ps(a[r]), bk, acc[r]);
-            a += tile_m;
-            b += tile_n;
-        }
+        for (int64_t k = 0; k < kc; ++k, a += tile_m, b += b_ks) fma_packed<R>(rs, acc, a, _mm512_loadu_ps(b));
     } else {
-        const int64_t a_rs = p.a_ks ? p.a_rs : 1, a_ks = p.a_ks ? p.a_ks : tile_m;
-        const int64_t b_ks = p.b_ks ? p.b_ks : tile_n;
-        const float* rows[R];
-#pragma GCC unroll 16
-        for (int r = 0; r < R; ++r) rows[r] = a + r * a_rs;
-        for (int64_t k = 0, ak = 0; k < kc; ++k, ak += a_ks) {
-            const __m512 bk = _mm512_loadu_ps(b);
-#pragma GCC unroll 16
-            for (int r = 0; r < R; ++r) acc[r] = _mm512_fmadd_ps(_mm512_set1_ps(rows[r][ak]), bk, acc[r]);
-            b += b_ks;
-        }
+        const int64_t a_ks_bytes = static_cast<int64_t>(sizeof(float)) * (p.a_ks ? p.a_ks : tile_m);
+        InPlaceRows rows(a, p.a_ks ? p.a_rs : 1);
+        for (int64_t k = 0; k < kc; ++k, rows.advance(a_ks_bytes), b += b_ks)
+            fma_in_place<R>(rs, acc, rows, _mm512_loadu_ps(b));
     }
     store_rows<R>(acc, nr, c, ldc, p);
 }
