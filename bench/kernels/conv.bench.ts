@@ -63,6 +63,8 @@ const layers: Layer[] = [
   { id: 'pw112', name: 'MobileNetV2 1x1 16->96 112x112', shape: conv2d(16, 96, 112, 1), kernels: ['gemm1x1', 'direct'] },
   { id: 'pw112n', name: 'MobileNetV2 1x1 32->16 112x112', shape: conv2d(32, 16, 112, 1), kernels: ['gemm1x1', 'direct'] },
   { id: 'sqcls', name: 'SqueezeNet classifier 1x1 512->1000 13x13', shape: conv2d(512, 1000, 13, 1), kernels: ['gemm1x1', 'direct'] },
+  { id: 'pw14r', name: 'ResNet 1x1 1024->256 14x14', shape: conv2d(1024, 256, 14, 1), kernels: ['gemm1x1', 'direct'] },
+  { id: 'pw7r', name: 'ResNet 1x1 2048->512 7x7', shape: conv2d(2048, 512, 7, 1), kernels: ['gemm1x1', 'direct'] },
   { id: 'stem', name: 'MobileNetV2 stem 3x3 s2 3->32 224x224', shape: conv2d(3, 32, 224, 3, 2), kernels: ['im2col', 'direct'] },
   { id: 'stem7', name: 'ResNet stem 7x7 s2 3->64 224x224', shape: conv2d(3, 64, 224, 7, 2), kernels: ['im2col', 'direct'] },
   { id: 'ppocr', name: 'PP-OCR det conv1 3x3 s2 3->16 640x640', shape: conv2d(3, 16, 640, 3, 2), kernels: ['im2col', 'direct'] },

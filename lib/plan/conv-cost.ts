@@ -100,18 +100,21 @@ export function slicePixels(s: ConvShape, slices: number): number {
   return ceilDiv(s.out[0] * s.out[1] * s.out[2], Math.max(1, slices))
 }
 
-/** gemm_driver.cc's short_k and copy_min_row_groups. */
+/** gemm_driver.cc's short_k, copy_min_row_groups and a_alias_floats. */
 const SHORT_K = 64
 const COPY_MIN_ROW_GROUPS = 4
+const A_ALIAS_FLOATS = 1024
 
 /**
  * gemm_workspace_bytes of one slice's product (rows x cols x k), exact for `g`, else the bound over
- * the ISAs (nr <= 16, mr x nr <= 256, mr >= 4, kc <= 768). Convolutions read their weights (A) in
- * place, so no thread packs an A block; a 1x1 convolution also reads its input (B) in place, with
- * rows `bRowStride` floats apart: it needs one packed column group, and a per-thread copy of a panel's
+ * the ISAs (nr <= 16, mr x nr <= 256, 4 <= mr <= 16, mc <= 144, kc <= 768). Convolutions ask for
+ * their weights (A) to be read in place, rows `aRowStride` floats apart (contiguous along k; undefined:
+ * ConvTranspose's columns, always in place): no thread packs an A block unless that stride is a
+ * multiple of 4 KiB (a_rows_alias). A 1x1 convolution also reads its input (B) in place, with rows
+ * `bRowStride` floats apart: it needs one packed column group, and a per-thread copy of a panel's
  * k-block when those rows are not 64-byte aligned (copies_b_panels).
  */
-function gemmWorkspace(rows: number, cols: number, k: number, bRowStride: number | undefined, threads: number, g?: GemmBlocking): number {
+function gemmWorkspace(rows: number, cols: number, k: number, aRowStride: number | undefined, bRowStride: number | undefined, threads: number, g?: GemmBlocking): number {
   const nr = g?.nr ?? 16
   const tile = g === undefined ? 256 : g.mr * g.nr
   const bInPlace = bRowStride !== undefined
@@ -119,7 +122,10 @@ function gemmWorkspace(rows: number, cols: number, k: number, bRowStride: number
   const copies = bInPlace && k > SHORT_K && bRowStride % 16 !== 0 && ceilDiv(rows, g?.mr ?? 4) >= COPY_MIN_ROW_GROUPS
   const kc = g === undefined ? Math.min(k, 768) : ceilDiv(k, Math.max(1, ceilDiv(k, g.kc)))
   const copy = copies ? align64(kc * nr * 4) : 0
-  return 64 + b + threads * (align64(tile * 4) + copy)
+  const packsA = aRowStride !== undefined && aRowStride % A_ALIAS_FLOATS === 0
+  const mc = g === undefined ? Math.min(rows + 15, 144) : Math.min(roundUp(rows, g.mr), g.mc)
+  const aBlock = packsA ? align64(4 * Math.max(1, mc * kc)) : 0
+  return 64 + b + threads * (aBlock + align64(tile * 4) + copy)
 }
 
 function workspaceBytes(kernel: ConvKernel, s: ConvShape, slices: number, threads: number, g?: GemmBlocking): number {
@@ -131,10 +137,10 @@ function workspaceBytes(kernel: ConvKernel, s: ConvShape, slices: number, thread
     case 'im2col': {
       const sp = slicePixels(s, slices)
       const cols = g === undefined ? sp + 15 : roundUp(sp, g.nr)
-      return 64 + 4 * k * cols + gemmWorkspace(s.outChannels / s.group, sp, k, undefined, threads, g)
+      return 64 + 4 * k * cols + gemmWorkspace(s.outChannels / s.group, sp, k, k, undefined, threads, g)
     }
     case 'gemm1x1':
-      return gemmWorkspace(s.outChannels / s.group, slicePixels(s, slices), k, s.out[0] * s.out[1] * s.out[2], threads, g)
+      return gemmWorkspace(s.outChannels / s.group, slicePixels(s, slices), k, k, s.out[0] * s.out[1] * s.out[2], threads, g)
     case 'winograd63':
     case 'winograd23': {
       const w = winogradGeometry(kernel, s, slices)
@@ -180,7 +186,7 @@ export function convTransposeBands(s: ConvShape, slices: number): { bandPixels: 
 export function convTransposeWorkspaceBytes(s: ConvShape, slices: number, threads: number, g?: GemmBlocking): number {
   const { bandPixels, colRows } = convTransposeBands(s, slices)
   const plane = s.in[0] * s.in[1] * s.in[2]
-  return 64 + align64(4 * colRows * bandPixels) + gemmWorkspace(colRows, bandPixels, s.inChannels / s.group, plane, threads, g)
+  return 64 + align64(4 * colRows * bandPixels) + gemmWorkspace(colRows, bandPixels, s.inChannels / s.group, undefined, plane, threads, g)
 }
 
 /** Bands whose column buffer stays within 2 MiB (at least one input row each). */

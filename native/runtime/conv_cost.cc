@@ -78,7 +78,7 @@ Im2colGeometry im2col_geometry(const ConvShape& s, int64_t slices) {
 }
 
 // The GEMM problem of one slice as runtime/conv_gemm.cc poses it (only the sizes and how the operands
-// are read matter to the workspace): weights read in place; B the packed columns (im2col) or the
+// are read matter to the workspace): weights read in place (unless their rows alias, gemm_driver.cc); B the packed columns (im2col) or the
 // input read in place (1x1), whose row stride decides whether panels are copied.
 static GemmProblem slice_problem(const ConvShape& s, const Im2colGeometry& g, bool packed_b) {
     static const float dummy = 0.0f;
@@ -86,7 +86,7 @@ static GemmProblem slice_problem(const ConvShape& s, const Im2colGeometry& g, bo
     p.k = g.k;
     p.m1 = s.out_channels / s.groups;
     p.n1 = g.slice_pixels;
-    p.a_in_place = true;
+    p.a_in_place = true, p.a_rs = g.k;  // the weights' rows [M, K]
     if (packed_b) p.b_packed.data = &dummy;
     else p.b_in_place = true, p.b_rs = g.pixels;  // the input's rows: whole planes
     return p;

@@ -40,8 +40,17 @@ int64_t kblocks_of(const GemmKernels& g, int64_t k) { return std::max<int64_t>(1
 int64_t kc_of(const GemmKernels& g, int64_t k) { return ceil_div(k, kblocks_of(g, k)); }
 int64_t mc_of(const GemmKernels& g, int64_t rows) { return std::min<int64_t>(round_up(rows, g.mr), g.mc); }
 
+// A's rows contiguous along k and a multiple of this many floats (4 KiB) apart map to the same L1
+// set: the mr rows a micro-kernel reads in step then evict each other at every k (16 rows against
+// 8-12 ways), so such A is packed even when asked to be read in place. ResNet's 1x1 convolutions
+// over 1024 and 2048 channels, 1 thread (conv.bench.js, two alternated rounds, AVX-512): 1024->256
+// at 14x14 0.88 -> 0.55 ms, 2048->512 at 7x7 0.94 -> 0.74 ms; 2 KiB strides (512 channels) gained
+// nothing, so they stay in place.
+constexpr int64_t a_alias_floats = 1024;
+bool a_rows_alias(const GemmProblem& p) { return p.a_cs == 1 && p.a_rs % a_alias_floats == 0; }
+
 // Whether gemm_run reads A / B in place for p (the requests it honours; see gemm_driver.h).
-bool reads_a_in_place(const GemmProblem& p) { return p.a_in_place && p.alpha == 1.0f; }
+bool reads_a_in_place(const GemmProblem& p) { return p.a_in_place && p.alpha == 1.0f && !a_rows_alias(p); }
 bool reads_b_in_place(const GemmProblem& p) { return p.b_in_place && !p.b_packed.data && p.b_cs == 1 && p.c_cs == 1; }
 
 // The shared B region: a whole packed copy of raw B, or (B in place) only its last partial column

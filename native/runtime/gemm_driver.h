@@ -23,8 +23,8 @@
 //     columns [n0, n1) into the workspace first (activations such as attention's Q·Kᵀ).
 //
 // In place (no packing): with a_in_place the micro-kernel reads A's rows where they are (alpha must
-// be 1), e.g. a convolution's [M, K] weights, which would otherwise be copied into a panel on every
-// run; with b_in_place (raw B with b_cs == 1 and c_cs == 1) it reads whole nr-column groups of B's
+// be 1, and rows contiguous along k must not be a multiple of 4 KiB apart, see a_rows_alias), e.g. a
+// convolution's [M, K] weights, which would otherwise be copied into a panel on every run; with b_in_place (raw B with b_cs == 1 and c_cs == 1) it reads whole nr-column groups of B's
 // rows where they are, e.g. the NCHW input of a 1x1 convolution, and only a last partial group is
 // packed (into the workspace's packed-B region). Results equal the packed path's within the GEMM
 // tolerance (same products, same k order).

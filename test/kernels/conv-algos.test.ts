@@ -113,6 +113,10 @@ cases.push({ algos: ['im2col', 'winograd63', 'winograd23'], s: shape({ c: 5, m: 
 for (const [c, m, group] of [[1, 1, 1], [16, 17, 1], [12, 8, 4], [64, 40, 1]] as const) {
   cases.push({ algos: ['direct', 'im2col', 'gemm1x1'], s: shape({ n: 2, c, m, group, h: 7, w: 9, kh: 1, kw: 1, pt: 0, pl: 0, pb: 0, pr: 0 }) })
 }
+// Weight rows a multiple of 4 KiB apart (K = 1024 or 2048 per group): the GEMM packs them instead
+// of reading them in place (a_rows_alias in runtime/gemm_driver.cc).
+cases.push({ algos: ['direct', 'im2col', 'gemm1x1'], s: shape({ c: 1024, m: 20, h: 5, w: 6, kh: 1, kw: 1, pt: 0, pl: 0, pb: 0, pr: 0 }) })
+cases.push({ algos: ['direct', 'im2col', 'gemm1x1'], s: shape({ c: 4096, m: 34, group: 2, h: 3, w: 3, kh: 1, kw: 1, pt: 0, pl: 0, pb: 0, pr: 0 }) })
 // im2col generality: strides, dilations, rectangular kernels, groups, asymmetric pads.
 cases.push({ algos: ['direct', 'im2col'], s: shape({ c: 4, m: 6, group: 2, h: 11, w: 9, kh: 3, kw: 2, sh: 2, sw: 3, dh: 2, dw: 1, pt: 2, pl: 0, pb: 1, pr: 2 }) })
 cases.push({ algos: ['direct', 'im2col'], s: shape({ n: 2, c: 3, m: 16, h: 17, w: 17, kh: 7, kw: 7, sh: 2, sw: 2, pt: 3, pl: 3, pb: 3, pr: 3 }) })

@@ -30,7 +30,7 @@ function randomShape(rand: () => number): ConvShape {
   const k = pick([1, 1, 3, 3, 3, 5, 7])
   const depthwise = k === 3 && rand() < 0.25
   const group = depthwise ? 0 : pick([1, 1, 1, 2, 4])
-  const c = depthwise ? pick([8, 32, 144]) : group * pick([1, 3, 16, 17, 64, 256])
+  const c = depthwise ? pick([8, 32, 144]) : group * pick([1, 3, 16, 17, 64, 256, 1024])
   const m = depthwise ? c : group * pick([1, 8, 24, 64, 130])
   const stride = pick([1, 1, 2])
   const pad = k === 1 ? 0 : pick([0, Math.floor(k / 2)])
