@@ -8,6 +8,7 @@
 #include "common/macros.h"
 #include "kernels/attention/attention.h"
 #include "kernels/eltwise/vmath__avx2.h"
+#include "kernels/gemm/transpose_avx2.h"
 
 namespace flexpipe {
 
@@ -90,19 +91,8 @@ void transpose_keys(const float* k, int64_t ldk, int64_t n, int64_t dh, float* k
         for (; d + 8 <= dh; d += 8) {
             __m256 r[8];
             for (int i = 0; i < 8; ++i) r[i] = _mm256_loadu_ps(k + (j + i) * ldk + d);
-            // rows (j..j+7) x cols (d..d+7) -> transposed, the classic unpack/shuffle/permute ladder
-            const __m256 t0 = _mm256_unpacklo_ps(r[0], r[1]), t1 = _mm256_unpackhi_ps(r[0], r[1]);
-            const __m256 t2 = _mm256_unpacklo_ps(r[2], r[3]), t3 = _mm256_unpackhi_ps(r[2], r[3]);
-            const __m256 t4 = _mm256_unpacklo_ps(r[4], r[5]), t5 = _mm256_unpackhi_ps(r[4], r[5]);
-            const __m256 t6 = _mm256_unpacklo_ps(r[6], r[7]), t7 = _mm256_unpackhi_ps(r[6], r[7]);
-            const __m256 u0 = _mm256_shuffle_ps(t0, t2, 0x44), u1 = _mm256_shuffle_ps(t0, t2, 0xee);
-            const __m256 u2 = _mm256_shuffle_ps(t1, t3, 0x44), u3 = _mm256_shuffle_ps(t1, t3, 0xee);
-            const __m256 u4 = _mm256_shuffle_ps(t4, t6, 0x44), u5 = _mm256_shuffle_ps(t4, t6, 0xee);
-            const __m256 u6 = _mm256_shuffle_ps(t5, t7, 0x44), u7 = _mm256_shuffle_ps(t5, t7, 0xee);
-            const __m256 o[8] = {_mm256_permute2f128_ps(u0, u4, 0x20), _mm256_permute2f128_ps(u1, u5, 0x20),
-                                 _mm256_permute2f128_ps(u2, u6, 0x20), _mm256_permute2f128_ps(u3, u7, 0x20),
-                                 _mm256_permute2f128_ps(u0, u4, 0x31), _mm256_permute2f128_ps(u1, u5, 0x31),
-                                 _mm256_permute2f128_ps(u2, u6, 0x31), _mm256_permute2f128_ps(u3, u7, 0x31)};
+            __m256 o[8];
+            transpose_8x8_avx2(r, o);  // rows (j..j+7) x cols (d..d+7) -> transposed
             for (int i = 0; i < 8; ++i) _mm256_storeu_ps(kt + (d + i) * ldt + j, o[i]);
         }
         for (; d < dh; ++d)

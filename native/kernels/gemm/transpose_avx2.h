@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
-// The 8x8 float transpose in ymm registers the A-panel packers share (include only from files built
-// with AVX2 enabled: *__avx2.cc, *__avx512.cc).
+// The 8x8 float transpose in ymm registers that the A-panel packers and attention's key transpose
+// share (include only from files built with AVX2 enabled: *__avx2.cc, *__avx512.cc).
 #pragma once
 
 #include <immintrin.h>
