@@ -78,8 +78,9 @@ Im2colGeometry im2col_geometry(const ConvShape& s, int64_t slices) {
 }
 
 // The GEMM problem of one slice as runtime/conv_gemm.cc poses it (only the sizes and how the operands
-// are read matter to the workspace): weights read in place (unless their rows alias, gemm_driver.cc); B the packed columns (im2col) or the
-// input read in place (1x1), whose row stride decides whether panels are copied.
+// are read matter to the workspace): weights read in place (packed when their rows alias, see
+// gemm_driver.cc); B the packed columns (im2col) or the input read in place (1x1), whose row stride
+// decides whether panels are copied.
 static GemmProblem slice_problem(const ConvShape& s, const Im2colGeometry& g, bool packed_b) {
     static const float dummy = 0.0f;
     GemmProblem p;
