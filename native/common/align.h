@@ -13,4 +13,9 @@ constexpr size_t io_alignment = 4096;    // O_DIRECT reads: offsets, sizes and b
 
 constexpr size_t align_up(size_t n, size_t a) { return (n + a - 1) / a * a; }
 
+// p moved up to the next multiple of a, e.g. a kernel's workspace to a cache line (arena_alignment).
+inline char* align_ptr(void* p, size_t a) {
+    return reinterpret_cast<char*>(align_up(reinterpret_cast<uintptr_t>(p), a));
+}
+
 }  // namespace flexpipe

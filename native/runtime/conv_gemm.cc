@@ -4,6 +4,7 @@
 
 #include <cstdint>
 
+#include "common/align.h"
 #include "kernels/im2col/im2col.h"
 #include "kernels/im2col/im2col_rows.h"
 #include "runtime/gemm_driver.h"
@@ -12,10 +13,6 @@
 namespace flexpipe {
 
 namespace {
-
-char* align64(void* p) {
-    return reinterpret_cast<char*>((reinterpret_cast<uintptr_t>(p) + 63) & ~uintptr_t{63});
-}
 
 // Below this many column floats per slice, a parallel region costs more than the copy.
 constexpr int64_t parallel_min_floats = 32 * 1024;
@@ -59,7 +56,7 @@ bool conv_rows(Im2colRowsFn rows, const ConvShape& s, const ConvArgs& args, size
     const int threads = args.threads < 1 ? 1 : args.threads;
     const int64_t per = (g.floats + 15) / 16 * 16;  // 64-byte aligned rings
     if (64 + static_cast<size_t>(threads * per) * sizeof(float) > ws_bytes) return false;
-    float* ring = reinterpret_cast<float*>(align64(args.workspace));
+    float* ring = reinterpret_cast<float*>(align_ptr(args.workspace, arena_alignment));
     const int64_t n = s.batch * s.out[1];
     // A few chunks of consecutive rows per thread: each chunk fills its ring once (KH rows), then
     // advances it by the row stride.
@@ -76,7 +73,7 @@ Status conv_im2col(const GemmKernels& gk, Im2colFn im2col, Im2colRowsFn rows, co
     const Im2colGeometry g = im2col_geometry(s, args.slices);
     const int64_t cg = s.in_channels / s.groups, mg = s.out_channels / s.groups, nr = gk.nr;
     const int64_t in_plane = s.in[0] * s.in[1] * s.in[2], P = g.pixels, K = g.k;
-    float* col = reinterpret_cast<float*>(align64(args.workspace));
+    float* col = reinterpret_cast<float*>(align_ptr(args.workspace, arena_alignment));
     char* gws = reinterpret_cast<char*>(col + K * ((g.slice_pixels + nr - 1) / nr) * nr);
     const size_t used = static_cast<size_t>(gws - static_cast<char*>(args.workspace));
     if (used > ws_bytes) return Status::error(StatusCode::invalid_argument, "failed to run Conv: workspace too small");

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cstdint>
 
+#include "common/align.h"
 #include "runtime/gemm_driver.h"
 #include "runtime/parallel.h"
 
@@ -12,7 +13,10 @@ namespace flexpipe {
 
 namespace {
 
-size_t align64(size_t bytes) { return (bytes + 63) / 64 * 64; }
+// Bytes of one band's column buffer, rounded up to a cache line.
+size_t column_bytes(const ConvTransposeBands& b) {
+    return align_up(static_cast<size_t>(b.col_rows * b.band_pixels) * sizeof(float), arena_alignment);
+}
 
 // The GEMM of one band: rows (m, k) of the column buffer, columns the band's pixels.
 GemmProblem band_problem(const ConvShape& s, const ConvTransposeBands& b, const float* wg, const float* xband,
@@ -49,21 +53,20 @@ ConvTransposeBands conv_transpose_bands(const ConvShape& s, int64_t slices) {
 size_t conv_transpose_workspace_bytes(const GemmKernels& g, const ConvShape& s, int64_t slices, int threads) {
     const ConvTransposeBands b = conv_transpose_bands(s, slices);
     const GemmProblem p = band_problem(s, b, nullptr, nullptr, b.band_pixels, nullptr);
-    return 64 + align64(static_cast<size_t>(b.col_rows * b.band_pixels) * sizeof(float)) +
-           gemm_workspace_bytes(g, p, threads);
+    return arena_alignment + column_bytes(b) + gemm_workspace_bytes(g, p, threads);
 }
 
 Status conv_transpose_gemm(const GemmKernels& g, const ConvShape& s, const float* x, const float* w,
                            const float* bias, float* y, void* workspace, size_t ws_bytes, int64_t slices,
                            int threads) {
     const ConvTransposeBands b = conv_transpose_bands(s, slices);
-    const size_t col_bytes = align64(static_cast<size_t>(b.col_rows * b.band_pixels) * sizeof(float));
+    const size_t col_bytes = column_bytes(b);
     const size_t need = conv_transpose_workspace_bytes(g, s, slices, 1);
     FLEXPIPE_CHECK_ARG(workspace != nullptr && ws_bytes >= need,
                        "failed to run ConvTranspose: the workspace of %zu bytes is too small (%lld slices on one "
                        "thread need %zu); size it with convTransposeWorkspaceBytes or raise the slice count",
                        ws_bytes, static_cast<long long>(slices), need);
-    char* base = reinterpret_cast<char*>((reinterpret_cast<uintptr_t>(workspace) + 63) & ~uintptr_t{63});
+    char* base = align_ptr(workspace, arena_alignment);
     float* cols = reinterpret_cast<float*>(base);
     void* gemm_ws = base + col_bytes;
     const size_t gemm_bytes = ws_bytes - static_cast<size_t>(base - reinterpret_cast<char*>(workspace)) - col_bytes;

@@ -2,15 +2,12 @@
 // Winograd convolution driver (see conv_winograd.h).
 #include "runtime/conv_winograd.h"
 
+#include "common/align.h"
 #include "kernels/winograd/winograd.h"
 #include "runtime/parallel.h"
 
 namespace flexpipe {
 
-static float* align64(void* p) {
-    const uintptr_t a = (reinterpret_cast<uintptr_t>(p) + 63) & ~uintptr_t{63};
-    return reinterpret_cast<float*>(a);
-}
 
 namespace {
 
@@ -77,7 +74,7 @@ void panel_stage(const Block& b, int64_t p, int64_t q0, int64_t q1, float* mw) {
 void conv_winograd(const ConvKernels& k, ConvAlgo a, const ConvShape& s, const ConvArgs& args) {
     const WinogradGeometry g = winograd_geometry(a, s, args.slices);
     const int threads = args.threads < 1 ? 1 : args.threads;
-    float* v = align64(args.workspace);
+    float* v = reinterpret_cast<float*>(align_ptr(args.workspace, arena_alignment));
     float* mw = v + (g.v_floats + 15) / 16 * 16;
     Block b{&k, a == ConvAlgo::winograd63 ? &k.f63 : &k.f23, &s, &args, &g, v, mw, 0, 0};
     const int64_t groups_c = (s.in_channels + 7) / 8;

@@ -3,8 +3,8 @@
 // per row at a time and transposed in registers, instead of 6 scalar strided stores per k.
 #include <immintrin.h>
 
-#include "common/macros.h"
 #include "kernels/gemm/gemm.h"
+#include "kernels/gemm/pack_a_panels.h"
 #include "kernels/gemm/transpose_avx2.h"
 
 namespace flexpipe {
@@ -37,14 +37,7 @@ void pack_panel_6(int64_t kc, const float* a, int64_t a_rs, float alpha, float* 
 
 void gemm_pack_a_f32__avx2(int64_t mr, int64_t rows, int64_t kc, const float* a, int64_t a_rs, int64_t a_cs,
                            float alpha, float* dst) {
-    FLEXPIPE_DCHECK(mr >= 1 && rows >= 0 && kc >= 0);
-    if (mr != 6 || a_cs != 1) {
-        gemm_pack_a_f32__ref(mr, rows, kc, a, a_rs, a_cs, alpha, dst);
-        return;
-    }
-    int64_t r0 = 0;
-    for (; r0 + 6 <= rows; r0 += 6) pack_panel_6(kc, a + r0 * a_rs, a_rs, alpha, dst + r0 * kc);
-    if (r0 < rows) gemm_pack_a_f32__ref(mr, rows - r0, kc, a + r0 * a_rs, a_rs, a_cs, alpha, dst + r0 * kc);
+    pack_a_full_panels<6>(mr, rows, kc, a, a_rs, a_cs, alpha, dst, pack_panel_6, gemm_pack_a_f32__ref);
 }
 
 }  // namespace flexpipe

@@ -5,8 +5,8 @@
 // (partial panels, strided columns, another mr) take the AVX2 packer's path.
 #include <immintrin.h>
 
-#include "common/macros.h"
 #include "kernels/gemm/gemm.h"
+#include "kernels/gemm/pack_a_panels.h"
 #include "kernels/gemm/transpose_avx2.h"
 
 namespace flexpipe {
@@ -34,14 +34,9 @@ void pack_panel_16(int64_t kc, const float* a, int64_t a_rs, float alpha, float*
 
 void gemm_pack_a_f32__avx512(int64_t mr, int64_t rows, int64_t kc, const float* a, int64_t a_rs, int64_t a_cs,
                              float alpha, float* dst) {
-    FLEXPIPE_DCHECK(mr >= 1 && rows >= 0 && kc >= 0);
-    if (mr != 16 || a_cs != 1) {
-        gemm_pack_a_f32__avx2(mr, rows, kc, a, a_rs, a_cs, alpha, dst);
-        return;
-    }
-    int64_t r0 = 0;
-    for (; r0 + 16 <= rows; r0 += 16) pack_panel_16(kc, a + r0 * a_rs, a_rs, alpha, dst + r0 * kc);
-    if (r0 < rows) gemm_pack_a_f32__ref(mr, rows - r0, kc, a + r0 * a_rs, a_rs, a_cs, alpha, dst + r0 * kc);
+    // The rest goes to the AVX2 packer: its own 6-row path, or __ref for any other mr (a last partial
+    // 16-row panel included).
+    pack_a_full_panels<16>(mr, rows, kc, a, a_rs, a_cs, alpha, dst, pack_panel_16, gemm_pack_a_f32__avx2);
 }
 
 }  // namespace flexpipe
