@@ -5,6 +5,7 @@
 //
 //   npm run bench:kernels                  (GEMM, then this)
 //   node dist/bench/kernels/conv.bench.js --runs 20 --threads 1,2 --layers resnet,vgg
+//   node dist/bench/kernels/conv.bench.js --layers dw-s2 --kernels depthwise --runs 2000   (one kernel, e.g. under perf)
 //
 // GFLOP/s is direct-convolution FLOPs (2 N M K pixels) per second, the convention for comparing Winograd
 // with GEMM-based convolution (NNPACK's "effective" rate); algo_gflops counts the algorithm's own FLOPs
@@ -137,6 +138,7 @@ function main(): void {
   const runs = Number(option('runs', '20'))
   const threadList = option('threads', '1,2').split(',').map(Number)
   const only = option('layers', '').split(',').filter((x) => x !== '')
+  const onlyKernels = option('kernels', '').split(',').filter((x) => x !== '')
   const isa = native.info().isa
   const rows: Array<Record<string, unknown>> = []
   for (const layer of layers.filter((l) => only.length === 0 || only.includes(l.id))) {
@@ -145,7 +147,7 @@ function main(): void {
     const chosen = chooseConvKernel(s, true)
     for (const threads of threadList) {
       let reference: Float32Array | undefined
-      for (const kernel of layer.kernels) {
+      for (const kernel of layer.kernels.filter((k) => onlyKernels.length === 0 || onlyKernels.includes(k))) {
         const slices = defaultConvSlices(kernel, s)
         const wsBytes = testing.convCost(isa, kernel, nativeShape(s), slices, threads).workspaceBytes
         const call = prepare(s, kernel, slices, wsBytes)

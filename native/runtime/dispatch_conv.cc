@@ -37,7 +37,10 @@ void fill_conv_kernels(ConvKernels* t, Isa isa) {
             break;
     }
 #if defined(__x86_64__) || defined(_M_X64)
-    if (isa == Isa::avx512) t->winograd_gemm = winograd_f32_6x16__avx512;  // the rest as avx2
+    if (isa == Isa::avx512) {  // the rest as avx2
+        t->winograd_gemm = winograd_f32_6x16__avx512;
+        t->depthwise_3x3 = depthwise_f32_3x3__avx512;
+    }
 #endif
 }
 

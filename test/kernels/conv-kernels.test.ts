@@ -227,9 +227,12 @@ t.test('winograd tile GEMM 6x16: every ISA matches float64', async (t) => {
 // Planes up to 33x33 take the SIMD variants' zero-padded copy; the 130x131 ones (more than the 16384
 // padded floats of kernels/depthwise/depthwise_padded.h) their in-place path with scalar borders.
 // 112x112 and 57x45 at stride 2 take the split copy over many bands of output rows (AVX2: 8 rows per band).
+// AVX-512: stride 1 with pads 1 on rows of 12 or more columns is one flat run of masked steps that cross
+// rows (12, 13, 14, 17, 33 wide; 14x14 and 28x28 as in MobileNetV2); stride 2 with more than 8 output
+// columns is by rows (w >= 17), the rest the AVX2 variant.
 const depthwisePlanes: Array<[number, number]> = []
-for (const h of [1, 2, 3, 8, 9, 17]) for (const w of [1, 2, 3, 7, 8, 9, 16, 17, 33]) depthwisePlanes.push([h, w])
-depthwisePlanes.push([130, 131], [131, 130], [112, 112], [57, 45])
+for (const h of [1, 2, 3, 8, 9, 17]) for (const w of [1, 2, 3, 7, 8, 9, 12, 13, 16, 17, 33]) depthwisePlanes.push([h, w])
+depthwisePlanes.push([130, 131], [131, 130], [112, 112], [57, 45], [14, 14], [28, 28])
 
 t.test('depthwise 3x3 stride 1 and 2: every ISA matches float64', async (t) => {
   let checked = 0

@@ -33,6 +33,8 @@ void depthwise_f32_3x3__ref(const DepthwiseShape& s, const float* x, const float
 #if defined(__x86_64__) || defined(_M_X64)
 void depthwise_f32_3x3__avx2(const DepthwiseShape& s, const float* x, const float* w, const float* bias, float* y,
                              const ConvActivation& act, int64_t plane_begin, int64_t plane_end);
+void depthwise_f32_3x3__avx512(const DepthwiseShape& s, const float* x, const float* w, const float* bias, float* y,
+                               const ConvActivation& act, int64_t plane_begin, int64_t plane_end);
 #endif
 #if defined(__aarch64__)
 void depthwise_f32_3x3__neon(const DepthwiseShape& s, const float* x, const float* w, const float* bias, float* y,
