@@ -37,6 +37,8 @@ export interface GemmBlocking {
   readonly nr: number
   readonly mc: number
   readonly kc: number
+  /** B panels (nr columns each) one micro-kernel call may span (default 1; AVX-512's 8x32: 2). */
+  readonly tilePanels?: number
 }
 
 export interface ConvCostOptions {
@@ -107,12 +109,13 @@ const A_ALIAS_FLOATS = 1024
 
 /**
  * gemm_workspace_bytes of one slice's product (rows x cols x k), exact for `g`, else the bound over
- * the ISAs (nr <= 16, mr x nr <= 256, 4 <= mr <= 16, mc <= 144, kc <= 768). Convolutions ask for
+ * the ISAs (nr <= 16, mr x nr <= 256, 4 <= mr <= 16, mc <= 144, kc <= 768 on one panel or kc <= 256
+ * on two). Convolutions ask for
  * their weights (A) to be read in place, rows `aRowStride` floats apart (contiguous along k; undefined:
  * ConvTranspose's columns, always in place): no thread packs an A block unless that stride is a
  * multiple of 4 KiB (a_rows_alias). A 1x1 convolution also reads its input (B) in place, with rows
- * `bRowStride` floats apart: it needs one packed column group, and a per-thread copy of a panel's
- * k-block when those rows are not 64-byte aligned (copies_b_panels).
+ * `bRowStride` floats apart: it needs one packed column group, and a per-thread copy of the k-block
+ * of the panels one tile spans when those rows are not 64-byte aligned (copies_b_panels).
  */
 function gemmWorkspace(rows: number, cols: number, k: number, aRowStride: number | undefined, bRowStride: number | undefined, threads: number, g?: GemmBlocking): number {
   const nr = g?.nr ?? 16
@@ -121,7 +124,8 @@ function gemmWorkspace(rows: number, cols: number, k: number, aRowStride: number
   const b = bInPlace ? align64(Math.min(cols, nr) > 0 ? k * nr * 4 : 0) : 0
   const copies = bInPlace && k > SHORT_K && bRowStride % 16 !== 0 && ceilDiv(rows, g?.mr ?? 4) >= COPY_MIN_ROW_GROUPS
   const kc = g === undefined ? Math.min(k, 768) : ceilDiv(k, Math.max(1, ceilDiv(k, g.kc)))
-  const copy = copies ? align64(kc * nr * 4) : 0
+  const copyFloats = g === undefined ? nr * Math.max(kc, 2 * Math.min(k, 256)) : kc * nr * (g.tilePanels ?? 1)
+  const copy = copies ? align64(copyFloats * 4) : 0
   const packsA = aRowStride !== undefined && aRowStride % A_ALIAS_FLOATS === 0
   const mc = g === undefined ? Math.min(rows + 15, 144) : Math.min(roundUp(rows, g.mr), g.mc)
   const aBlock = packsA ? align64(4 * Math.max(1, mc * kc)) : 0

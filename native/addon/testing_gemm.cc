@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 // _testing entry points of the gemm kernel family:
-//   _testing.gemmInfo(isa) -> {mr, nr, mc, kc, nc}: the tile and blocking of that ISA's table
+//   _testing.gemmInfo(isa) -> {mr, nr, mc, kc, nc, tilePanels}: the tile and blocking of that ISA's table
 //   _testing.gemmWorkspaceBytes(isa, m, n, k, threads, rawB) -> gemm_workspace_bytes of that problem
 //   _testing.gemm(isa, o): runs the packed-panel driver (runtime/gemm_driver.h) with the table of
 //     `isa` on caller-owned Float32Arrays, writing o.c in place; returns the threads it could use.
@@ -54,6 +54,7 @@ Napi::Value gemm_info(const Napi::CallbackInfo& info) {
     const GemmKernels g = kernels_for(isa_arg(info[0])).gemm;
     Napi::Object o = Napi::Object::New(info.Env());
     o.Set("mr", g.mr), o.Set("nr", g.nr), o.Set("mc", g.mc), o.Set("kc", g.kc), o.Set("nc", g.nc);
+    o.Set("tilePanels", g.tile_panels);
     return o;
 }
 

@@ -19,9 +19,11 @@ void fill_gemm_kernels(GemmKernels* t, Isa isa) {
         t->f32_dot = gemm_f32_dot__avx2;
     }
     if (isa == Isa::avx512) {
-        // 16x16 (gemm_f32_16x16__avx512): the AVX2 panels' 16 columns, 16 rows. kc 384 -> a 24 KiB
-        // B micro-panel, within L1 (48 KiB on Zen 5); mc 144 (9 row groups) -> a 216 KiB packed A block.
-        *t = GemmKernels{gemm_f32_16x16__avx512, gemm_pack_a_f32__avx512, 16, 16, 144, 384, 4096};
+        // 8x32 (gemm_f32_8x32__avx512): 8 rows by two of the AVX2 layout's 16-column panels. kc 256 ->
+        // a 32 KiB B micro-panel pair, within L1 (48 KiB on Zen 5); mc 144 (18 row groups) -> a
+        // 144 KiB packed A block.
+        *t = GemmKernels{gemm_f32_8x32__avx512, gemm_pack_a_f32__avx512, 8, 16, 144, 256, 4096};
+        t->tile_panels = 2;
         t->f32_dot = gemm_f32_dot__avx2;
     }
 #elif defined(__aarch64__)

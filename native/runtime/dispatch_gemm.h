@@ -19,6 +19,7 @@ struct GemmKernels {
     GemmPackAFn f32_pack_a = nullptr;   // A panel packer for mr
     int32_t mr = 0, nr = 0;
     int32_t mc = 0, kc = 0, nc = 0;     // mc multiple of mr, nc multiple of nr
+    int32_t tile_panels = 1;            // B panels one micro-kernel call may span (gemm.h: b_next)
     GemmDotFn f32_dot = gemm_f32_dot__ref;  // row dots for a narrow right edge
 };
 

@@ -75,11 +75,11 @@ bool copies_b_panels(const GemmKernels& g, const GemmProblem& p) {
     return reads_b_in_place(p) && p.k > short_k && p.b_rs % 16 != 0 && ceil_div(p.m1 - p.m0, g.mr) >= copy_min_row_groups;
 }
 
-// Per thread: a packed A block (none when A is read in place), a B panel copy (copies_b_panels) and
-// one mr x nr edge tile.
+// Per thread: a packed A block (none when A is read in place), a copy of the B panels one tile spans
+// (copies_b_panels) and one mr x nr edge tile.
 size_t thread_bytes(const GemmKernels& g, const GemmProblem& p) {
     const int64_t a_floats = reads_a_in_place(p) ? 0 : std::max<int64_t>(1, mc_of(g, p.m1 - p.m0) * kc_of(g, p.k));
-    const int64_t b_floats = copies_b_panels(g, p) ? kc_of(g, p.k) * g.nr : 0;
+    const int64_t b_floats = copies_b_panels(g, p) ? kc_of(g, p.k) * g.nr * g.tile_panels : 0;
     return align_up(static_cast<size_t>(a_floats) * sizeof(float), 64) +
            align_up(static_cast<size_t>(b_floats) * sizeof(float), 64) +
            align_up(static_cast<size_t>(g.mr) * g.nr * sizeof(float), 64);
@@ -169,21 +169,29 @@ void run_rect(const Plan& x, int64_t r0, int64_t r1, int64_t qa, int64_t qb, int
                 const int64_t mcur = std::min(mc, r1 - ic);
                 const float* ablock = p.a + (ic - p.a_row0) * p.a_rs + pc * p.a_cs;
                 if (!x.a_in_place) g.f32_pack_a(g.mr, mcur, kcur, ablock, p.a_rs, p.a_cs, p.alpha, abuf);
-                // The tile of panel q and row ir of this A block.
-                auto tile_at = [&](int64_t q, int64_t ir) {
+                // Whether the tile at panel q spans panels q and q + 1 (a kernel of tile_panels 2): both
+                // in this column block, from the same source (not the packed partial group of an
+                // in-place B), starting at the rectangle's first column, written straight into C.
+                auto span_at = [&](int64_t q) -> int64_t {
+                    const bool pair = g.tile_panels >= 2 && q + 1 < jq_end && x.b.n_begin + q * nr >= c0 &&
+                                      p.c_cs == 1 && !(x.b_in_place && (q == x.q_edge || q + 1 == x.q_edge));
+                    return pair ? 2 : 1;
+                };
+                // The tile of panels [q, q + span) and row ir of this A block.
+                auto tile_at = [&](int64_t q, int64_t span, int64_t ir) {
                     const int64_t panel_col = x.b.n_begin + q * nr;
-                    const int64_t col = std::max(c0, panel_col), w = std::min(c1, panel_col + nr) - col;
+                    const int64_t col = std::max(c0, panel_col), w = std::min(c1, panel_col + span * nr) - col;
                     const int64_t off = col - panel_col;
                     const float* bp;
                     if (x.b_in_place && q != x.q_edge && copy_b) {
                         bp = bbuf;  // filled by the row sweep below
-                        e.b_ks = 0;
+                        e.b_ks = 0, e.b_next = kcur * nr;
                     } else if (x.b_in_place && q != x.q_edge) {
                         bp = p.b + pc * p.b_rs + panel_col;
-                        e.b_ks = p.b_rs;
+                        e.b_ks = p.b_rs, e.b_next = nr;
                     } else {
                         bp = x.b.data + (x.b_in_place ? 0 : q * k * nr) + pc * nr;
-                        e.b_ks = 0;
+                        e.b_ks = 0, e.b_next = k * nr;
                     }
                     e.bias = last && p.bias ? p.bias + col : nullptr;
                     const int64_t rows = std::min<int64_t>(g.mr, mcur - ir), i = ic + ir;
@@ -191,7 +199,7 @@ void run_rect(const Plan& x, int64_t r0, int64_t r1, int64_t qa, int64_t qb, int
                     e.row_bias = last && p.row_bias ? p.row_bias + i : nullptr;
                     if (off == 0 && p.c_cs == 1) {
                         g.f32(rows, w, kcur, ap, bp, p.c + i * p.c_rs + col, p.c_rs, e);
-                    } else {
+                    } else {  // span 1
                         GemmTileParams operands;
                         operands.a_rs = e.a_rs, operands.a_ks = e.a_ks, operands.b_ks = e.b_ks;
                         g.f32(rows, off + w, kcur, ap, bp, tile, nr, operands);
@@ -203,13 +211,21 @@ void run_rect(const Plan& x, int64_t r0, int64_t r1, int64_t qa, int64_t qb, int
                     // is bound by writing C: sweep it along C's rows, so the stores stream through
                     // mr rows at a time instead of touching all mc rows for every panel. B's block
                     // (kc x nc, at most 64 x 4096 floats) stays in L2.
-                    for (int64_t ir = 0; ir < mcur; ir += g.mr)
-                        for (int64_t q = jq; q < jq_end; ++q) tile_at(q, ir);
+                    for (int64_t ir = 0; ir < mcur; ir += g.mr) {
+                        for (int64_t q = jq, span; q < jq_end; q += span) {
+                            span = span_at(q);
+                            tile_at(q, span, ir);
+                        }
+                    }
                 } else {
-                    for (int64_t q = jq; q < jq_end; ++q) {
-                        if (copy_b && q != x.q_edge)
-                            copy_b_panel(nr, kcur, p.b + pc * p.b_rs + x.b.n_begin + q * nr, p.b_rs, bbuf);
-                        for (int64_t ir = 0; ir < mcur; ir += g.mr) tile_at(q, ir);
+                    for (int64_t q = jq, span; q < jq_end; q += span) {
+                        span = span_at(q);
+                        if (copy_b && q != x.q_edge) {
+                            for (int64_t s = 0; s < span; ++s)
+                                copy_b_panel(nr, kcur, p.b + pc * p.b_rs + x.b.n_begin + (q + s) * nr, p.b_rs,
+                                             bbuf + s * kcur * nr);
+                        }
+                        for (int64_t ir = 0; ir < mcur; ir += g.mr) tile_at(q, span, ir);
                     }
                 }
             }
@@ -340,7 +356,8 @@ Status gemm_run(const GemmKernels& g, const GemmProblem& p, void* ws, size_t ws_
     choose_grid(x, t);
     const size_t per_thread = thread_bytes(g, p);
     const size_t tile_bytes = align_up(static_cast<size_t>(g.mr) * g.nr * sizeof(float), 64);
-    const size_t b_copy_bytes = copies_b_panels(g, p) ? align_up(static_cast<size_t>(x.kc * g.nr) * sizeof(float), 64) : 0;
+    const size_t b_copy_bytes =
+        copies_b_panels(g, p) ? align_up(static_cast<size_t>(x.kc * g.nr * g.tile_panels) * sizeof(float), 64) : 0;
     const size_t a_bytes = per_thread - tile_bytes - b_copy_bytes;
     parallel_items(static_cast<int64_t>(x.tm) * x.tn, t, [&](int64_t id, int slot) {
         const int64_t ti = id / x.tn, tj = id % x.tn;

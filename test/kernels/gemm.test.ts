@@ -17,6 +17,7 @@ interface GemmInfo {
   mc: number
   kc: number
   nc: number
+  tilePanels: number
 }
 type GemmFn = (isa: string, o: Record<string, unknown>) => number
 const native = binding()
@@ -155,10 +156,10 @@ const primeK = 131
 for (const isa of isas) {
   const g = testing.gemmInfo(isa)
   const ms = [1, g.mr - 1, g.mr, g.mr + 1, primeM].filter((x) => x >= 1)
-  const ns = [1, g.nr - 1, g.nr, g.nr + 1, primeN]
+  const ns = [1, g.nr - 1, g.nr, g.nr + 1, 2 * g.nr - 1, 2 * g.nr + 1, primeN]
   const ks = [1, 7, g.kc + 1, primeK]
 
-  t.test(`gemm ${isa} (tile ${g.mr}x${g.nr}, kc ${g.kc}) raw B on 1 thread equals the exact product`, async (t) => {
+  t.test(`gemm ${isa} (tile ${g.mr}x${g.nr * g.tilePanels}, kc ${g.kc}) raw B on 1 thread equals the exact product`, async (t) => {
     for (const m of ms) for (const n of ns) for (const k of ks) gemmCase(t, isa, { m, n, k })
   })
 

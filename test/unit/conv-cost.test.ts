@@ -20,12 +20,13 @@ function conv2d(c: number, m: number, hw: number, k: number, opts: { stride?: nu
 
 const resnet = conv2d(64, 64, 56, 3)
 const kernels: ConvKernel[] = ['direct', 'im2col', 'gemm1x1', 'winograd63', 'winograd23', 'depthwise']
-// The blockings of runtime/dispatch_gemm.cc (ref, avx2, neon) when this was written; the native test
-// (test/kernels/conv-cost.test.ts) reads the live ones.
+// The blockings of runtime/dispatch_gemm.cc (ref, avx2, neon, avx512) when this was written; the native
+// test (test/kernels/conv-cost.test.ts) reads the live ones.
 const blockings: GemmBlocking[] = [
   { mr: 4, nr: 8, mc: 128, kc: 256 },
   { mr: 6, nr: 16, mc: 144, kc: 768 },
   { mr: 8, nr: 12, mc: 128, kc: 256 },
+  { mr: 8, nr: 16, mc: 144, kc: 256, tilePanels: 2 },
 ]
 
 t.test('which algorithms apply', async (t) => {

@@ -38,7 +38,8 @@ void gemm_f32__ref(const GemmArgs& g, int64_t m_begin, int64_t m_end);
 // ---------------------------------------------------------------------------------------------
 // Packed-panel GEMM micro-kernels (the fast path; driven by runtime/gemm_driver.h).
 //
-// Layouts (MR x NR is the micro-tile of the ISA: 4x8 ref, 6x16 avx2, 16x16 avx512, 8x12 neon):
+// Layouts (MR x NR is the micro-tile of the ISA: 4x8 ref, 6x16 avx2, 8x16 avx512, 8x12 neon; NR is the
+// width of a B panel, and the avx512 tile may span two panels, 8x32, see below):
 //   packed A panel  [kc][MR]      a[p * MR + i] = alpha * A[i0 + i, p0 + p]; rows i >= mr are zero
 //   packed B panel  [kc][NR]      b[p * NR + j] = B[p0 + p, j0 + j]; columns past N are zero
 //   (a whole packed B is [ceil(N / NR)][K][NR]: panel q holds columns q*NR .. q*NR+NR-1, so the
@@ -54,6 +55,9 @@ void gemm_f32__ref(const GemmArgs& g, int64_t m_begin, int64_t m_end);
 // whole (MR and NR wide). Operands read in place (no packing) say so with strides in the params:
 //   a_ks != 0:  A(i, p) = a[i * a_rs + p * a_ks], only rows i < mr are read (e.g. conv weights [M, K])
 //   b_ks != 0:  B(p, j) = b[p * b_ks + j], all NR columns are read (e.g. NCHW activations, full panels)
+// A kernel whose table says tile_panels = 2 (runtime/dispatch_gemm.h) also takes NR < nr <= 2 NR:
+// columns j >= NR are column j - NR of a second panel at b + b_next, read as the first (packed:
+// b[b_next + p * NR + j - NR]; in place: b[b_next + p * b_ks + j - NR]).
 // Tolerance: every variant matches __ref within K * 2^-20 * sum_p |a_ip * b_pj| (+ |bias_j|) per
 // element: the same products summed in another order in float32 (FMA or not).
 struct GemmTileParams {
@@ -61,6 +65,7 @@ struct GemmTileParams {
     const float* row_bias = nullptr;  // row_bias[i] for the tile's rows (a conv's per-channel bias), or null
     int64_t a_rs = 0, a_ks = 0;       // a_ks != 0: A read in place (see above); 0: packed panel
     int64_t b_ks = 0;                 // b_ks != 0: B read in place (see above); 0: packed panel
+    int64_t b_next = 0;               // nr > NR: offset of the second B panel from b, in floats
     float min = 0.0f, max = 0.0f;  // clamp bounds, used only when clamp is true
     bool load_c = false;
     bool clamp = false;
@@ -74,8 +79,8 @@ void gemm_f32_6x16__avx2(int64_t mr, int64_t nr, int64_t kc, const float* a, con
                          int64_t ldc, const GemmTileParams& p);
 void gemm_f32_8x12__neon(int64_t mr, int64_t nr, int64_t kc, const float* a, const float* b, float* c,
                          int64_t ldc, const GemmTileParams& p);
-void gemm_f32_16x16__avx512(int64_t mr, int64_t nr, int64_t kc, const float* a, const float* b, float* c,
-                            int64_t ldc, const GemmTileParams& p);
+void gemm_f32_8x32__avx512(int64_t mr, int64_t nr, int64_t kc, const float* a, const float* b, float* c,
+                           int64_t ldc, const GemmTileParams& p);
 
 // Row dots for a narrow right edge of C (at most gemm_dot_max_cols columns): for i < rows, t < cols,
 //   acc = sum_{p < k} a[i * a_rs + p] * bt[t * k + p]
