@@ -40,6 +40,7 @@ void fill_conv_kernels(ConvKernels* t, Isa isa) {
     if (isa == Isa::avx512) {  // the rest as avx2
         t->winograd_gemm = winograd_f32_6x16__avx512;
         t->depthwise_3x3 = depthwise_f32_3x3__avx512;
+        t->im2col_rows = im2col_rows_f32__avx512;
     }
 #endif
 }

@@ -125,8 +125,9 @@ cases.push({ algos: ['direct', 'im2col'], s: shape({ c: 3, m: 7, h: 9, w: 61, kh
 // Depthwise 5x5 and first layers: the direct kernels' 16-, 8-column blocks, overlapped tail and borders.
 cases.push({ algos: ['direct', 'im2col'], s: shape({ c: 12, m: 12, group: 12, h: 9, w: 40, kh: 5, kw: 5, pt: 2, pl: 2, pb: 2, pr: 2 }) })
 cases.push({ algos: ['direct', 'im2col'], s: shape({ c: 3, m: 16, h: 21, w: 45, sh: 2, sw: 2, pt: 1, pl: 1, pb: 1, pr: 1 }) })
-// Stems (at most 4 input channels, groups 1, no dilation): im2col by rows. Output widths around the 8- and
-// 16-column blocks and their masked tail, channel counts around the 6-channel blocks, stride 1 to 3 and
+// Stems (at most 4 input channels, groups 1, no dilation): im2col by rows. Output widths around the 8-, 16-
+// and 32-column blocks (AVX2, AVX-512) and their masked tail, channel counts around the 6- and 8-channel
+// blocks, stride 1 to 3 and
 // strides that differ per axis, kernels wider than tall, a row stride larger than the kernel, two images.
 for (const [c, m, h, w, kh, kw, sh, sw, pt, pl, pb, pr] of [
   [3, 32, 23, 45, 3, 3, 2, 2, 1, 1, 1, 1],
@@ -135,6 +136,7 @@ for (const [c, m, h, w, kh, kw, sh, sw, pt, pl, pb, pr] of [
   [2, 7, 10, 52, 3, 3, 3, 3, 1, 0, 0, 1],
   [3, 17, 7, 17, 1, 3, 3, 1, 0, 1, 0, 1],
   [3, 12, 8, 8, 2, 2, 2, 2, 0, 0, 0, 0],
+  [3, 24, 5, 150, 3, 3, 2, 2, 1, 1, 1, 1],
 ] as const) {
   cases.push({ algos: ['direct', 'im2col'], s: shape({ n: 2, c, m, h, w, kh, kw, sh, sw, pt, pl, pb, pr }) })
 }

@@ -13,6 +13,7 @@
 
 #include "common/macros.h"
 #include "kernels/gemm/gemm.h"
+#include "kernels/gemm/strided_rows.h"
 
 // GCC 12's _mm512_max_ps and _mm512_min_ps pass _mm512_undefined_ps() (a self-initialised variable)
 // as their unused merge source, which -Wmaybe-uninitialized reports at every inlined use.
@@ -55,40 +56,10 @@ __attribute__((always_inline)) inline void store_rows(const __m512 (&acc)[R][V],
     }
 }
 
-// The A rows of a tile, rows a_rs floats apart and advancing by a step per k: a packed panel
-// (a_rs 1, step 8) or rows read in place (a_rs = the row stride, step a_ks). Eight row pointers
-// would crowd the general registers next to B's and the loop counters (the compiler spilled them
-// inside the k loop), so every row is base + index * scale from two bases and two indexes
-// (x = the row stride in bytes, y = 3x):
-//   0: q0   1: q0+x   2: q0+2x   3: q0+y   4: q0+4x   5: q1   6: q1+x   7: q1+2x
-struct TileRows {
-    const char* q0;
-    const char* q1;
-    int64_t x, y;
-
-    TileRows(const float* a, int64_t a_rs)
-        : q0(reinterpret_cast<const char*>(a)), q1(q0 + 5 * 4 * a_rs), x(4 * a_rs), y(12 * a_rs) {}
-
-    template <int r>
-    __attribute__((always_inline)) const float* row() const {
-        const char* at;
-        if constexpr (r == 0) at = q0;
-        else if constexpr (r == 1) at = q0 + x;
-        else if constexpr (r == 2) at = q0 + 2 * x;
-        else if constexpr (r == 3) at = q0 + y;
-        else if constexpr (r == 4) at = q0 + 4 * x;
-        else if constexpr (r == 5) at = q1;
-        else if constexpr (r == 6) at = q1 + x;
-        else at = q1 + 2 * x;
-        return reinterpret_cast<const float*>(at);
-    }
-    __attribute__((always_inline)) void advance(int64_t bytes) { q0 += bytes, q1 += bytes; }
-};
-
 // acc[r][v] += A(r, k) * bv[v] for the R rows.
 template <int R, int V, size_t... Rs>
 __attribute__((always_inline)) inline void fma_rows(std::index_sequence<Rs...>, __m512 (&acc)[R][V],
-                                                    const TileRows& rows, const __m512 (&bv)[V]) {
+                                                    const StridedRows8& rows, const __m512 (&bv)[V]) {
     auto one = [&](auto r) {
         const __m512 av = _mm512_set1_ps(*rows.row<decltype(r)::value>());
         acc[decltype(r)::value][0] = _mm512_fmadd_ps(av, bv[0], acc[decltype(r)::value][0]);
@@ -109,7 +80,7 @@ void tile_rows(int64_t nr, int64_t kc, const float* a, const float* b, float* c,
         for (int v = 0; v < V; ++v) acc[r][v] = _mm512_setzero_ps();
     const int64_t b_ks = p.b_ks ? p.b_ks : panel_n;
     const float* b1 = b + (V == 2 ? p.b_next : 0);
-    TileRows rows(a, p.a_ks ? p.a_rs : 1);
+    StridedRows8 rows(a, p.a_ks ? p.a_rs : 1);  // a packed panel: rows 1 float apart
     const int64_t a_step = static_cast<int64_t>(sizeof(float)) * (p.a_ks ? p.a_ks : tile_m);
     for (int64_t k = 0; k < kc; ++k, rows.advance(a_step), b += b_ks, b1 += b_ks) {
         __m512 bv[V];

@@ -21,6 +21,7 @@
 
 #include <cstdint>
 #include <cstring>
+#include <type_traits>
 
 #include "kernels/conv/conv.h"
 
@@ -110,6 +111,50 @@ struct RowsRing {
     }
 };
 
+// The loop the SIMD variants share: for each output row [row_begin, row_end) of batch * OH rows, makes
+// its input rows present in the thread's ring and calls per_row(rows, koff, n, oh) with the row
+// pointers and tap offsets of RowsRing.
+template <typename PerRow>
+inline void rows_for_each(const ConvShape& s, const float* x, float* ring, int64_t row_begin, int64_t row_end,
+                          PerRow&& per_row) {
+    const int64_t OH = s.out[1];
+    RowsRing rr;
+    rr.s = &s;
+    rr.buf = ring;
+    rr.g = rows_geometry(s);
+    int64_t koff[rows_max_kernel];
+    rr.tap_offsets(koff);
+    const float* rows[4 * rows_max_kernel];
+    int64_t image = -1;
+    for (int64_t row = row_begin; row < row_end; ++row) {
+        const int64_t n = row / OH, oh = row % OH;
+        if (n != image) {
+            image = n;
+            rr.x = x + n * s.in_channels * s.in[1] * s.in[2];
+            rr.filled = INT64_MIN;
+        }
+        rr.advance(oh);
+        rr.row_pointers(oh, rows);
+        per_row(static_cast<const float* const*>(rows), static_cast<const int64_t*>(koff), n, oh);
+    }
+}
+
+// block(m, std::integral_constant<int, R>{}) for the R (1..Max) channels at m.
+template <int Max, typename Block>
+inline void rows_channel_block(int64_t r, int64_t m, Block& block) {
+    if constexpr (Max > 1) {
+        if (r < Max) return rows_channel_block<Max - 1>(r, m, block);
+    }
+    block(m, std::integral_constant<int, Max>{});
+}
+
+// Calls block(m, std::integral_constant<int, R>{}) for the blocks of R <= MaxR output channels that
+// cover [0, M), R = MaxR but for the last.
+template <int MaxR, typename Block>
+inline void rows_channel_blocks(int64_t M, Block&& block) {
+    for (int64_t m = 0; m < M; m += MaxR) rows_channel_block<MaxR>(M - m < MaxR ? M - m : MaxR, m, block);
+}
+
 // Output rows [row_begin, row_end) of batch * OH rows, every output channel; ring: RowsGeometry::floats.
 using Im2colRowsFn = void (*)(const ConvShape& s, const float* x, const float* w, const float* bias,
                               const ConvActivation& act, float* y, float* ring, int64_t row_begin, int64_t row_end);
@@ -118,6 +163,8 @@ void im2col_rows_f32__ref(const ConvShape& s, const float* x, const float* w, co
 #if defined(__x86_64__) || defined(_M_X64)
 void im2col_rows_f32__avx2(const ConvShape& s, const float* x, const float* w, const float* bias,
                            const ConvActivation& act, float* y, float* ring, int64_t row_begin, int64_t row_end);
+void im2col_rows_f32__avx512(const ConvShape& s, const float* x, const float* w, const float* bias,
+                             const ConvActivation& act, float* y, float* ring, int64_t row_begin, int64_t row_end);
 #endif
 #if defined(__aarch64__)
 void im2col_rows_f32__neon(const ConvShape& s, const float* x, const float* w, const float* bias,

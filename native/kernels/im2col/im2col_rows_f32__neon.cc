@@ -74,40 +74,17 @@ void channels(const RowArgs& a, const ConvShape& s) {
 
 void im2col_rows_f32__neon(const ConvShape& s, const float* x, const float* w, const float* bias,
                            const ConvActivation& act, float* y, float* ring, int64_t row_begin, int64_t row_end) {
-    const int64_t OH = s.out[1], OW = s.out[2], M = s.out_channels, C = s.in_channels;
-    const int64_t T = C * s.kernel[1] * s.kernel[2];
-    RowsRing rr;
-    rr.s = &s;
-    rr.buf = ring;
-    rr.g = rows_geometry(s);
-    int64_t koff[rows_max_kernel];
-    rr.tap_offsets(koff);
-    const float* rows[4 * rows_max_kernel];
-    int64_t image = -1;
-    for (int64_t row = row_begin; row < row_end; ++row) {
-        const int64_t n = row / OH, oh = row % OH;
-        if (n != image) {
-            image = n;
-            rr.x = x + n * C * s.in[1] * s.in[2];
-            rr.filled = INT64_MIN;
-        }
-        rr.advance(oh);
-        rr.row_pointers(oh, rows);
+    const int64_t OH = s.out[1], OW = s.out[2], M = s.out_channels;
+    const int64_t T = s.in_channels * s.kernel[1] * s.kernel[2];
+    rows_for_each(s, x, ring, row_begin, row_end, [&](const float* const* rows, const int64_t* koff, int64_t n, int64_t oh) {
         RowArgs a{rows, koff, nullptr, nullptr, nullptr, T, OH * OW, vdupq_n_f32(act.lo), vdupq_n_f32(act.hi), act.clamp};
-        for (int64_t m = 0; m < M; m += 6) {
+        rows_channel_blocks<6>(M, [&](int64_t m, auto r) {
             a.w = w + m * T;
             a.bias = bias ? bias + m : nullptr;
             a.y = y + ((n * M + m) * OH + oh) * OW;
-            switch (M - m < 6 ? M - m : 6) {
-                case 1: channels<1>(a, s); break;
-                case 2: channels<2>(a, s); break;
-                case 3: channels<3>(a, s); break;
-                case 4: channels<4>(a, s); break;
-                case 5: channels<5>(a, s); break;
-                default: channels<6>(a, s); break;
-            }
-        }
-    }
+            channels<decltype(r)::value>(a, s);
+        });
+    });
 }
 
 }  // namespace flexpipe
