@@ -111,33 +111,17 @@ struct RowsRing {
     }
 };
 
-// The loop the SIMD variants share: for each output row [row_begin, row_end) of batch * OH rows, makes
-// its input rows present in the thread's ring and calls per_row(rows, koff, n, oh) with the row
-// pointers and tap offsets of RowsRing.
-template <typename PerRow>
-inline void rows_for_each(const ConvShape& s, const float* x, float* ring, int64_t row_begin, int64_t row_end,
-                          PerRow&& per_row) {
-    const int64_t OH = s.out[1];
-    RowsRing rr;
-    rr.s = &s;
-    rr.buf = ring;
-    rr.g = rows_geometry(s);
-    int64_t koff[rows_max_kernel];
-    rr.tap_offsets(koff);
-    const float* rows[4 * rows_max_kernel];
-    int64_t image = -1;
-    for (int64_t row = row_begin; row < row_end; ++row) {
-        const int64_t n = row / OH, oh = row % OH;
-        if (n != image) {
-            image = n;
-            rr.x = x + n * s.in_channels * s.in[1] * s.in[2];
-            rr.filled = INT64_MIN;
-        }
-        rr.advance(oh);
-        rr.row_pointers(oh, rows);
-        per_row(static_cast<const float* const*>(rows), static_cast<const int64_t*>(koff), n, oh);
-    }
-}
+// What a SIMD variant's block of output channels reads and writes.
+struct RowsBlockArgs {
+    const float* const* rows;  // RowsRing::row_pointers
+    const int64_t* koff;       // RowsRing::tap_offsets
+    const float* w;            // first output channel of the block
+    const float* bias;         // its bias, or null
+    float* y;                  // output row oh of the block's first channel
+    int64_t T, plane;          // weights per channel (C KH KW), floats per output channel (OH OW)
+    float lo, hi;              // clamp bounds, used when clamp
+    bool clamp;
+};
 
 // block(m, std::integral_constant<int, R>{}) for the R (1..Max) channels at m.
 template <int Max, typename Block>
@@ -148,11 +132,41 @@ inline void rows_channel_block(int64_t r, int64_t m, Block& block) {
     block(m, std::integral_constant<int, Max>{});
 }
 
-// Calls block(m, std::integral_constant<int, R>{}) for the blocks of R <= MaxR output channels that
-// cover [0, M), R = MaxR but for the last.
-template <int MaxR, typename Block>
-inline void rows_channel_blocks(int64_t M, Block&& block) {
-    for (int64_t m = 0; m < M; m += MaxR) rows_channel_block<MaxR>(M - m < MaxR ? M - m : MaxR, m, block);
+// The entry the SIMD variants share: for each output row [row_begin, row_end) of batch * OH rows,
+// makes its input rows present in the thread's ring, then calls channels(a, std::integral_constant<int,
+// R>{}) for the blocks of R <= MaxR output channels that cover [0, M) (R = MaxR but for the last), with
+// a set for that row and block.
+template <int MaxR, typename Channels>
+inline void rows_run(const ConvShape& s, const float* x, const float* w, const float* bias, const ConvActivation& act,
+                     float* y, float* ring, int64_t row_begin, int64_t row_end, Channels&& channels) {
+    const int64_t OH = s.out[1], OW = s.out[2], M = s.out_channels;
+    RowsRing rr;
+    rr.s = &s;
+    rr.buf = ring;
+    rr.g = rows_geometry(s);
+    int64_t koff[rows_max_kernel];
+    rr.tap_offsets(koff);
+    const float* rows[4 * rows_max_kernel];
+    RowsBlockArgs a{rows, koff, nullptr, nullptr, nullptr, s.in_channels * s.kernel[1] * s.kernel[2], OH * OW,
+                    act.lo, act.hi, act.clamp};
+    int64_t image = -1;
+    for (int64_t row = row_begin; row < row_end; ++row) {
+        const int64_t n = row / OH, oh = row % OH;
+        if (n != image) {
+            image = n;
+            rr.x = x + n * s.in_channels * s.in[1] * s.in[2];
+            rr.filled = INT64_MIN;
+        }
+        rr.advance(oh);
+        rr.row_pointers(oh, rows);
+        auto block = [&](int64_t m, auto r) {
+            a.w = w + m * a.T;
+            a.bias = bias ? bias + m : nullptr;
+            a.y = y + ((n * M + m) * OH + oh) * OW;
+            channels(static_cast<const RowsBlockArgs&>(a), r);
+        };
+        for (int64_t m = 0; m < M; m += MaxR) rows_channel_block<MaxR>(M - m < MaxR ? M - m : MaxR, m, block);
+    }
 }
 
 // Output rows [row_begin, row_end) of batch * OH rows, every output channel; ring: RowsGeometry::floats.

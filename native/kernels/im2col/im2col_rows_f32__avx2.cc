@@ -10,16 +10,7 @@
 namespace flexpipe {
 namespace {
 
-struct RowArgs {
-    const float* const* rows;  // RowsRing::row_pointers
-    const int64_t* koff;       // RowsRing::tap_offsets
-    const float* w;  // first output channel of the block
-    const float* bias;
-    float* y;  // output row oh of the block's first channel
-    int64_t T, plane;
-    __m256 lo, hi;
-    bool clamp;
-};
+using RowArgs = RowsBlockArgs;
 
 template <int R, int V>
 inline void block(const RowArgs& a, const ConvShape& s, int64_t ow, int tail) {
@@ -46,7 +37,7 @@ inline void block(const RowArgs& a, const ConvShape& s, int64_t ow, int tail) {
     for (int r = 0; r < R; ++r) {
         for (int v = 0; v < V; ++v) {
             __m256 o = acc[r][v];
-            if (a.clamp) o = _mm256_min_ps(a.hi, _mm256_max_ps(a.lo, o));  // NaN stays NaN
+            if (a.clamp) o = _mm256_min_ps(_mm256_set1_ps(a.hi), _mm256_max_ps(_mm256_set1_ps(a.lo), o));  // NaN stays NaN
             float* yp = a.y + r * a.plane + ow + 8 * v;
             if (tail == 8) _mm256_storeu_ps(yp, o);
             else _mm256_maskstore_ps(yp, mask, o);
@@ -67,17 +58,8 @@ void channels(const RowArgs& a, const ConvShape& s) {
 
 void im2col_rows_f32__avx2(const ConvShape& s, const float* x, const float* w, const float* bias,
                            const ConvActivation& act, float* y, float* ring, int64_t row_begin, int64_t row_end) {
-    const int64_t OH = s.out[1], OW = s.out[2], M = s.out_channels;
-    const int64_t T = s.in_channels * s.kernel[1] * s.kernel[2];
-    rows_for_each(s, x, ring, row_begin, row_end, [&](const float* const* rows, const int64_t* koff, int64_t n, int64_t oh) {
-        RowArgs a{rows, koff, nullptr, nullptr, nullptr, T, OH * OW, _mm256_set1_ps(act.lo), _mm256_set1_ps(act.hi), act.clamp};
-        rows_channel_blocks<6>(M, [&](int64_t m, auto r) {
-            a.w = w + m * T;
-            a.bias = bias ? bias + m : nullptr;
-            a.y = y + ((n * M + m) * OH + oh) * OW;
-            channels<decltype(r)::value>(a, s);
-        });
-    });
+    rows_run<6>(s, x, w, bias, act, y, ring, row_begin, row_end,
+                [&](const RowArgs& a, auto r) { channels<decltype(r)::value>(a, s); });
 }
 
 }  // namespace flexpipe

@@ -10,16 +10,7 @@
 namespace flexpipe {
 namespace {
 
-struct RowArgs {
-    const float* const* rows;  // RowsRing::row_pointers
-    const int64_t* koff;       // RowsRing::tap_offsets
-    const float* w;            // first output channel of the block
-    const float* bias;
-    float* y;  // output row oh of the block's first channel
-    int64_t T, plane;
-    float32x4_t lo, hi;
-    bool clamp;
-};
+using RowArgs = RowsBlockArgs;
 
 template <int R, int V>
 inline void block(const RowArgs& a, const ConvShape& s, int64_t ow, int tail) {
@@ -46,8 +37,8 @@ inline void block(const RowArgs& a, const ConvShape& s, int64_t ow, int tail) {
         for (int v = 0; v < V; ++v) {
             float32x4_t o = acc[r][v];
             if (a.clamp) {  // compare-and-select, as the scalar clamp: NaN and -0 pass through
-                o = vbslq_f32(vcltq_f32(o, a.lo), a.lo, o);
-                o = vbslq_f32(vcgtq_f32(o, a.hi), a.hi, o);
+                o = vbslq_f32(vcltq_f32(o, vdupq_n_f32(a.lo)), vdupq_n_f32(a.lo), o);
+                o = vbslq_f32(vcgtq_f32(o, vdupq_n_f32(a.hi)), vdupq_n_f32(a.hi), o);
             }
             float* yp = a.y + r * a.plane + ow + 4 * v;
             if (tail == 4) {
@@ -74,17 +65,8 @@ void channels(const RowArgs& a, const ConvShape& s) {
 
 void im2col_rows_f32__neon(const ConvShape& s, const float* x, const float* w, const float* bias,
                            const ConvActivation& act, float* y, float* ring, int64_t row_begin, int64_t row_end) {
-    const int64_t OH = s.out[1], OW = s.out[2], M = s.out_channels;
-    const int64_t T = s.in_channels * s.kernel[1] * s.kernel[2];
-    rows_for_each(s, x, ring, row_begin, row_end, [&](const float* const* rows, const int64_t* koff, int64_t n, int64_t oh) {
-        RowArgs a{rows, koff, nullptr, nullptr, nullptr, T, OH * OW, vdupq_n_f32(act.lo), vdupq_n_f32(act.hi), act.clamp};
-        rows_channel_blocks<6>(M, [&](int64_t m, auto r) {
-            a.w = w + m * T;
-            a.bias = bias ? bias + m : nullptr;
-            a.y = y + ((n * M + m) * OH + oh) * OW;
-            channels<decltype(r)::value>(a, s);
-        });
-    });
+    rows_run<6>(s, x, w, bias, act, y, ring, row_begin, row_end,
+                [&](const RowArgs& a, auto r) { channels<decltype(r)::value>(a, s); });
 }
 
 }  // namespace flexpipe
