@@ -45,11 +45,20 @@ export interface NativeReadResult {
   ms: number
 }
 
+/** What a runPipeline call did. */
+export interface NativePipelineResult extends NativeReadResult {
+  /** Per-op milliseconds when profiling (a wait for loads not included), else undefined. */
+  ops: Float64Array | undefined
+  /** How long the ops waited for loads, and the loads for ops (ms). */
+  computeWaitMs: number
+  loadWaitMs: number
+}
+
 /**
  * The native session. It has two lanes: one run (compute) and one readFile (load) may be in flight at
- * the same time; a second call on a busy lane, and resize/write/read/addProgram/removeProgram/
- * setThreads/dispose while either lane is busy, throw ERR_FLEXPIPE_BUSY. The caller keeps the arena
- * ranges of an overlapping run and readFile disjoint.
+ * the same time, or one runPipeline, which takes both; a second call on a busy lane, and
+ * resize/write/read/addProgram/removeProgram/setThreads/dispose while either lane is busy, throw
+ * ERR_FLEXPIPE_BUSY. The caller keeps the arena ranges of an overlapping run and readFile disjoint.
  */
 export interface NativeSession {
   resize(bytes: number, keepBytes: number): void
@@ -70,6 +79,25 @@ export interface NativeSession {
   ): Promise<Float64Array | undefined>
   /** ranges: [fileOffset, length, arenaOffset] triples. */
   readFile(path: string, ranges: Float64Array, options?: NativeReadOptions): Promise<NativeReadResult>
+  /**
+   * Runs the whole program while reading ranges of path into the arena (native/runtime/pipeline_gate.h):
+   * range j starts once op after[j] is done (-1: at once; ranges start in order), op k runs once ranges
+   * [0, need[k]) are in. A schedule that could deadlock (an op a range waits for needs that range or a
+   * later one) throws. With options.bandwidth each range completes no earlier than a device of that
+   * speed would deliver it. A failing read rejects with its error after the ops stop at their next wait.
+   */
+  runPipeline(
+    program: number,
+    activationBase: number,
+    inputs: Array<[number, ArrayBufferView]>,
+    outputs: Array<[number, ArrayBufferView]>,
+    profile: boolean,
+    path: string,
+    ranges: Float64Array,
+    after: Int32Array,
+    need: Int32Array,
+    options?: NativeReadOptions,
+  ): Promise<NativePipelineResult>
   stats(): NativeStats
   setThreads(threads: number): void
   dispose(): void

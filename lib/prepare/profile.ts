@@ -9,7 +9,6 @@ import { binding } from '../native/binding.js'
 import { PackageReader } from '../package/index.js'
 import { rewritePackageMeta } from '../package/rewrite-meta.js'
 import { BudgetedEngine } from '../runtime/budget/budgeted-engine.js'
-import { batchBytes } from '../runtime/budget/pipeline.js'
 import type { Tensor, TensorInfo } from '../tensor.js'
 
 export interface DeviceProfile {
@@ -70,51 +69,42 @@ async function layerTimes(path: string, threads: number, lean: boolean, runs: nu
   }
 }
 
+/** Arena bytes the read-bandwidth measurement reads into (its ranges wrap around inside it). */
+const measureWindowBytes = 32 << 20
+
 /**
- * Cold read bandwidth as the engine sees it: the package's blobs (up to 128 MiB, in file order) read with
- * O_DIRECT in the load queue's batches (pipeline.ts: up to batchBytes per call, several requests in
- * flight), so per-call overhead and queue depth count as they will at run time.
+ * Cold read bandwidth as the engine sees it: the package's blobs (up to 128 MiB, in file order) read
+ * with O_DIRECT as one queue of ranges, several requests in flight, as the pipelined load lane reads
+ * them (their arena destinations wrap around inside a 32 MiB window: only the speed matters here).
  */
 export async function measureReadBandwidth(path: string): Promise<{ bytesPerSecond: number; direct: boolean }> {
   const reader = await PackageReader.open(path)
   const blobs = reader.manifest.blobs.filter((b) => b.paddedLength > 0).sort((a, b) => a.offset - b.offset)
   await reader.close()
   const cap = 128 << 20
-  const batches: Array<Array<{ offset: number; bytes: number }>> = []
+  const ranges: number[] = []
   let total = 0
-  let batch: Array<{ offset: number; bytes: number }> = []
-  let inBatch = 0
+  let at = 0
+  let window = 0
   for (const b of blobs) {
     if (total + b.paddedLength > cap && total > 0) break
-    if (inBatch + b.paddedLength > batchBytes && batch.length > 0) {
-      batches.push(batch)
-      batch = []
-      inBatch = 0
+    for (let done = 0; done < b.paddedLength; ) {
+      // a blob larger than the window is read in window-sized pieces
+      if (at >= measureWindowBytes) at = 0
+      const piece = Math.min(b.paddedLength - done, measureWindowBytes - at)
+      ranges.push(b.offset + done, piece, at)
+      window = Math.max(window, at + piece)
+      at += piece
+      done += piece
     }
-    batch.push({ offset: b.offset, bytes: b.paddedLength })
-    inBatch += b.paddedLength
     total += b.paddedLength
   }
-  if (batch.length > 0) batches.push(batch)
   if (total === 0) return { bytesPerSecond: 1e9, direct: false }
-  const arena = Math.max(...batches.map((x) => x.reduce((n, r) => n + r.bytes, 0)))
   const session = new (binding().Session)(1, 'auto')
   try {
-    session.resize(arena, 0)
-    let ms = 0
-    let direct = true
-    for (const x of batches) {
-      const ranges: number[] = []
-      let at = 0
-      for (const r of x) {
-        ranges.push(r.offset, r.bytes, at)
-        at += r.bytes
-      }
-      const result = await session.readFile(path, new Float64Array(ranges), { direct: true })
-      ms += result.ms
-      direct &&= result.direct
-    }
-    return { bytesPerSecond: total / (Math.max(ms, 1e-3) / 1e3), direct }
+    session.resize(window, 0)
+    const result = await session.readFile(path, new Float64Array(ranges), { direct: true })
+    return { bytesPerSecond: total / (Math.max(result.ms, 1e-3) / 1e3), direct: result.direct }
   } finally {
     session.dispose()
   }

@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "addon/convert.h"
+#include "addon/workers/pipeline_worker.h"
 #include "addon/workers/read_worker.h"
 #include "addon/workers/run_worker.h"
 
@@ -20,6 +21,7 @@ Napi::Function SessionWrap::define(Napi::Env env) {
                         InstanceMethod("addProgram", &SessionWrap::add_program),
                         InstanceMethod("removeProgram", &SessionWrap::remove_program),
                         InstanceMethod("run", &SessionWrap::run), InstanceMethod("readFile", &SessionWrap::read_file),
+                        InstanceMethod("runPipeline", &SessionWrap::run_pipeline),
                         InstanceMethod("stats", &SessionWrap::stats),
                         InstanceMethod("setThreads", &SessionWrap::set_threads),
                         InstanceMethod("dispose", &SessionWrap::dispose)});
@@ -33,7 +35,7 @@ SessionWrap::SessionWrap(const Napi::CallbackInfo& info) : Napi::ObjectWrap<Sess
         throw Napi::RangeError::New(info.Env(), "io: expected 'auto', 'uring' or 'pread', got '" + io + "'");
     }
     session_ = std::make_unique<Session>(threads, io);
-    lane_ = std::make_unique<ComputeLane>();
+    lane_ = std::make_unique<Lane>();
 }
 
 void SessionWrap::check_alive(Napi::Env env, const char* what) {
@@ -50,9 +52,9 @@ static Napi::Error busy_error(Napi::Env env, const std::string& message) {
     return e;
 }
 
-void SessionWrap::check_usable(Napi::Env env, const char* what, Lane lane) {
+void SessionWrap::check_usable(Napi::Env env, const char* what, Claim claim) {
     check_alive(env, what);
-    if (lane == Lane::none) {
+    if (claim == Claim::none) {
         if (compute_busy_.load() || load_busy_.load()) {
             throw busy_error(env, std::string(what) + ": the session is busy (" +
                                       (compute_busy_.load() ? "a run" : "a readFile") +
@@ -60,10 +62,22 @@ void SessionWrap::check_usable(Napi::Env env, const char* what, Lane lane) {
         }
         return;
     }
-    bool expected = false;
-    if (!lane_flag(lane)->compare_exchange_strong(expected, true)) {
-        throw busy_error(env, std::string(what) + ": the session is busy with another " + what +
-                                  " (one run and one readFile may overlap, not two of either); await it first");
+    const auto claim_one = [&](std::atomic<bool>* flag) {
+        bool expected = false;
+        if (!flag->compare_exchange_strong(expected, true)) {
+            throw busy_error(env, std::string(what) + ": the session is busy with another " +
+                                      (flag == &compute_busy_ ? "run" : "readFile") +
+                                      " (one run and one readFile may overlap, not two of either; a runPipeline "
+                                      "takes both); await it first");
+        }
+    };
+    if (claim != Claim::both) return claim_one(lane_flag(claim));
+    claim_one(&compute_busy_);
+    try {
+        claim_one(&load_busy_);
+    } catch (...) {
+        compute_busy_.store(false);
+        throw;
     }
 }
 
@@ -73,7 +87,7 @@ static void throw_if_error(Napi::Env env, const Status& s) {
 
 // resize(bytes, keepBytes)
 Napi::Value SessionWrap::resize(const Napi::CallbackInfo& info) {
-    check_usable(info.Env(), "resize", Lane::none);
+    check_usable(info.Env(), "resize", Claim::none);
     const auto bytes = static_cast<uint64_t>(integer_arg(info[0], 0, max_offset, "bytes"));
     const auto keep = static_cast<uint64_t>(integer_arg(info[1], 0, max_offset, "keep"));
     throw_if_error(info.Env(), session_->resize(bytes, keep));
@@ -82,7 +96,7 @@ Napi::Value SessionWrap::resize(const Napi::CallbackInfo& info) {
 
 // write(offset, typedArray)
 Napi::Value SessionWrap::write(const Napi::CallbackInfo& info) {
-    check_usable(info.Env(), "write", Lane::none);
+    check_usable(info.Env(), "write", Claim::none);
     const auto offset = static_cast<uint64_t>(integer_arg(info[0], 0, max_offset, "offset"));
     const ByteView src = typed_array_bytes(info[1], "data");
     throw_if_error(info.Env(), session_->write(offset, src.data, src.bytes));
@@ -91,7 +105,7 @@ Napi::Value SessionWrap::write(const Napi::CallbackInfo& info) {
 
 // read(offset, typedArray): copies arena bytes into the array
 Napi::Value SessionWrap::read(const Napi::CallbackInfo& info) {
-    check_usable(info.Env(), "read", Lane::none);
+    check_usable(info.Env(), "read", Claim::none);
     const auto offset = static_cast<uint64_t>(integer_arg(info[0], 0, max_offset, "offset"));
     const ByteView dst = typed_array_bytes(info[1], "data");
     throw_if_error(info.Env(), session_->read(offset, dst.data, dst.bytes));
@@ -100,7 +114,7 @@ Napi::Value SessionWrap::read(const Napi::CallbackInfo& info) {
 
 // addProgram(Float64Array) -> id
 Napi::Value SessionWrap::add_program(const Napi::CallbackInfo& info) {
-    check_usable(info.Env(), "addProgram", Lane::none);
+    check_usable(info.Env(), "addProgram", Claim::none);
     if (!info[0].IsTypedArray() || info[0].As<Napi::TypedArray>().TypedArrayType() != napi_float64_array) {
         throw Napi::TypeError::New(info.Env(), "program: expected a Float64Array");
     }
@@ -111,7 +125,7 @@ Napi::Value SessionWrap::add_program(const Napi::CallbackInfo& info) {
 }
 
 Napi::Value SessionWrap::remove_program(const Napi::CallbackInfo& info) {
-    check_usable(info.Env(), "removeProgram", Lane::none);
+    check_usable(info.Env(), "removeProgram", Claim::none);
     const auto id = static_cast<int32_t>(integer_arg(info[0], 0, INT32_MAX, "program"));
     throw_if_error(info.Env(), session_->remove_program(id));
     return info.Env().Undefined();
@@ -121,15 +135,14 @@ Napi::Value SessionWrap::remove_program(const Napi::CallbackInfo& info) {
 //     profile?: boolean, opBegin?: number, opEnd?: number)
 //   -> Promise<undefined | Float64Array of per-op milliseconds (one per op of the range)>
 Napi::Value SessionWrap::run(const Napi::CallbackInfo& info) {
-    check_usable(info.Env(), "run", Lane::compute);
+    check_usable(info.Env(), "run", Claim::compute);
     try {
         const auto id = static_cast<int32_t>(integer_arg(info[0], 0, INT32_MAX, "program"));
         const auto base = static_cast<uint64_t>(integer_arg(info[1], 0, max_offset, "activationBase"));
         auto worker = std::make_unique<RunWorker>(info.Env(), &compute_busy_, session_.get(), lane_.get(), id, base);
-        worker->collect(info.This(), info[2], info[3]);  // pins the arrays; validates ids and sizes
-        worker->set_range(info[5], info[6]);             // validates 0 <= opBegin <= opEnd <= op count
-        if (!info[4].IsUndefined() && !info[4].IsBoolean()) throw Napi::TypeError::New(info.Env(), "profile: expected a boolean");
-        if (info[4].IsBoolean() && info[4].As<Napi::Boolean>().Value()) worker->enable_profile();
+        worker->args().collect(info.This(), info[2], info[3]);  // pins the arrays; validates ids and sizes
+        worker->args().set_range(info[5], info[6]);             // validates 0 <= opBegin <= opEnd <= op count
+        worker->args().set_profile(info[4]);
         Napi::Promise promise = worker->promise();
         worker.release()->Queue();  // the worker deletes itself when it settles
         return promise;
@@ -142,16 +155,45 @@ Napi::Value SessionWrap::run(const Napi::CallbackInfo& info) {
 // readFile(path, ranges: Float64Array of [fileOffset, length, arenaOffset]*,
 //          options?: { direct?: boolean, bandwidth?: number }) -> Promise<{ direct, bytes, ms }>
 Napi::Value SessionWrap::read_file(const Napi::CallbackInfo& info) {
-    check_usable(info.Env(), "readFile", Lane::load);
+    check_usable(info.Env(), "readFile", Claim::load);
     try {
         if (!info[0].IsString()) throw Napi::TypeError::New(info.Env(), "path: expected a string");
         auto worker = std::make_unique<ReadWorker>(info.Env(), &load_busy_, session_.get(),
                                                    info[0].As<Napi::String>().Utf8Value());
-        worker->collect(info.This(), info[1], info[2]);
+        worker->args().collect(info.This(), info[1], info[2]);
         Napi::Promise promise = worker->promise();
         worker.release()->Queue();
         return promise;
     } catch (...) {
+        load_busy_.store(false);
+        throw;
+    }
+}
+
+// runPipeline(programId, activationBase, inputs, outputs, profile, path, ranges, after: Int32Array,
+//             need: Int32Array, readOptions?) -> Promise<{ ops, direct, bytes, ms, computeWaitMs, loadWaitMs }>
+// The whole program and the reads at once, each waiting for the other only through after/need
+// (runtime/pipeline_gate.h); takes both lanes.
+Napi::Value SessionWrap::run_pipeline(const Napi::CallbackInfo& info) {
+    check_usable(info.Env(), "runPipeline", Claim::both);
+    try {
+        const auto id = static_cast<int32_t>(integer_arg(info[0], 0, INT32_MAX, "program"));
+        const auto base = static_cast<uint64_t>(integer_arg(info[1], 0, max_offset, "activationBase"));
+        if (!info[5].IsString()) throw Napi::TypeError::New(info.Env(), "path: expected a string");
+        if (!load_lane_) load_lane_ = std::make_unique<Lane>();  // on first use: most sessions never pipeline
+        auto worker = std::make_unique<PipelineWorker>(info.Env(), &compute_busy_, &load_busy_, session_.get(),
+                                                       lane_.get(), load_lane_.get(), id, base,
+                                                       info[5].As<Napi::String>().Utf8Value());
+        worker->run_args().collect(info.This(), info[2], info[3]);
+        worker->run_args().set_range(info.Env().Undefined(), info.Env().Undefined());
+        worker->run_args().set_profile(info[4]);
+        worker->read_args().collect(info.This(), info[6], info[9]);
+        worker->set_schedule(info[7], info[8]);
+        Napi::Promise promise = worker->promise();
+        worker.release()->Queue();
+        return promise;
+    } catch (...) {
+        compute_busy_.store(false);
         load_busy_.store(false);
         throw;
     }
@@ -170,7 +212,7 @@ Napi::Value SessionWrap::stats(const Napi::CallbackInfo& info) {
 }
 
 Napi::Value SessionWrap::set_threads(const Napi::CallbackInfo& info) {
-    check_usable(info.Env(), "setThreads", Lane::none);
+    check_usable(info.Env(), "setThreads", Claim::none);
     session_->set_threads(static_cast<int>(integer_arg(info[0], 1, 256, "threads")));
     return info.Env().Undefined();
 }
@@ -178,9 +220,10 @@ Napi::Value SessionWrap::set_threads(const Napi::CallbackInfo& info) {
 // dispose(): idempotent; refused while a run or read is in flight.
 Napi::Value SessionWrap::dispose(const Napi::CallbackInfo& info) {
     if (!session_) return info.Env().Undefined();
-    check_usable(info.Env(), "dispose", Lane::none);
+    check_usable(info.Env(), "dispose", Claim::none);
     session_.reset();
-    lane_.reset();  // joins the compute thread (idle: no run is in flight)
+    lane_.reset();       // joins the compute thread (idle: no run is in flight)
+    load_lane_.reset();  // and the load thread
     return info.Env().Undefined();
 }
 

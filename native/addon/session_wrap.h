@@ -7,7 +7,7 @@
 #include <atomic>
 #include <memory>
 
-#include "runtime/compute_lane.h"
+#include "runtime/lane.h"
 #include "runtime/session.h"
 
 namespace flexpipe {
@@ -25,23 +25,26 @@ class SessionWrap : public Napi::ObjectWrap<SessionWrap> {
     Napi::Value remove_program(const Napi::CallbackInfo& info);
     Napi::Value run(const Napi::CallbackInfo& info);
     Napi::Value read_file(const Napi::CallbackInfo& info);
+    Napi::Value run_pipeline(const Napi::CallbackInfo& info);
     Napi::Value stats(const Napi::CallbackInfo& info);
     Napi::Value set_threads(const Napi::CallbackInfo& info);
     Napi::Value dispose(const Napi::CallbackInfo& info);
 
     // The long operations in flight: one run (compute lane) and one readFile (load lane) may
     // overlap; everything that changes session state needs both lanes idle (see runtime/session.h).
-    enum class Lane { none, compute, load };
+    enum class Claim { none, compute, load, both };
     // Throws ERR_FLEXPIPE_DISPOSED.
     void check_alive(Napi::Env env, const char* what);
-    // Throws ERR_FLEXPIPE_DISPOSED / ERR_FLEXPIPE_BUSY. Lane::none: both lanes must be idle;
-    // Lane::compute / Lane::load: claims that lane (the worker frees it when it settles).
-    void check_usable(Napi::Env env, const char* what, Lane lane);
-    std::atomic<bool>* lane_flag(Lane lane) { return lane == Lane::compute ? &compute_busy_ : &load_busy_; }
+    // Throws ERR_FLEXPIPE_DISPOSED / ERR_FLEXPIPE_BUSY. Claim::none: both lanes must be idle;
+    // Claim::compute / Claim::load: claims that lane (the worker frees it when it settles).
+    void check_usable(Napi::Env env, const char* what, Claim claim);
+    std::atomic<bool>* lane_flag(Claim claim) { return claim == Claim::compute ? &compute_busy_ : &load_busy_; }
 
     std::unique_ptr<Session> session_;
-    // Every run of the session executes on this one thread (runtime/compute_lane.h says why).
-    std::unique_ptr<ComputeLane> lane_;
+    // Every run of the session executes on this one thread (runtime/lane.h says why).
+    std::unique_ptr<Lane> lane_;
+    // A pipelined run's reads execute on this one (runtime/lane.h).
+    std::unique_ptr<Lane> load_lane_;
     std::atomic<bool> compute_busy_{false};
     std::atomic<bool> load_busy_{false};
 };

@@ -26,11 +26,27 @@ struct ReadRequest {
     uint8_t* dst = nullptr;
 };
 
+// ReadGate: what a pipelined read (runtime/pipeline_gate.h) tells the reader and hears from it.
+// Requests start in order: the reader asks ready(i) before the first chunk of request i and submits
+// nothing further while it is false; with nothing else in flight it blocks in wait_ready(i). It
+// reports every chunk it finishes with read_bytes (from any reader thread, in any order).
+class ReadGate {
+  public:
+    virtual ~ReadGate() = default;
+    // Whether request i may start now (never blocks).
+    virtual bool ready(size_t i) = 0;
+    // Blocks until request i may start; false when the pipeline stopped (read nothing more).
+    virtual bool wait_ready(size_t i) = 0;
+    // bytes more of request i are in memory.
+    virtual void read_bytes(size_t i, uint64_t bytes) = 0;
+};
+
 class FileReader {
   public:
     virtual ~FileReader() = default;
-    // Reads every request fully from fd; returns io with the errno name on failure.
-    virtual Status read(int fd, const ReadRequest* requests, size_t n) = 0;
+    // Reads every request fully from fd; returns io with the errno name on failure. With a gate,
+    // requests wait for it (see ReadGate) and a stopped gate ends the read with Status::cancelled.
+    virtual Status read(int fd, const ReadRequest* requests, size_t n, ReadGate* gate = nullptr) = 0;
     virtual const char* name() const = 0;
 };
 
@@ -42,14 +58,22 @@ static_assert(reader_chunk_bytes % 4096 == 0, "chunks of an O_DIRECT read must s
 class ChunkCursor {
   public:
     ChunkCursor(const ReadRequest* requests, size_t n) : requests_(requests), n_(n) {}
-    // The next chunk as a request of its own; false when none is left.
-    bool next(ReadRequest* chunk) {
-        while (request_ < n_ && offset_ >= requests_[request_].length) ++request_, offset_ = 0;
-        if (request_ >= n_) return false;
+    // The next chunk as a request of its own; false when none is left. *request: whose chunk it is.
+    bool next(ReadRequest* chunk, size_t* request = nullptr) {
+        if (!skip_empty()) return false;
         const ReadRequest& r = requests_[request_];
         const uint64_t len = r.length - offset_ < reader_chunk_bytes ? r.length - offset_ : reader_chunk_bytes;
         *chunk = {r.file_offset + offset_, len, r.dst + offset_};
+        if (request) *request = request_;
         offset_ += len;
+        return true;
+    }
+    // Whether a chunk is left; if so, *request is whose it is and *first whether it starts that
+    // request (the point where a gated read asks ReadGate::ready).
+    bool peek(size_t* request, bool* first) {
+        if (!skip_empty()) return false;
+        *request = request_;
+        *first = offset_ == 0;
         return true;
     }
     // Chunks in total (for sizing a thread pool).
@@ -60,6 +84,12 @@ class ChunkCursor {
     }
 
   private:
+    // Moves past finished and empty requests; false when none is left.
+    bool skip_empty() {
+        while (request_ < n_ && offset_ >= requests_[request_].length) ++request_, offset_ = 0;
+        return request_ < n_;
+    }
+
     const ReadRequest* requests_;
     size_t n_;
     size_t request_ = 0;

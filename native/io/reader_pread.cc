@@ -1,5 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
-// The portable reader: requests split into chunks, read by a few pread threads started per call.
+// The portable reader: requests split into chunks, read by a few pread threads started per call. A
+// gated read (ReadGate) hands out a request's first chunk only once its gate is open; a thread that
+// finds it closed waits in the gate, outside the cursor's lock.
 //
 // Threads are raw pthreads sharing one stack-held context, so a read allocates nothing from this
 // code (std::thread would allocate its state with operator new).
@@ -36,22 +38,41 @@ int read_fully(int fd, uint8_t* dst, uint64_t len, uint64_t offset) {
 
 struct PreadJob {
     int fd;
+    ReadGate* gate;
     ChunkCursor cursor;
     std::mutex mu;  // guards cursor
     std::atomic<int> first_errno{0};
+    std::atomic<bool> stopped{false};  // the gate stopped the pipeline
 
-    PreadJob(int f, const ReadRequest* requests, size_t n) : fd(f), cursor(requests, n) {}
-    void work() {
-        ReadRequest chunk;
-        while (first_errno.load() == 0) {
+    PreadJob(int f, const ReadRequest* requests, size_t n, ReadGate* g) : fd(f), gate(g), cursor(requests, n) {}
+    // The next chunk to read; false when none is left or the read ends.
+    bool take(ReadRequest* chunk, size_t* request) {
+        for (;;) {
+            if (first_errno.load() != 0 || stopped.load()) return false;
+            size_t waiting = 0;
             {
                 std::lock_guard<std::mutex> lock(mu);
-                if (!cursor.next(&chunk)) return;
+                bool first = false;
+                if (!cursor.peek(request, &first)) return false;
+                if (!gate || !first || gate->ready(*request)) return cursor.next(chunk, request);
+                waiting = *request;
             }
+            if (!gate->wait_ready(waiting)) {
+                stopped.store(true);
+                return false;
+            }
+        }
+    }
+    void work() {
+        ReadRequest chunk;
+        size_t request = 0;
+        while (take(&chunk, &request)) {
             const int err = read_fully(fd, chunk.dst, chunk.length, chunk.file_offset);
             if (err != 0) {
                 int expected = 0;
                 first_errno.compare_exchange_strong(expected, err);
+            } else if (gate) {
+                gate->read_bytes(request, chunk.length);
             }
         }
     }
@@ -65,8 +86,8 @@ class PreadReader final : public FileReader {
   public:
     explicit PreadReader(int threads) : threads_(threads < 1 ? 1 : (threads > pread_threads_max ? pread_threads_max : threads)) {}
 
-    Status read(int fd, const ReadRequest* requests, size_t n) override {
-        PreadJob job(fd, requests, n);
+    Status read(int fd, const ReadRequest* requests, size_t n, ReadGate* gate) override {
+        PreadJob job(fd, requests, n, gate);
         const uint64_t chunks = ChunkCursor::count(requests, n);
         const int want = static_cast<int>(chunks < static_cast<uint64_t>(threads_) ? chunks : threads_);
         pthread_t pool[pread_threads_max];
@@ -79,6 +100,7 @@ class PreadReader final : public FileReader {
         const int err = job.first_errno.load();
         if (err == -1) return Status::error(StatusCode::io, "failed to read file: unexpected end of file");
         if (err != 0) return Status::error(StatusCode::io, "failed to read file: %s (errno=%d)", strerror(err), err);
+        if (job.stopped.load()) return Status::error(StatusCode::cancelled, "failed to read file: the pipeline stopped");
         return Status::ok();
     }
 

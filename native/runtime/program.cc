@@ -150,7 +150,7 @@ Status Program::bind(const Arena& arena, uint64_t activation_base) {
     return Status::ok();
 }
 
-Status Program::run(int threads, size_t op_begin, size_t op_end, double* op_ms) const {
+Status Program::run(int threads, size_t op_begin, size_t op_end, double* op_ms, OpGate* gate) const {
     const auto& table = op_table();
     if (op_begin > op_end || op_end > ops_.size()) {
         return Status::error(StatusCode::invalid_argument, "failed to run program: op range [%zu, %zu) outside [0, %zu)",
@@ -158,6 +158,7 @@ Status Program::run(int threads, size_t op_begin, size_t op_end, double* op_ms) 
     }
     for (size_t at = op_begin; at < op_end; ++at) {
         const OpRecord& r = ops_[at];
+        if (gate) FLEXPIPE_RETURN_IF_ERROR(gate->before(at));
         const auto start = op_ms ? std::chrono::steady_clock::now() : std::chrono::steady_clock::time_point{};
         OpCall call;
         call.in = op_views_.data() + r.views_begin;
@@ -178,6 +179,7 @@ Status Program::run(int threads, size_t op_begin, size_t op_end, double* op_ms) 
             const std::chrono::duration<double, std::milli> took = std::chrono::steady_clock::now() - start;
             op_ms[at - op_begin] = took.count();
         }
+        if (gate) gate->after(at);
     }
     return Status::ok();
 }

@@ -42,6 +42,16 @@ struct OpRecord {
     int32_t n_floats = 0;
 };
 
+// OpGate: what a pipelined run (runtime/pipeline_gate.h) tells the compute side and hears from it.
+class OpGate {
+  public:
+    virtual ~OpGate() = default;
+    // Blocks until op k may run (the weights it reads are in); an error ends the run.
+    virtual Status before(size_t op) = 0;
+    // Op k is done (its inputs' memory may be reused by loads).
+    virtual void after(size_t op) = 0;
+};
+
 class Program {
   public:
     static Status decode(const double* words, size_t n_words, Program* out);
@@ -49,8 +59,9 @@ class Program {
     // Points every tensor into the arena; fails if any lies outside it.
     Status bind(const Arena& arena, uint64_t activation_base);
     // Runs ops [op_begin, op_end) in order on the bound tensors (the caller checked the range); with
-    // op_ms (op_end - op_begin entries), records each op's wall time in milliseconds.
-    Status run(int threads, size_t op_begin, size_t op_end, double* op_ms = nullptr) const;
+    // op_ms (op_end - op_begin entries), records each op's wall time in milliseconds (a gate's wait
+    // not included); with a gate, waits in gate->before(k) before op k and reports gate->after(k).
+    Status run(int threads, size_t op_begin, size_t op_end, double* op_ms = nullptr, OpGate* gate = nullptr) const;
 
     size_t tensor_count() const { return slots_.size(); }
     const TensorSlot& slot(size_t i) const { return slots_[i]; }

@@ -88,7 +88,8 @@ size_t Session::op_count(int32_t id) const {
 }
 
 Status Session::run(int32_t id, uint64_t activation_base, const HostBuffer* inputs, size_t n_in,
-                    const HostBuffer* outputs, size_t n_out, size_t op_begin, size_t op_end, double* op_ms) {
+                    const HostBuffer* outputs, size_t n_out, size_t op_begin, size_t op_end, double* op_ms,
+                    OpGate* gate) {
     FLEXPIPE_RETURN_IF_ERROR(check_io(id, inputs, n_in));
     FLEXPIPE_RETURN_IF_ERROR(check_io(id, outputs, n_out));
     FLEXPIPE_RETURN_IF_ERROR(check_range(id, static_cast<int64_t>(op_begin), static_cast<int64_t>(op_end)));
@@ -97,7 +98,7 @@ Status Session::run(int32_t id, uint64_t activation_base, const HostBuffer* inpu
     for (size_t i = 0; i < n_in; ++i) {
         if (inputs[i].bytes) std::memcpy(p.slot(static_cast<size_t>(inputs[i].tensor)).view.data, inputs[i].data, inputs[i].bytes);
     }
-    FLEXPIPE_RETURN_IF_ERROR(p.run(threads_, op_begin, op_end, op_ms));
+    FLEXPIPE_RETURN_IF_ERROR(p.run(threads_, op_begin, op_end, op_ms, gate));
     for (size_t i = 0; i < n_out; ++i) {
         if (outputs[i].bytes) std::memcpy(outputs[i].data, p.slot(static_cast<size_t>(outputs[i].tensor)).view.data, outputs[i].bytes);
     }

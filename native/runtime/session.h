@@ -63,8 +63,10 @@ class Session {
     // Copies inputs in, runs ops [op_begin, op_end), copies outputs out. Buffers were checked by
     // check_io(), the range by check_range(). op_ms, when given, receives each op's wall time
     // (op_end - op_begin entries).
+    // With a gate, op k waits in gate->before(k) (a pipelined run, runtime/pipeline_gate.h).
     Status run(int32_t id, uint64_t activation_base, const HostBuffer* inputs, size_t n_in,
-               const HostBuffer* outputs, size_t n_out, size_t op_begin, size_t op_end, double* op_ms = nullptr);
+               const HostBuffer* outputs, size_t n_out, size_t op_begin, size_t op_end, double* op_ms = nullptr,
+               OpGate* gate = nullptr);
     // Ops of program id (0 when there is no such program).
     size_t op_count(int32_t id) const;
     // Checks 0 <= op_begin <= op_end <= op_count(id) (ids are checked by check_io).
@@ -73,9 +75,10 @@ class Session {
     Status check_io(int32_t id, const HostBuffer* buffers, size_t n) const;
 
     // Reads ranges of path into the arena (session_read.cc). scratch has room for n requests (the
-    // caller sizes it beforehand, so the read allocates nothing).
+    // caller sizes it beforehand, so the read allocates nothing). With a gate, range i waits for it
+    // (io/reader.h) and the gate applies options.bandwidth per range instead of to the whole call.
     Status read_file(const std::string& path, const FileRange* ranges, size_t n, const ReadOptions& options,
-                     ReadRequest* scratch, ReadResult* result);
+                     ReadRequest* scratch, ReadResult* result, ReadGate* gate = nullptr);
     uint64_t bytes_read() const { return bytes_read_.load(); }
     uint64_t direct_reads() const { return direct_reads_.load(); }
 

@@ -82,7 +82,7 @@ Status check_file_size(int fd, const std::string& path, const FileRange* ranges,
 }  // namespace
 
 Status Session::read_file(const std::string& path, const FileRange* ranges, size_t n, const ReadOptions& options,
-                          ReadRequest* scratch, ReadResult* result) {
+                          ReadRequest* scratch, ReadResult* result, ReadGate* gate) {
     const auto start = std::chrono::steady_clock::now();
     uint64_t total = 0;
     bool all_aligned = true;
@@ -104,12 +104,12 @@ Status Session::read_file(const std::string& path, const FileRange* ranges, size
     FLEXPIPE_RETURN_IF_ERROR(open_for_read(path, options.direct && all_aligned, &fd, &direct));
     Status s = check_file_size(fd, path, ranges, n);
     if (s.is_ok()) {
-        s = reader_->read(fd, scratch, n);
+        s = reader_->read(fd, scratch, n, gate);
         if (!s.is_ok()) s = Status::error(s.code(), "%s (file=%s)", s.message().c_str(), path.c_str());
     }
     ::close(fd);
     FLEXPIPE_RETURN_IF_ERROR(s);
-    throttle_until(start, total, options.bandwidth);
+    if (!gate) throttle_until(start, total, options.bandwidth);
     const std::chrono::duration<double, std::milli> took = std::chrono::steady_clock::now() - start;
     result->direct = direct;
     result->bytes = total;

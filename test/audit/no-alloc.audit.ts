@@ -77,6 +77,27 @@ for (const io of ['uring', 'pread'] as const) {
   })
 }
 
+t.test('a budgeted engine streaming weights (runPipeline: load and compute lanes, gate waits) allocates nothing per infer()', async (t) => {
+  const { preparedPackage, ocr } = await import('../helpers/budget.js')
+  const { openPackage } = await import('../../lib/index.js')
+  const { path, report } = await preparedPackage(ocr.det)
+  const feeds = await ocr.det.feeds()
+  for (const threads of [1, 2]) {
+    for (const throttle of [undefined, 400e6]) {
+      const engine = await openPackage(path, { threads, memoryBudget: report.minimumBudget, ...(throttle ? { ioBandwidth: throttle } : {}) })
+      const first = await engine.infer(feeds)
+      t.ok(engine.stats().loadsPerInference > 0, `at its minimum budget the package streams weights (${engine.stats().loadsPerInference} loads)`)
+      testing.allocAuditReset()
+      for (let i = 0; i < 3; i++) {
+        const again = await engine.infer(feeds)
+        t.same(Object.keys(again), Object.keys(first))
+      }
+      t.equal(testing.allocAudit().allocations, 0, `${threads} thread(s)${throttle ? ', throttled' : ''}: allocations inside runPipeline work over 3 infer() calls`)
+      await engine.close()
+    }
+  }
+})
+
 t.test('the elastic executor: dequantization, partial layers and staged + embedding reads allocate nothing', async (t) => {
   const { mkdtemp, rm } = await import('node:fs/promises')
   const { tmpdir } = await import('node:os')

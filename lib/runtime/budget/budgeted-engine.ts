@@ -29,7 +29,7 @@ import { SerialQueue } from '../serial-queue.js'
 import { finishProgram, type BudgetProgram } from './budget-program.js'
 import { isConstantValue, stepLayers, type OptionContext, type StepLayer } from './layer-options.js'
 import type { DeviceProfile } from '../../prepare/profile.js'
-import { loadsNeeded, runPipeline, type PipelineSchedule } from './pipeline.js'
+import { pipelineEdges, type PipelineEdges, type PipelineSchedule } from './pipeline.js'
 import { directConvolutionOnly, orderByProfile, withoutWinograd, liveBytesPerStep, type PlanProfile, budgetPlans, minimumBudget, planForBudget, unlimitedBudget, type BudgetModel, type BudgetPlan, type PlanPolicy } from './plan-budget.js'
 
 export interface PackageOpenOptions {
@@ -89,9 +89,11 @@ interface Active {
   readonly program: number
   readonly base: number
   readonly schedule: PipelineSchedule
-  readonly need: Int32Array
+  readonly edges: PipelineEdges
   /** Per load in queue order: [fileOffset, bytes, arenaOffset]. */
   readonly ranges: readonly Float64Array[]
+  /** The same, concatenated (the runPipeline argument). */
+  readonly allRanges: Float64Array
 }
 
 const alignUp = (n: number, a: number): number => Math.ceil(n / a) * a
@@ -343,7 +345,8 @@ export class BudgetedEngine {
         ops: b.ops,
         loads: loads.map((t) => ({ step: b.problem.tensors[t]!.first, after: plan.plan.loadAfter[t]!, bytes: b.loads[t]!.bytes })),
       }
-      this.active = { plan, program, base, schedule, need: loadsNeeded(schedule), ranges: loads.map(rangeOf) }
+      const ranges = loads.map(rangeOf)
+      this.active = { plan, program, base, schedule, edges: pipelineEdges(schedule), ranges, allRanges: concatRanges(ranges, 0, ranges.length) }
     } catch (err) {
       throw fromNative(err)
     }
@@ -355,10 +358,14 @@ export class BudgetedEngine {
     return b
   }
 
-  private read(session: NativeSession, range: Float64Array): Promise<unknown> {
+  private readOptions(): { direct: boolean; bandwidth?: number } {
     const opts: { direct: boolean; bandwidth?: number } = { direct: this.options.direct }
     if (this.options.ioBandwidth !== undefined) opts.bandwidth = this.options.ioBandwidth
-    return session.readFile(this.path, range, opts)
+    return opts
+  }
+
+  private read(session: NativeSession, range: Float64Array): Promise<unknown> {
+    return session.readFile(this.path, range, this.readOptions())
   }
 
   private async writeResident(session: NativeSession, b: BudgetProgram): Promise<void> {
@@ -415,17 +422,13 @@ export class BudgetedEngine {
     }
     const inputs = b.inputs.map((i): [number, ArrayBufferView] => [i.tensor, byName.get(i.name)!.data])
     try {
-      await runPipeline(
-        a.schedule,
-        {
-          load: (begin, end) => this.read(session, end === begin + 1 ? a.ranges[begin]! : concatRanges(a.ranges, begin, end)).then(() => undefined),
-          compute: async (begin, end) => {
-            const ms = await session.run(a.program, 0, begin === 0 ? inputs : [], end === b.ops ? pairs : [], opMs !== undefined, begin, end)
-            if (opMs !== undefined && ms !== undefined) opMs.set(ms, begin)
-          },
-        },
-        a.need,
-      )
+      if (a.ranges.length === 0) {
+        const ms = await session.run(a.program, 0, inputs, pairs, opMs !== undefined)
+        if (opMs !== undefined && ms !== undefined) opMs.set(ms)
+      } else {
+        const r = await session.runPipeline(a.program, 0, inputs, pairs, opMs !== undefined, this.path, a.allRanges, a.edges.after, a.edges.need, this.readOptions())
+        if (opMs !== undefined && r.ops !== undefined) opMs.set(r.ops)
+      }
     } catch (err) {
       throw fromNative(err, b.opNodes)
     }

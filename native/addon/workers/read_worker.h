@@ -5,39 +5,26 @@
 #include <napi.h>
 
 #include <string>
-#include <vector>
 
+#include "addon/workers/read_args.h"
 #include "addon/workers/status_worker.h"
-#include "runtime/session.h"
 
 namespace flexpipe {
 
 class ReadWorker final : public StatusWorker {
   public:
     ReadWorker(Napi::Env env, std::atomic<bool>* busy, Session* session, std::string path)
-        : StatusWorker(env, busy), session_(session), path_(std::move(path)) {}
+        : StatusWorker(env, busy), args_(session, std::move(path)) {}
 
-    // ranges: Float64Array of [fileOffset, length, arenaOffset] triples; options: undefined or
-    // { direct?: boolean, bandwidth?: number (bytes/s, positive and finite) }.
-    void collect(const Napi::Value& owner, const Napi::Value& ranges, const Napi::Value& options);
+    ReadArgs& args() { return args_; }
 
   protected:
-    Status work() override {
-        return session_->read_file(path_, ranges_.data(), ranges_.size(), options_, requests_.data(), &result_);
-    }
+    Status work() override { return args_.execute(); }
     // Resolves with { direct, bytes, ms }.
-    Napi::Value result(Napi::Env env) override;
+    Napi::Value result(Napi::Env env) override { return args_.result(env); }
 
   private:
-    void collect_options(const Napi::Value& options);
-
-    Session* session_;
-    std::string path_;
-    std::vector<FileRange> ranges_;
-    std::vector<ReadRequest> requests_;  // scratch for read_file, sized here so the read allocates nothing
-    ReadOptions options_;
-    ReadResult result_;
-    Napi::ObjectReference owner_;
+    ReadArgs args_;
 };
 
 }  // namespace flexpipe

@@ -14,9 +14,9 @@ namespace flexpipe {
 
 class StatusWorker : public Napi::AsyncWorker {
   public:
-    // busy is cleared when the worker settles (one long operation per session at a time).
-    StatusWorker(Napi::Env env, std::atomic<bool>* busy)
-        : Napi::AsyncWorker(env), deferred_(Napi::Promise::Deferred::New(env)), busy_(busy) {}
+    // busy (and also_busy) are cleared when the worker settles: the session lanes it holds.
+    StatusWorker(Napi::Env env, std::atomic<bool>* busy, std::atomic<bool>* also_busy = nullptr)
+        : Napi::AsyncWorker(env), deferred_(Napi::Promise::Deferred::New(env)), busy_(busy), also_busy_(also_busy) {}
     Napi::Promise promise() { return deferred_.Promise(); }
 
   protected:
@@ -29,19 +29,25 @@ class StatusWorker : public Napi::AsyncWorker {
         status_ = work();
     }
     void OnOK() override {
-        if (busy_) busy_->store(false);
+        release();
         Napi::HandleScope scope(Env());
         if (status_.is_ok()) deferred_.Resolve(result(Env()));
         else deferred_.Reject(status_to_error(Env(), status_).Value());
     }
     void OnError(const Napi::Error& e) override {
-        if (busy_) busy_->store(false);
+        release();
         deferred_.Reject(e.Value());
     }
 
   private:
+    void release() {
+        if (busy_) busy_->store(false);
+        if (also_busy_) also_busy_->store(false);
+    }
+
     Napi::Promise::Deferred deferred_;
     std::atomic<bool>* busy_;
+    std::atomic<bool>* also_busy_;
     Status status_;
 };
 

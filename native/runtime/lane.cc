@@ -1,14 +1,14 @@
 // SPDX-License-Identifier: Apache-2.0
-// ComputeLane: the handoff between a pool thread and the session's one compute thread.
-#include "runtime/compute_lane.h"
+// Lane: the handoff between a pool thread and one of the session's own threads.
+#include "runtime/lane.h"
 
 #include <utility>
 
 namespace flexpipe {
 
-ComputeLane::ComputeLane() : thread_([this] { loop(); }) {}
+Lane::Lane() : thread_([this] { loop(); }) {}
 
-ComputeLane::~ComputeLane() {
+Lane::~Lane() {
     {
         std::lock_guard<std::mutex> lock(mutex_);
         stop_ = true;
@@ -17,17 +17,21 @@ ComputeLane::~ComputeLane() {
     thread_.join();
 }
 
-Status ComputeLane::run(Task task, void* context) {
-    std::unique_lock<std::mutex> lock(mutex_);
+void Lane::start(Task task, void* context) {
+    std::lock_guard<std::mutex> lock(mutex_);
     task_ = task;
     context_ = context;
     finished_ = false;
     wake_.notify_one();
+}
+
+Status Lane::wait() {
+    std::unique_lock<std::mutex> lock(mutex_);
     done_.wait(lock, [this] { return finished_; });
     return std::move(result_);
 }
 
-void ComputeLane::loop() {
+void Lane::loop() {
     std::unique_lock<std::mutex> lock(mutex_);
     for (;;) {
         wake_.wait(lock, [this] { return stop_ || task_ != nullptr; });

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
-// Collecting and validating the host buffers of a run.
-#include "addon/workers/run_worker.h"
+// Collecting and validating the host buffers, op range and profiling flag of a run.
+#include "addon/workers/run_args.h"
 
 #include <cmath>
 #include <string>
@@ -9,7 +9,7 @@
 
 namespace flexpipe {
 
-void RunWorker::collect_list(const Napi::Value& list, const char* what, std::vector<HostBuffer>* out) {
+void RunArgs::collect_list(const Napi::Value& list, const char* what, std::vector<HostBuffer>* out) {
     Napi::Env env = list.Env();
     if (!list.IsArray()) throw Napi::TypeError::New(env, std::string(what) + ": expected an array of pairs");
     Napi::Array arr = list.As<Napi::Array>();
@@ -29,7 +29,7 @@ void RunWorker::collect_list(const Napi::Value& list, const char* what, std::vec
     }
 }
 
-void RunWorker::collect(const Napi::Value& owner, const Napi::Value& inputs, const Napi::Value& outputs) {
+void RunArgs::collect(const Napi::Value& owner, const Napi::Value& inputs, const Napi::Value& outputs) {
     pins_.push_back(Napi::Persistent(owner.As<Napi::Object>()));
     collect_list(inputs, "inputs", &inputs_);
     collect_list(outputs, "outputs", &outputs_);
@@ -49,7 +49,7 @@ static double op_index(const Napi::Value& v, double fallback, const char* what) 
     return d;
 }
 
-void RunWorker::set_range(const Napi::Value& op_begin, const Napi::Value& op_end) {
+void RunArgs::set_range(const Napi::Value& op_begin, const Napi::Value& op_end) {
     const auto n = static_cast<double>(session_->op_count(program_));
     const double b = op_index(op_begin, 0, "opBegin"), e = op_index(op_end, n, "opEnd");
     if (!(b >= 0 && b <= e && e <= n)) {
@@ -60,6 +60,19 @@ void RunWorker::set_range(const Napi::Value& op_begin, const Napi::Value& op_end
     }
     op_begin_ = static_cast<size_t>(b);
     op_end_ = static_cast<size_t>(e);
+}
+
+void RunArgs::set_profile(const Napi::Value& profile) {
+    if (!profile.IsUndefined() && !profile.IsBoolean()) throw Napi::TypeError::New(profile.Env(), "profile: expected a boolean");
+    profile_ = profile.IsBoolean() && profile.As<Napi::Boolean>().Value();
+    if (profile_) op_ms_.assign(op_end_ - op_begin_, 0.0);
+}
+
+Napi::Value RunArgs::op_times(Napi::Env env) const {
+    if (!profile_) return env.Undefined();
+    Napi::Float64Array times = Napi::Float64Array::New(env, op_ms_.size());
+    for (size_t i = 0; i < op_ms_.size(); ++i) times[i] = op_ms_[i];
+    return times;
 }
 
 }  // namespace flexpipe

@@ -1,12 +1,12 @@
 // SPDX-License-Identifier: Apache-2.0
 // Decoding the range list and options of a file read; the result object.
-#include "addon/workers/read_worker.h"
+#include "addon/workers/read_args.h"
 
 #include <cmath>
 
 namespace flexpipe {
 
-void ReadWorker::collect(const Napi::Value& owner, const Napi::Value& ranges, const Napi::Value& options) {
+void ReadArgs::collect(const Napi::Value& owner, const Napi::Value& ranges, const Napi::Value& options) {
     owner_ = Napi::Persistent(owner.As<Napi::Object>());
     Napi::Env env = ranges.Env();
     if (!ranges.IsTypedArray() || ranges.As<Napi::TypedArray>().TypedArrayType() != napi_float64_array) {
@@ -27,7 +27,7 @@ void ReadWorker::collect(const Napi::Value& owner, const Napi::Value& ranges, co
     collect_options(options);
 }
 
-void ReadWorker::collect_options(const Napi::Value& options) {
+void ReadArgs::collect_options(const Napi::Value& options) {
     Napi::Env env = options.Env();
     if (options.IsUndefined() || options.IsNull()) return;
     if (!options.IsObject()) throw Napi::TypeError::New(env, "options: expected an object { direct?, bandwidth? }");
@@ -48,7 +48,7 @@ void ReadWorker::collect_options(const Napi::Value& options) {
     }
 }
 
-Napi::Value ReadWorker::result(Napi::Env env) {
+Napi::Object ReadArgs::result(Napi::Env env) const {
     Napi::Object o = Napi::Object::New(env);
     o.Set("direct", Napi::Boolean::New(env, result_.direct));
     o.Set("bytes", Napi::Number::New(env, static_cast<double>(result_.bytes)));

@@ -1,0 +1,120 @@
+// SPDX-License-Identifier: Apache-2.0
+// PipelineGate: counters, waits and the per-load throttle of a pipelined run.
+#include "runtime/pipeline_gate.h"
+
+#include <algorithm>
+#include <chrono>
+#include <thread>
+
+namespace flexpipe {
+namespace {
+
+int64_t now_ns() {
+    return std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now().time_since_epoch())
+        .count();
+}
+
+}  // namespace
+
+Status PipelineGate::validate(const PipelineSchedule& s) {
+    const auto loads = static_cast<int64_t>(s.loads);
+    for (size_t k = 0; k < s.ops; ++k) {
+        const int32_t n = s.need[k];
+        if (n < 0 || n > loads || (k > 0 && n < s.need[k - 1])) {
+            return Status::error(StatusCode::invalid_argument,
+                                 "failed to run pipeline: need[%zu] = %d must lie in [need[%zu], %lld] (loads that op "
+                                 "waits for: a prefix of the load queue that grows with the op)",
+                                 k, n, k == 0 ? k : k - 1, static_cast<long long>(loads));
+        }
+    }
+    for (size_t j = 0; j < s.loads; ++j) {
+        const int32_t a = s.after[j];
+        if (a < -1 || a >= static_cast<int64_t>(s.ops)) {
+            return Status::error(StatusCode::invalid_argument,
+                                 "failed to run pipeline: after[%zu] = %d is not -1 or an op (ops=%zu)", j, a, s.ops);
+        }
+        if (a >= 0 && s.need[a] > static_cast<int64_t>(j)) {
+            return Status::error(StatusCode::invalid_argument,
+                                 "failed to run pipeline: load %zu waits for op %d, which waits for %d loads: the "
+                                 "schedule would deadlock",
+                                 j, a, s.need[a]);
+        }
+    }
+    return Status::ok();
+}
+
+PipelineGate::PipelineGate(const PipelineSchedule& s, PipelineGateScratch scratch, double bandwidth)
+    : s_(s), scratch_(scratch), bandwidth_(bandwidth > 0 ? bandwidth : 0) {
+    int64_t done = 0;
+    for (size_t j = 0; j < s.loads; ++j) {
+        scratch_.remaining[j].store(s.bytes[j]);
+        scratch_.deadline_ns[j] = 0;
+    }
+    while (done < static_cast<int64_t>(s.loads) && s.bytes[done] == 0) ++done;  // empty loads are in already
+    loads_done_.store(done);
+}
+
+template <class Open>
+bool PipelineGate::block_until(Open open, std::atomic<int64_t>* waited_ns) {
+    if (open()) return true;
+    const int64_t t0 = now_ns();
+    std::unique_lock<std::mutex> lock(mutex_);
+    changed_.wait(lock, [&] { return open() || stopped_.load(); });
+    waited_ns->fetch_add(now_ns() - t0);
+    return open();
+}
+
+void PipelineGate::wake() {
+    { std::lock_guard<std::mutex> lock(mutex_); }  // a waiter between its check and its wait sees the change
+    changed_.notify_all();
+}
+
+void PipelineGate::stop() {
+    stopped_.store(true);
+    wake();
+}
+
+Status PipelineGate::before(size_t op) {
+    const int64_t need = s_.need[op];
+    if (block_until([&] { return loads_done_.load(std::memory_order_acquire) >= need; }, &compute_wait_ns_)) {
+        return Status::ok();
+    }
+    return Status::error(StatusCode::cancelled, "stopped before op %zu: the loads it needs did not finish", op);
+}
+
+void PipelineGate::after(size_t op) {
+    ops_done_.store(static_cast<int64_t>(op) + 1, std::memory_order_release);
+    wake();
+}
+
+bool PipelineGate::ready(size_t load) {
+    if (stopped_.load() || !load_may_start(load)) return false;
+    if (bandwidth_ > 0 && scratch_.deadline_ns[load] == 0) {  // the load starts now: book the emulated device
+        std::lock_guard<std::mutex> lock(mutex_);
+        const auto need_ns = static_cast<int64_t>(static_cast<double>(s_.bytes[load]) / bandwidth_ * 1e9);
+        device_free_ns_ = std::max(device_free_ns_, now_ns()) + need_ns;
+        scratch_.deadline_ns[load] = device_free_ns_;
+    }
+    return true;
+}
+
+bool PipelineGate::wait_ready(size_t load) {
+    return block_until([&] { return load_may_start(load); }, &load_wait_ns_) && ready(load);
+}
+
+void PipelineGate::read_bytes(size_t load, uint64_t bytes) {
+    if (scratch_.remaining[load].fetch_sub(bytes) != bytes) return;  // more of this load to come
+    if (bandwidth_ > 0) {
+        const int64_t until = scratch_.deadline_ns[load];
+        for (int64_t t = now_ns(); t < until; t = now_ns()) std::this_thread::sleep_for(std::chrono::nanoseconds(until - t));
+    }
+    {
+        std::lock_guard<std::mutex> lock(mutex_);
+        int64_t done = loads_done_.load();
+        while (done < static_cast<int64_t>(s_.loads) && scratch_.remaining[done].load() == 0) ++done;
+        loads_done_.store(done, std::memory_order_release);
+    }
+    changed_.notify_all();
+}
+
+}  // namespace flexpipe

@@ -1,0 +1,93 @@
+// SPDX-License-Identifier: Apache-2.0
+// PipelineGate: the dependency-based sync of one pipelined run (FlexNN's load and compute queues).
+//
+//   load j starts once op after[j] is done     comp(after_j) < load(j): load j's bytes reuse arena
+//                                              memory that op after[j] reads last (-1: no wait)
+//   op k runs once loads [0, need[k]) are in   load(j) < comp(step_j): every weight op k reads is in
+//
+// TypeScript plans both queues and their edges (lib/runtime/budget/pipeline.ts) and hands them over
+// with the run (Session::run + Session::read_file, started together by addon/workers/pipeline_worker);
+// the compute lane waits in before(k), the load lane in ready(j) / wait_ready(j), and neither lane
+// waits on anything else. Loads start in queue order and ops run in order, so a schedule in which
+// every load j waits only for an op that needs fewer than j + 1 loads cannot deadlock (validate()).
+//
+// A throttle (bandwidth > 0) emulates a slow device for the whole queue: load j may not complete before
+// max(start of j, deadline of j - 1) + bytes_j / bandwidth, so compute sees each weight when a device
+// of that speed would have delivered it.
+//
+// Nothing here allocates: the per-load arrays are the caller's, sized before the run.
+#pragma once
+
+#include <atomic>
+#include <condition_variable>
+#include <cstdint>
+#include <mutex>
+
+#include "common/status.h"
+#include "io/reader.h"
+#include "runtime/program.h"
+
+namespace flexpipe {
+
+struct PipelineSchedule {
+    const int32_t* after = nullptr;   // per load: the op that must be done first (-1: none)
+    const int32_t* need = nullptr;    // per op: loads (a prefix of the queue) that must be in first
+    const uint64_t* bytes = nullptr;  // per load
+    size_t loads = 0, ops = 0;
+};
+
+// Per-load state the caller owns (one entry per load each), so that the gate allocates nothing.
+struct PipelineGateScratch {
+    std::atomic<uint64_t>* remaining = nullptr;  // bytes of load j still to read
+    int64_t* deadline_ns = nullptr;              // throttle: when load j may complete (0: not started)
+};
+
+class PipelineGate final : public OpGate, public ReadGate {
+  public:
+    // Checks ranges, monotone need, and the no-deadlock condition need[after[j]] <= j.
+    static Status validate(const PipelineSchedule& s);
+
+    // s must pass validate(); bandwidth in bytes per second (0: unthrottled).
+    PipelineGate(const PipelineSchedule& s, PipelineGateScratch scratch, double bandwidth);
+
+    // Ends the pipeline: wakes every waiter; waits from now on fail (the other lane's error is the cause).
+    void stop();
+
+    // OpGate (the compute lane).
+    Status before(size_t op) override;
+    void after(size_t op) override;
+    // ReadGate (the load lane).
+    bool ready(size_t load) override;
+    bool wait_ready(size_t load) override;
+    void read_bytes(size_t load, uint64_t bytes) override;
+
+    // Milliseconds each lane spent blocked on the other.
+    double compute_wait_ms() const { return compute_wait_ns_.load() * 1e-6; }
+    double load_wait_ms() const { return load_wait_ns_.load() * 1e-6; }
+    size_t loads_done() const { return static_cast<size_t>(loads_done_.load()); }
+
+  private:
+    bool load_may_start(size_t load) const {
+        const int32_t a = s_.after[load];
+        return a < 0 || ops_done_.load(std::memory_order_acquire) > a;
+    }
+    // Blocks until open() or stop; true when open() held. Adds the time blocked to *waited_ns.
+    template <class Open>
+    bool block_until(Open open, std::atomic<int64_t>* waited_ns);
+    // Wakes the waiters of block_until after a counter changed.
+    void wake();
+
+    PipelineSchedule s_;
+    PipelineGateScratch scratch_;
+    double bandwidth_;
+    std::atomic<int64_t> ops_done_{0};    // ops [0, ops_done) are done
+    std::atomic<int64_t> loads_done_{0};  // loads [0, loads_done) are in memory
+    std::atomic<bool> stopped_{false};
+    std::atomic<int64_t> compute_wait_ns_{0};
+    std::atomic<int64_t> load_wait_ns_{0};
+    std::mutex mutex_;  // guards the waits, the prefix advance and the throttle clock
+    std::condition_variable changed_;
+    int64_t device_free_ns_ = 0;  // throttle: when the emulated device finishes the loads started so far
+};
+
+}  // namespace flexpipe
