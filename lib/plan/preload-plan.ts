@@ -194,6 +194,46 @@ function checkBudget(budget: number): void {
   if (!Number.isSafeInteger(budget) || budget < 0) throw new ArgumentError(`budget: expected integer >= 0, got ${budget}`)
 }
 
+/** A problem prepared once, planned with the pin prefixes a caller chooses between (choosePinPrefix). */
+export interface PinPrefixPlanner {
+  readonly steps: number
+  /** The plan with exactly the weights of the leading k steps pinned, or undefined if it does not fit. */
+  withPrefix(k: number): PreloadPlan | undefined
+  /** planPreload's own plan (the longest prefix that plans, up to maxPinSteps); throws PlanInfeasibleError. */
+  largest(): PreloadPlan
+}
+
+/**
+ * The pin prefixes of one problem and budget, sharing one preparation: withPrefix(k) is one placement
+ * attempt (after a cheap bound rules out prefixes too large to fit), inside the same capped arena as
+ * planPreload, so a caller can compare plans by its own measure (plan-budget.ts simulates the pipeline).
+ */
+export function pinPrefixPlanner(problem: PreloadProblem, options: PreloadOptions): PinPrefixPlanner {
+  checkBudget(options.budget)
+  const prep = prepare(problem, options.alignment)
+  const preload = options.preload ?? true
+  const cap = alignUp(prep.total, weightAlignment)
+  const limits = cap < options.budget ? [cap, options.budget] : [options.budget]
+  const bounds = limits.map((limit) => pinLowerBound(prep, limit))
+  return {
+    steps: prep.steps,
+    withPrefix(k: number): PreloadPlan | undefined {
+      k = Math.max(0, Math.min(prep.steps, Math.floor(k)))
+      for (let i = 0; i < limits.length; i++) {
+        if (k > 0 && !bounds[i]!(k)) continue
+        const r = k === 0 ? attemptWithFallback(prep, limits[i]!, 0, preload) : attemptPlan(prep, limits[i]!, k, preload, new Uint8Array(prep.count))
+        if (r.ok) return finishPlan(prep, r.attempt)
+      }
+      return undefined
+    },
+    largest(): PreloadPlan {
+      const r = planForBudget(prep, options.budget, options.pin ?? true, preload, options.maxPinSteps ?? Infinity)
+      if (!r.ok) throw new PlanInfeasibleError(r.step, prep.live[r.step + 1]!, options.budget)
+      return finishPlan(prep, r.attempt)
+    },
+  }
+}
+
 /** Plans every tensor of `problem` inside `options.budget` bytes; throws PlanInfeasibleError if it does not fit. */
 export function planPreload(problem: PreloadProblem, options: PreloadOptions): PreloadPlan {
   checkBudget(options.budget)

@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 // The io_uring reader (liburing): chunked reads kept reader_queue_depth deep, short reads resubmitted,
 // no allocation per call (chunk slots live on the stack). A gated read (ReadGate) stops submitting at
-// a request whose gate is closed; while its earlier chunks are in flight it polls the gate between
-// completions (at most gate_poll_us apart), and with nothing in flight it blocks in the gate.
+// a request whose gate is closed; while earlier chunks are in flight it looks at the gate again after
+// each completion (the disk stays busy meanwhile), and with nothing in flight it blocks in the gate.
 #include <liburing.h>
 
 #include <cerrno>
@@ -20,9 +20,6 @@ struct Chunk {
     size_t request;
 };
 
-// How long a gated read waits for a completion before it looks at a closed gate again: short next to
-// a 1 MiB chunk's read time (about 0.5-1 ms on an NVMe or virtio disk), long next to a gate check.
-constexpr long gate_poll_us = 100;
 
 class UringReader final : public FileReader {
   public:
@@ -50,21 +47,18 @@ class UringReader final : public FileReader {
         int in_flight = 0;
         Status failure;
         while ((more && failure.is_ok()) || in_flight > 0) {
-            bool gated = false;  // the next request waits for its gate
             while (more && failure.is_ok() && n_free > 0) {
                 size_t request = 0;
                 bool first = false;
                 if (!(more = cursor.peek(&request, &first))) break;
                 if (gate && first && !gate->ready(request)) {
-                    gated = true;
-                    if (in_flight > 0) break;  // poll the gate between completions
+                    if (in_flight > 0) break;  // look again after the next completion
                     if (!gate->wait_ready(request)) {
                         failure = Status::error(StatusCode::cancelled, "failed to read file: the pipeline stopped");
                         break;
                     }
                     continue;  // open now: ready(request) holds
                 }
-                gated = false;
                 ReadRequest next;
                 cursor.next(&next, &request);
                 Chunk* c = free_slots[--n_free];
@@ -75,14 +69,7 @@ class UringReader final : public FileReader {
             if (in_flight == 0) continue;
             io_uring_submit(&ring_);
             io_uring_cqe* cqe = nullptr;
-            int rc;
-            if (gated) {
-                __kernel_timespec poll{0, gate_poll_us * 1000};
-                rc = io_uring_wait_cqe_timeout(&ring_, &cqe, &poll);
-                if (rc == -ETIME) continue;
-            } else {
-                rc = io_uring_wait_cqe(&ring_, &cqe);
-            }
+            const int rc = io_uring_wait_cqe(&ring_, &cqe);
             if (rc == -EINTR) continue;
             if (rc < 0) return Status::error(StatusCode::io, "failed to read file: io_uring_wait_cqe: %s", strerror(-rc));
             Chunk* c = static_cast<Chunk*>(io_uring_cqe_get_data(cqe));

@@ -4,10 +4,13 @@
 
 #include <algorithm>
 #include <chrono>
+#include <limits>
 #include <thread>
 
 namespace flexpipe {
 namespace {
+
+constexpr int64_t nobody = std::numeric_limits<int64_t>::max();
 
 int64_t now_ns() {
     return std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now().time_since_epoch())
@@ -44,7 +47,8 @@ Status PipelineGate::validate(const PipelineSchedule& s) {
 }
 
 PipelineGate::PipelineGate(const PipelineSchedule& s, PipelineGateScratch scratch, double bandwidth)
-    : s_(s), scratch_(scratch), bandwidth_(bandwidth > 0 ? bandwidth : 0) {
+    : s_(s), scratch_(scratch), bandwidth_(bandwidth > 0 ? bandwidth : 0), load_waits_for_ops_(nobody),
+      compute_waits_for_loads_(nobody) {
     int64_t done = 0;
     for (size_t j = 0; j < s.loads; ++j) {
         scratch_.remaining[j].store(s.bytes[j]);
@@ -54,37 +58,45 @@ PipelineGate::PipelineGate(const PipelineSchedule& s, PipelineGateScratch scratc
     loads_done_.store(done);
 }
 
-template <class Open>
-bool PipelineGate::block_until(Open open, std::atomic<int64_t>* waited_ns) {
-    if (open()) return true;
+// The waiter publishes its target, then checks the counter; the other lane publishes the counter, then
+// checks the target (both sequentially consistent), so one of them always sees the other's write: no
+// wake-up is lost although the notifier skips the lock when nobody waits for its value.
+bool PipelineGate::block_until(const std::atomic<int64_t>& counter, int64_t target, std::atomic<int64_t>* waits_for,
+                               std::condition_variable* changed, std::atomic<int64_t>* waited_ns) {
+    if (counter.load() >= target) return true;
     const int64_t t0 = now_ns();
     std::unique_lock<std::mutex> lock(mutex_);
-    changed_.wait(lock, [&] { return open() || stopped_.load(); });
+    waits_for->store(target);
+    changed->wait(lock, [&] { return counter.load() >= target || stopped_.load(); });
+    waits_for->store(nobody);
     waited_ns->fetch_add(now_ns() - t0);
-    return open();
+    return counter.load() >= target;
 }
 
-void PipelineGate::wake() {
-    { std::lock_guard<std::mutex> lock(mutex_); }  // a waiter between its check and its wait sees the change
-    changed_.notify_all();
+void PipelineGate::wake(int64_t value, const std::atomic<int64_t>& waits_for, std::condition_variable* changed) {
+    if (waits_for.load() > value) return;
+    { std::lock_guard<std::mutex> lock(mutex_); }  // the waiter is inside wait() or will see the value
+    changed->notify_all();
 }
 
 void PipelineGate::stop() {
     stopped_.store(true);
-    wake();
+    { std::lock_guard<std::mutex> lock(mutex_); }
+    ops_changed_.notify_all();
+    loads_changed_.notify_all();
 }
 
 Status PipelineGate::before(size_t op) {
-    const int64_t need = s_.need[op];
-    if (block_until([&] { return loads_done_.load(std::memory_order_acquire) >= need; }, &compute_wait_ns_)) {
+    if (block_until(loads_done_, s_.need[op], &compute_waits_for_loads_, &loads_changed_, &compute_wait_ns_)) {
         return Status::ok();
     }
     return Status::error(StatusCode::cancelled, "stopped before op %zu: the loads it needs did not finish", op);
 }
 
 void PipelineGate::after(size_t op) {
-    ops_done_.store(static_cast<int64_t>(op) + 1, std::memory_order_release);
-    wake();
+    const auto done = static_cast<int64_t>(op) + 1;
+    ops_done_.store(done);
+    wake(done, load_waits_for_ops_, &ops_changed_);
 }
 
 bool PipelineGate::ready(size_t load) {
@@ -99,7 +111,11 @@ bool PipelineGate::ready(size_t load) {
 }
 
 bool PipelineGate::wait_ready(size_t load) {
-    return block_until([&] { return load_may_start(load); }, &load_wait_ns_) && ready(load);
+    const int32_t a = s_.after[load];
+    if (a >= 0 && !block_until(ops_done_, static_cast<int64_t>(a) + 1, &load_waits_for_ops_, &ops_changed_, &load_wait_ns_)) {
+        return false;
+    }
+    return ready(load);
 }
 
 void PipelineGate::read_bytes(size_t load, uint64_t bytes) {
@@ -108,13 +124,14 @@ void PipelineGate::read_bytes(size_t load, uint64_t bytes) {
         const int64_t until = scratch_.deadline_ns[load];
         for (int64_t t = now_ns(); t < until; t = now_ns()) std::this_thread::sleep_for(std::chrono::nanoseconds(until - t));
     }
+    int64_t done;
     {
         std::lock_guard<std::mutex> lock(mutex_);
-        int64_t done = loads_done_.load();
+        done = loads_done_.load();
         while (done < static_cast<int64_t>(s_.loads) && scratch_.remaining[done].load() == 0) ++done;
-        loads_done_.store(done, std::memory_order_release);
+        loads_done_.store(done);
     }
-    changed_.notify_all();
+    wake(done, compute_waits_for_loads_, &loads_changed_);
 }
 
 }  // namespace flexpipe

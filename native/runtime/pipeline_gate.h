@@ -69,13 +69,15 @@ class PipelineGate final : public OpGate, public ReadGate {
   private:
     bool load_may_start(size_t load) const {
         const int32_t a = s_.after[load];
-        return a < 0 || ops_done_.load(std::memory_order_acquire) > a;
+        return a < 0 || ops_done_.load() > a;
     }
-    // Blocks until open() or stop; true when open() held. Adds the time blocked to *waited_ns.
-    template <class Open>
-    bool block_until(Open open, std::atomic<int64_t>* waited_ns);
-    // Wakes the waiters of block_until after a counter changed.
-    void wake();
+    // Blocks on `changed` until counter >= target or stop; true when the counter got there. While it
+    // blocks, *waits_for holds target, so that the other lane wakes it only when it is worth it (one
+    // wake-up per wait, not one per op or chunk: on a 2-core machine every wake-up preempts compute).
+    bool block_until(const std::atomic<int64_t>& counter, int64_t target, std::atomic<int64_t>* waits_for,
+                     std::condition_variable* changed, std::atomic<int64_t>* waited_ns);
+    // After counter grew to value: wakes the lane waiting on `changed` if its target is reached.
+    void wake(int64_t value, const std::atomic<int64_t>& waits_for, std::condition_variable* changed);
 
     PipelineSchedule s_;
     PipelineGateScratch scratch_;
@@ -85,8 +87,11 @@ class PipelineGate final : public OpGate, public ReadGate {
     std::atomic<bool> stopped_{false};
     std::atomic<int64_t> compute_wait_ns_{0};
     std::atomic<int64_t> load_wait_ns_{0};
+    std::atomic<int64_t> load_waits_for_ops_;     // ops_done the load lane sleeps for (max: not asleep)
+    std::atomic<int64_t> compute_waits_for_loads_;  // loads_done the compute lane sleeps for
     std::mutex mutex_;  // guards the waits, the prefix advance and the throttle clock
-    std::condition_variable changed_;
+    std::condition_variable ops_changed_;    // the load lane sleeps on it
+    std::condition_variable loads_changed_;  // the compute lane sleeps on it
     int64_t device_free_ns_ = 0;  // throttle: when the emulated device finishes the loads started so far
 };
 

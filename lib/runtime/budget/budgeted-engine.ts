@@ -30,6 +30,7 @@ import { finishProgram, type BudgetProgram } from './budget-program.js'
 import { isConstantValue, stepLayers, type OptionContext, type StepLayer } from './layer-options.js'
 import type { DeviceProfile } from '../../prepare/profile.js'
 import { pipelineEdges, type PipelineEdges, type PipelineSchedule } from './pipeline.js'
+import { planSchedule } from './plan-times.js'
 import { directConvolutionOnly, orderByProfile, withoutWinograd, liveBytesPerStep, type PlanProfile, budgetPlans, minimumBudget, planForBudget, unlimitedBudget, type BudgetModel, type BudgetPlan, type PlanPolicy } from './plan-budget.js'
 
 export interface PackageOpenOptions {
@@ -331,9 +332,7 @@ export class BudgetedEngine {
     try {
       session.resize(base + plan.plan.arenaBytes, keepResident ? base : 0)
       if (!keepResident) await this.writeResident(session, b)
-      const loads: number[] = []
-      const pinned: number[] = []
-      for (const t of plan.plan.order.weight) (plan.plan.placements[t]!.pinned ? pinned : loads).push(t)
+      const pinned = plan.plan.order.weight.filter((t) => plan.plan.placements[t]!.pinned)
       const rangeOf = (t: number): Float64Array => {
         const l = b.loads[t]!
         const blob = this.blob(l.blob)
@@ -341,11 +340,8 @@ export class BudgetedEngine {
       }
       if (pinned.length > 0) await this.read(session, concatRanges(pinned.map(rangeOf), 0, pinned.length)) // one batch
       const program = session.addProgram(finishProgram(b, plan.plan, base))
-      const schedule: PipelineSchedule = {
-        ops: b.ops,
-        loads: loads.map((t) => ({ step: b.problem.tensors[t]!.first, after: plan.plan.loadAfter[t]!, bytes: b.loads[t]!.bytes })),
-      }
-      const ranges = loads.map(rangeOf)
+      const schedule = planSchedule(b, plan.plan)
+      const ranges = schedule.tensors.map(rangeOf)
       this.active = { plan, program, base, schedule, edges: pipelineEdges(schedule), ranges, allRanges: concatRanges(ranges, 0, ranges.length) }
     } catch (err) {
       throw fromNative(err)

@@ -9,10 +9,15 @@ import { numel, type Graph } from '../../model/ir.js'
 import type { InferredGraph } from '../../model/infer-graph.js'
 import { dtypeBytes, type DType } from '../../model/dtype.js'
 import { planMemory } from '../../plan/memory-plan.js'
-import { planOnDemandFirstFit, planPreload, type PreloadPlan } from '../../plan/preload-plan.js'
+import { pinPrefixPlanner, planOnDemandFirstFit, planPreload, type PreloadPlan } from '../../plan/preload-plan.js'
 import { LayerTooLargeError, layerMinimumBytes, planSlicing, type LayerChoice, type LayerInfo } from '../../plan/slicing.js'
 import { buildBudgetProgram, type BudgetProgram, type ConstantLookup } from './budget-program.js'
 import { layerInfo, type StepLayer } from './layer-options.js'
+import { loadOverheadMs, opTimes, planSchedule, planTimes, type PlanProfile } from './plan-times.js'
+import { simulatePipeline } from '../../plan/pipeline-sim.js'
+import type { PinPrefixPlanner } from '../../plan/preload-plan.js'
+
+export type { PlanProfile } from './plan-times.js'
 
 export interface PlanPolicy {
   /** Preload weights ahead of their layer (default true; false: the seed's 'w/o preload'). */
@@ -36,13 +41,6 @@ export interface BudgetModel {
   readonly gemmNr: number
   /** Measured kernel times and read bandwidth (the package's device profile), when recorded. */
   readonly profile?: PlanProfile
-}
-
-export interface PlanProfile {
-  /** Milliseconds of layer i (index into layers) with `kernel`, when measured. */
-  readonly ms: (layer: number, kernel: string) => number | undefined
-  /** Weight read bandwidth, bytes per second (the throttle, when lower). */
-  readonly bandwidth: number
 }
 
 export interface BudgetPlan {
@@ -71,37 +69,92 @@ function build(m: BudgetModel, choices: readonly LayerChoice[]): BudgetProgram {
   return buildBudgetProgram({ graph: m.graph, inferred: m.inferred, layers: m.layers, choices, lookup: m.lookup, formShape: m.formShape, gemmNr: m.gemmNr })
 }
 
+/**
+ * How hard planRegion looks for the pin prefix: 'fine' simulates 9 prefixes and 2 around the best,
+ * 'coarse' 5 (while balanceIo compares kernel choices), 'estimate' plans only the analytic estimate
+ * (feasibility checks: the minimum-budget search).
+ */
+type PinSearch = 'fine' | 'coarse' | 'estimate'
+
 /** The memory plan of a built program inside `region` bytes (throws PlanInfeasibleError). */
-function planRegion(m: BudgetModel, b: BudgetProgram, choices: readonly LayerChoice[], region: number, policy: PlanPolicy): PreloadPlan {
-  if (policy.staticPlan) {
-    const maxPinSteps = policy.pin ? pinStepsForProfile(m, b, choices, region) : 0
-    return planPreload(b.problem, { budget: region, preload: policy.preload, pin: policy.pin, maxPinSteps })
+function planRegion(m: BudgetModel, b: BudgetProgram, choices: readonly LayerChoice[], region: number, policy: PlanPolicy, search: PinSearch = 'fine'): PreloadPlan {
+  if (!policy.staticPlan) {
+    const plan = planOnDemandFirstFit(b.problem)
+    if (plan.arenaBytes > region) throw new PlanInfeasibleError(-1, plan.arenaBytes, region)
+    return plan
   }
-  const plan = planOnDemandFirstFit(b.problem)
-  if (plan.arenaBytes > region) throw new PlanInfeasibleError(-1, plan.arenaBytes, region)
-  return plan
+  const planPinned = (maxPinSteps: number): PreloadPlan => planPreload(b.problem, { budget: region, preload: policy.preload, pin: policy.pin, maxPinSteps })
+  if (!policy.pin) return planPinned(0)
+  const estimate = pinStepsEstimate(m, b, choices, region)
+  if (m.profile === undefined || search === 'estimate') return planPinned(estimate)
+  const planner = pinPrefixPlanner(b.problem, { budget: region, preload: policy.preload, maxPinSteps: estimate })
+  return choosePinPrefix(m.profile, opTimes(m.layers, m.profile, b, choices), b, planner, estimate, search)
 }
 
 /**
- * How many leading steps to pin, from the device profile. Pinning saves reading those weights on every
- * inference but narrows the preload window, and while the pinned prefix computes the load queue can only
- * fill that window. Per pin prefix k (P pinned bytes, prefix compute time t, window w = region - live
- * activations - P, L = W - P bytes to load, bandwidth bw, total compute C):
+ * The pin prefix (how many leading steps' weights stay resident) whose plan the pipeline simulation
+ * (plan-times.ts) finds fastest. Pinning saves reading those weights on every inference but narrows
+ * the window the other weights are preloaded through, so past some prefix the disk idles while compute
+ * waits (ResNet-152 at 100 MB, 2 threads: pinning 6 MB simulates 134 ms, 66 MB 167 ms). Candidates: the
+ * analytic estimate, a grid over [0, steps], and (fine) the midpoints beside the best grid point; within
+ * 1% of the fastest, the one that reads least. When no candidate fits, planPreload's own search.
+ */
+function choosePinPrefix(profile: PlanProfile, ops: Float64Array, b: BudgetProgram, planner: PinPrefixPlanner, estimate: number, search: 'fine' | 'coarse'): PreloadPlan {
+  const S = planner.steps
+  // Only the figures of each candidate are kept, and the plan of the fastest so far: the heap growth of
+  // planning counts in the memory budget (bookkeepingBytes).
+  const tried = new Map<number, { ms: number; reads: number } | undefined>()
+  let kept: { k: number; plan: PreloadPlan } | undefined
+  const at = (k: number): void => {
+    k = Math.max(0, Math.min(S, Math.round(k)))
+    if (tried.has(k)) return
+    const plan = planner.withPrefix(k)
+    if (plan === undefined) return void tried.set(k, undefined)
+    const t = planTimes(profile, b, plan, ops)
+    if (kept === undefined || t.makespanMs < tried.get(kept.k)!.ms) kept = { k, plan }
+    tried.set(k, { ms: t.makespanMs, reads: t.readMs })
+  }
+  // Within 1% of the fastest, the plan that reads least: it is as fast and keeps more margin when the
+  // disk is slower than profiled (and a compute-bound pipeline makes many prefixes equally fast).
+  const best = (): number | undefined => {
+    let fastest = Infinity
+    for (const v of tried.values()) if (v !== undefined) fastest = Math.min(fastest, v.ms)
+    let k: number | undefined
+    for (const [key, v] of tried) {
+      if (v === undefined || v.ms > fastest * 1.01) continue
+      if (k === undefined || v.reads < tried.get(k)!.reads) k = key
+    }
+    return k
+  }
+  if (Number.isFinite(estimate)) at(estimate)
+  const grid = search === 'fine' ? 8 : 4
+  for (let i = 0; i <= grid; i++) at((i * S) / grid)
+  if (search === 'fine') {
+    const k = best()
+    if (k !== undefined) {
+      at(k - S / (2 * grid))
+      at(k + S / (2 * grid))
+    }
+  }
+  const k = best()
+  if (k === undefined) return planner.largest()
+  return kept!.k === k ? kept!.plan : planner.withPrefix(k)!
+}
+
+/**
+ * An analytic first guess at the pin prefix, from the device profile (choosePinPrefix refines it by
+ * simulation; the minimum-budget search plans with it alone). Pinning saves reading those weights on
+ * every inference but narrows the preload window, and while the pinned prefix computes the load queue
+ * can only fill that window. Per pin prefix k (P pinned bytes, prefix compute time t, window w = region -
+ * live activations - P, L = W - P bytes to load, bandwidth bw, total compute C):
  *     latency(k) ~ max(C, L / bw + max(0, t - w / bw))
  * and the k with the least estimate wins (ties: more pinning, fewer reads). Without a profile: no limit.
  */
-export function pinStepsForProfile(m: BudgetModel, b: BudgetProgram, choices: readonly LayerChoice[], region: number): number {
+function pinStepsEstimate(m: BudgetModel, b: BudgetProgram, choices: readonly LayerChoice[], region: number): number {
   const p = m.profile
   if (p === undefined) return Infinity
   const S = b.ops
-  const layerOf = new Map(m.layers.map((l, i) => [l.step.node.name, i]))
-  const opsOfNode = new Map<string, number>()
-  for (const n of b.opNodes) opsOfNode.set(n, (opsOfNode.get(n) ?? 0) + 1)
-  const opMs = b.opNodes.map((n) => {
-    const i = layerOf.get(n)
-    const ms = i === undefined ? undefined : p.ms(i, m.layers[i]!.options[choices[i]!.option]!.kernel)
-    return (ms ?? 0) / (opsOfNode.get(n) ?? 1)
-  })
+  const opMs = opTimes(m.layers, p, b, choices)
   const weightByStep = new Float64Array(S + 1)
   let acts = 0
   const live = new Float64Array(S + 2)
@@ -186,87 +239,112 @@ export function orderByProfile<M extends BudgetModel>(m: M): M {
   return { ...m, layers }
 }
 
-/** Bytes loaded per inference by a plan (weights that are not pinned). */
-function loadedBytes(p: BudgetPlan): number {
-  let n = 0
-  p.plan.placements.forEach((pl, t) => {
-    if (p.build.problem.tensors[t]!.kind === 'weight' && !pl.pinned) n += pl.size
-  })
-  return n
-}
-
-/** The planner's latency estimate of a plan: compute and reading overlap, so the slower of the two. */
-function ioEstimate(m: BudgetModel, plan: BudgetPlan): { computeMs: number; ioMs: number } {
+/** The modelled makespan of one inference under a plan (needs the profile). */
+function planMs(m: BudgetModel, plan: BudgetPlan): { ms: number; computeWaitMs: number } {
   const p = m.profile!
-  let computeMs = 0
-  plan.choices.forEach((c, i) => {
-    computeMs += p.ms(i, m.layers[i]!.options[c.option]!.kernel) ?? 0
-  })
-  return { computeMs, ioMs: loadedBytes(plan) / (p.bandwidth / 1e3) }
+  const t = planTimes(p, plan.build, plan.plan, opTimes(m.layers, p, plan.build, plan.choices))
+  return { ms: t.makespanMs, computeWaitMs: t.computeWaitMs }
 }
 
 /**
- * IO-aware kernel choice (beyond the seed, which chooses kernels for memory only): when the weights a plan
- * loads take longer to read than the plan takes to compute, switch layers to kernels that read smaller
- * weight forms (im2col's raw filters instead of Winograd's 16/9 or 64/9 larger transformed ones),
- * cheapest extra compute per saved read time first, until reading no longer exceeds computing. Every
- * byte a layer saves counts, pinned or loaded: the budget pins other weights in its place. Each round
- * re-plans (slicing and pinning change with the leaner forms), re-estimates max(compute, reads /
- * bandwidth) from the new plan and is kept only when that improves; the next round starts from it.
- * Needs the device profile.
+ * The number of leading moves (layer i to option k, in order) whose simulated makespan is least, on the
+ * schedule of `first`: a moved layer's loads shrink by its leaner form's share and its ops take its new
+ * kernel's time. The memory plan itself is not redone, so windows freed by the smaller forms are not
+ * seen: an estimate that errs towards fewer moves.
+ */
+function fastestPrefix(m: BudgetModel, p: PlanProfile, first: BudgetPlan, moves: ReadonlyArray<{ layer: number; option: number }>): number {
+  const b = first.build
+  const s = planSchedule(b, first.plan)
+  const ops = opTimes(m.layers, p, b, first.choices)
+  const perMs = p.bandwidth / 1e3
+  const loads = Float64Array.from(s.loads, (l) => (l.bytes ?? 0) / perMs + loadOverheadMs)
+  const layerOf = new Map(m.layers.map((l, i) => [l.step.node.name, i]))
+  const opsOf = new Map<number, number[]>()
+  b.opNodes.forEach((node, k) => {
+    const i = layerOf.get(node)
+    if (i !== undefined) opsOf.set(i, [...(opsOf.get(i) ?? []), k])
+  })
+  const loadsOf = new Map<number, number[]>()
+  s.loads.forEach((l, j) => {
+    const i = layerOf.get(b.opNodes[l.step]!)
+    if (i !== undefined) loadsOf.set(i, [...(loadsOf.get(i) ?? []), j])
+  })
+  const current = first.choices.map((c) => c.option)
+  let best = simulatePipeline(s, ops, loads).makespanMs
+  let bestN = 0
+  moves.forEach((mv, n) => {
+    const options = m.layers[mv.layer]!.options
+    const from = options[current[mv.layer]!]!
+    const to = options[mv.option]!
+    const dms = (p.ms(mv.layer, to.kernel) ?? 0) - (p.ms(mv.layer, from.kernel) ?? 0)
+    const layerOps = opsOf.get(mv.layer) ?? []
+    for (const k of layerOps) ops[k] = ops[k]! + dms / layerOps.length
+    const share = (to.sliced?.weight.bytes ?? 0) / (from.sliced?.weight.bytes ?? 1)
+    for (const j of loadsOf.get(mv.layer) ?? []) loads[j] = (loads[j]! - loadOverheadMs) * share + loadOverheadMs
+    current[mv.layer] = mv.option
+    const ms = simulatePipeline(s, ops, loads).makespanMs
+    if (ms < best) [best, bestN] = [ms, n + 1]
+  })
+  return bestN
+}
+
+/**
+ * IO-aware kernel choice (beyond the seed, which chooses kernels for memory only): when the compute of a
+ * plan waits for its reads, move layers to kernels that read smaller weight forms (im2col's raw filters
+ * instead of Winograd's 16/9 or 64/9 larger transformed ones), cheapest extra compute per saved read
+ * time first. How many layers move is chosen by simulating the pipeline (fastestPrefix), and that plan
+ * is re-sliced and re-planned (slicing and pinning change with the leaner forms) and kept if its own
+ * simulation is faster. A plan whose compute already never waits is kept as it is. Needs the device
+ * profile.
  */
 function balanceIo(m: BudgetModel, budget: number, policy: PlanPolicy, first: BudgetPlan, t0: number): BudgetPlan {
   const p = m.profile
   if (p === undefined) return first
+  const firstMs = planMs(m, first)
+  if (firstMs.computeWaitMs <= 0.01 * firstMs.ms) return first
   const perMs = p.bandwidth / 1e3
-  const skip = new Map<number, number>()
-  let best = first
-  let bestEst = ioEstimate(m, first)
-  for (let round = 0; round < 8; round++) {
-    let { computeMs: compute, ioMs: io } = bestEst
-    if (io <= compute) break
-    const moves: Array<{ layer: number; option: number; gain: number; cost: number }> = []
-    best.choices.forEach((c, i) => {
-      const options = m.layers[i]!.options
-      const chosen = options[c.option]!
-      const ms = p.ms(i, chosen.kernel)
-      const bytes = chosen.sliced?.weight.bytes
-      if (ms === undefined || bytes === undefined) return
-      for (let k = c.option + 1; k < options.length; k++) {
-        const o = options[k]!
-        const other = p.ms(i, o.kernel)
-        const leaner = o.sliced?.weight.bytes
-        if (other === undefined || leaner === undefined || leaner >= bytes) continue
-        moves.push({ layer: i, option: k, gain: (bytes - leaner) / perMs, cost: other - ms })
-        break
-      }
-    })
-    if (moves.length === 0) break
-    moves.sort((a, b) => a.cost / a.gain - b.cost / b.gain)
-    const next = new Map(skip)
-    for (const mv of moves) {
-      if (io <= compute) break
-      next.set(mv.layer, mv.option)
-      io -= mv.gain
-      compute += mv.cost
+  // Per layer, its steps to ever leaner forms; a step's ratio is extra ms per ms of reading saved, made
+  // non-decreasing along a layer so that sorting keeps each layer's steps in order.
+  const moves: Array<{ layer: number; option: number; ratio: number }> = []
+  first.choices.forEach((c, i) => {
+    const options = m.layers[i]!.options
+    let ms = p.ms(i, options[c.option]!.kernel)
+    let bytes = options[c.option]!.sliced?.weight.bytes
+    if (ms === undefined || bytes === undefined) return
+    let ratio = -Infinity
+    for (let k = c.option + 1; k < options.length; k++) {
+      const o = options[k]!
+      const other = p.ms(i, o.kernel)
+      const leaner = o.sliced?.weight.bytes
+      if (other === undefined || leaner === undefined || leaner >= bytes) continue
+      ratio = Math.max(ratio, (other - ms) / ((bytes - leaner) / perMs))
+      moves.push({ layer: i, option: k, ratio })
+      ms = other
+      bytes = leaner
     }
-    const lean = { ...m, layers: m.layers.map((l, i) => (next.has(i) ? { ...l, options: l.options.slice(next.get(i)) } : l)) }
-    let again: BudgetPlan
-    try {
-      again = sliceAndPlan(lean, budget, policy, t0)
-    } catch (err) {
-      if (err instanceof MemoryBudgetError) break
-      throw err
-    }
-    // Choices index the trimmed option lists; map them back to the model's own option indices.
-    const mapped = { ...again, choices: again.choices.map((c, i) => ({ ...c, option: c.option + (next.get(i) ?? 0) })) }
-    const est = ioEstimate(m, mapped)
-    if (Math.max(est.computeMs, est.ioMs) >= Math.max(bestEst.computeMs, bestEst.ioMs)) break
-    best = mapped
-    bestEst = est
-    for (const [k, v] of next) skip.set(k, v)
+  })
+  if (moves.length === 0) return first
+  moves.sort((a, b) => a.ratio - b.ratio)
+  // How many moves: each prefix of the move list simulated on the first plan's schedule, its loads of the
+  // moved layers shrunk to the leaner forms and its ops slowed to their kernels' times (cheap: no
+  // re-planning; a re-sliced plan per prefix grew the heap that the budget covers by 17 MB on
+  // ResNet-152). The prefix that simulates fastest is then planned for real and kept if it is faster.
+  const n = fastestPrefix(m, p, first, moves)
+  if (n === 0) return first
+  const option = new Map<number, number>()
+  for (const mv of moves.slice(0, n)) option.set(mv.layer, mv.option)
+  const lean = { ...m, layers: m.layers.map((l, i) => (option.has(i) ? { ...l, options: l.options.slice(option.get(i)) } : l)) }
+  let again: BudgetPlan
+  try {
+    again = sliceAndPlan(lean, budget, policy, t0)
+  } catch (err) {
+    if (err instanceof MemoryBudgetError) return first
+    throw err
   }
-  return best === first ? first : { ...best, ms: performance.now() - t0 }
+  // Choices index the trimmed option lists; map them back to the model's own option indices.
+  const fine = { ...again, choices: again.choices.map((c, i) => ({ ...c, option: c.option + (option.get(i) ?? 0) })) }
+  if (planMs(m, fine).ms >= firstMs.ms) return first
+  return { ...fine, ms: performance.now() - t0 }
 }
 
 /** Plans for `budget`; with `previous`, tries its slicing first. Throws MemoryBudgetError. */
@@ -286,7 +364,7 @@ export function planForBudget(m: BudgetModel, budget: number, policy: PlanPolicy
 }
 
 /** Slicing for a per-layer limit, then the memory plan; the limit tightens while the plan fails. */
-function sliceAndPlan(m: BudgetModel, budget: number, policy: PlanPolicy, t0: number): BudgetPlan {
+function sliceAndPlan(m: BudgetModel, budget: number, policy: PlanPolicy, t0: number, search: PinSearch = 'fine'): BudgetPlan {
   const infos = layerInfos(m, policy)
   let resident = build(m, defaultChoices(m, policy)).residentBytes
   let limit = budget - resident
@@ -305,7 +383,7 @@ function sliceAndPlan(m: BudgetModel, budget: number, policy: PlanPolicy, t0: nu
     const b = build(m, choices)
     resident = b.residentBytes
     try {
-      const plan = planRegion(m, b, choices, budget - resident, policy)
+      const plan = planRegion(m, b, choices, budget - resident, policy, search)
       return { budget, choices, build: b, plan, resliced: true, slicedFor: budget, ms: performance.now() - t0 }
     } catch (err) {
       if (!(err instanceof PlanInfeasibleError)) throw err
@@ -320,7 +398,7 @@ function sliceAndPlan(m: BudgetModel, budget: number, policy: PlanPolicy, t0: nu
 /** Whether `budget` plans (slicing and memory plan; what minimumBudget searches with). */
 export function budgetPlans(m: BudgetModel, budget: number, policy: PlanPolicy): boolean {
   try {
-    sliceAndPlan(m, budget, policy, performance.now())
+    sliceAndPlan(m, budget, policy, performance.now(), 'estimate')
     return true
   } catch (err) {
     if (err instanceof MemoryBudgetError) return false
