@@ -28,7 +28,13 @@ const usage = `usage:
 
 async function main(argv: string[]): Promise<number> {
   const [command, ...rest] = argv
-  const { values, positionals } = parseArgs({
+  if (command === undefined || command === 'help' || command === '--help' || command === '-h' || rest.includes('--help') || rest.includes('-h')) {
+    console.log(usage)
+    return command === undefined ? 2 : 0
+  }
+  let parsed
+  try {
+    parsed = parseArgs({
     args: rest,
     allowPositionals: true,
     options: {
@@ -50,6 +56,12 @@ async function main(argv: string[]): Promise<number> {
       'save-importance': { type: 'string' },
     },
   })
+  } catch (err) {
+    // an unknown or malformed option: say which, then how to call
+    console.error(`flexpipe: ${err instanceof Error ? err.message.split('. ')[0] : String(err)}\n${usage}`)
+    return 2
+  }
+  const { values, positionals } = parsed
   const threads = values.threads === undefined ? undefined : Number(values.threads)
   switch (command) {
     case 'demo':

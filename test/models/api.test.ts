@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 // The public API: model description, concurrent infer() calls, plan reuse, dtypes, the CLI.
-import { execFileSync } from 'node:child_process'
+import { execFileSync, spawnSync } from 'node:child_process'
 import { join } from 'node:path'
 import t from 'tap'
 import { nativeInfo, open, supportedOpTypes, tensor, type Tensor } from '../../lib/index.js'
@@ -84,6 +84,17 @@ t.test('the CLI runs a model and the demo', async (t) => {
     }
   })()
   t.match(bad, /ERR_FLEXPIPE_IO/)
+})
+
+t.test('the CLI answers --help with its usage and an unknown option with a message, not a stack trace', async (t) => {
+  const cli = join(repoRoot, 'dist', 'lib', 'cli', 'main.js')
+  const help = spawnSync(process.execPath, [cli, 'prepare', '--help'], { encoding: 'utf8' })
+  t.equal(help.status, 0, '--help exits 0')
+  t.match(help.stdout, /usage:[\s\S]*flexpipe prepare <model.onnx> -o <model.fpk>/)
+  const unknown = spawnSync(process.execPath, [cli, 'prepare', 'm.onnx', '--bogus'], { encoding: 'utf8' })
+  t.equal(unknown.status, 2, 'an unknown option exits 2')
+  t.match(unknown.stderr, /^flexpipe: Unknown option '--bogus'\nusage:/)
+  t.notMatch(unknown.stderr, /at .*\.js:\d+/, 'no stack trace')
 })
 
 t.test('inferProfiled reports every native op with its time and the same outputs as infer', async (t) => {
