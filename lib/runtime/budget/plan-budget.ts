@@ -70,14 +70,14 @@ function build(m: BudgetModel, choices: readonly LayerChoice[]): BudgetProgram {
 }
 
 /**
- * How hard planRegion looks for the pin prefix: 'fine' simulates 9 prefixes and 2 around the best,
- * 'coarse' 5 (while balanceIo compares kernel choices), 'estimate' plans only the analytic estimate
- * (feasibility checks: the minimum-budget search).
+ * How planRegion finds the pin prefix: 'search' simulates 9 prefixes and the 2 beside the best,
+ * 'estimate' plans only the analytic estimate (feasibility checks, and the kernel choice, which
+ * planForBudget follows with one search).
  */
-type PinSearch = 'fine' | 'coarse' | 'estimate'
+type PinSearch = 'search' | 'estimate'
 
 /** The memory plan of a built program inside `region` bytes (throws PlanInfeasibleError). */
-function planRegion(m: BudgetModel, b: BudgetProgram, choices: readonly LayerChoice[], region: number, policy: PlanPolicy, search: PinSearch = 'fine'): PreloadPlan {
+function planRegion(m: BudgetModel, b: BudgetProgram, choices: readonly LayerChoice[], region: number, policy: PlanPolicy, search: PinSearch = 'search'): PreloadPlan {
   if (!policy.staticPlan) {
     const plan = planOnDemandFirstFit(b.problem)
     if (plan.arenaBytes > region) throw new PlanInfeasibleError(-1, plan.arenaBytes, region)
@@ -88,7 +88,7 @@ function planRegion(m: BudgetModel, b: BudgetProgram, choices: readonly LayerCho
   const estimate = pinStepsEstimate(m, b, choices, region)
   if (m.profile === undefined || search === 'estimate') return planPinned(estimate)
   const planner = pinPrefixPlanner(b.problem, { budget: region, preload: policy.preload, maxPinSteps: estimate })
-  return choosePinPrefix(m.profile, opTimes(m.layers, m.profile, b, choices), b, planner, estimate, search)
+  return choosePinPrefix(m.profile, opTimes(m.layers, m.profile, b, choices), b, planner, estimate)
 }
 
 /**
@@ -96,10 +96,10 @@ function planRegion(m: BudgetModel, b: BudgetProgram, choices: readonly LayerCho
  * (plan-times.ts) finds fastest. Pinning saves reading those weights on every inference but narrows
  * the window the other weights are preloaded through, so past some prefix the disk idles while compute
  * waits (ResNet-152 at 100 MB, 2 threads: pinning 6 MB simulates 134 ms, 66 MB 167 ms). Candidates: the
- * analytic estimate, a grid over [0, steps], and (fine) the midpoints beside the best grid point; within
+ * analytic estimate, a grid over [0, steps], and the midpoints beside the best grid point; within
  * 1% of the fastest, the one that reads least. When no candidate fits, planPreload's own search.
  */
-function choosePinPrefix(profile: PlanProfile, ops: Float64Array, b: BudgetProgram, planner: PinPrefixPlanner, estimate: number, search: 'fine' | 'coarse'): PreloadPlan {
+function choosePinPrefix(profile: PlanProfile, ops: Float64Array, b: BudgetProgram, planner: PinPrefixPlanner, estimate: number): PreloadPlan {
   const S = planner.steps
   // Only the figures of each candidate are kept, and the plan of the fastest so far: the heap growth of
   // planning counts in the memory budget (bookkeepingBytes).
@@ -127,14 +127,12 @@ function choosePinPrefix(profile: PlanProfile, ops: Float64Array, b: BudgetProgr
     return k
   }
   if (Number.isFinite(estimate)) at(estimate)
-  const grid = search === 'fine' ? 8 : 4
+  const grid = 8
   for (let i = 0; i <= grid; i++) at((i * S) / grid)
-  if (search === 'fine') {
-    const k = best()
-    if (k !== undefined) {
-      at(k - S / (2 * grid))
-      at(k + S / (2 * grid))
-    }
+  const near = best()
+  if (near !== undefined) {
+    at(near - S / (2 * grid))
+    at(near + S / (2 * grid))
   }
   const k = best()
   if (k === undefined) return planner.largest()
@@ -336,15 +334,15 @@ function balanceIo(m: BudgetModel, budget: number, policy: PlanPolicy, first: Bu
   const lean = { ...m, layers: m.layers.map((l, i) => (option.has(i) ? { ...l, options: l.options.slice(option.get(i)) } : l)) }
   let again: BudgetPlan
   try {
-    again = sliceAndPlan(lean, budget, policy, t0)
+    again = sliceAndPlan(lean, budget, policy, t0, 'estimate')
   } catch (err) {
     if (err instanceof MemoryBudgetError) return first
     throw err
   }
   // Choices index the trimmed option lists; map them back to the model's own option indices.
-  const fine = { ...again, choices: again.choices.map((c, i) => ({ ...c, option: c.option + (option.get(i) ?? 0) })) }
-  if (planMs(m, fine).ms >= firstMs.ms) return first
-  return { ...fine, ms: performance.now() - t0 }
+  const moved = { ...again, choices: again.choices.map((c, i) => ({ ...c, option: c.option + (option.get(i) ?? 0) })) }
+  if (planMs(m, moved).ms >= firstMs.ms) return first
+  return { ...moved, ms: performance.now() - t0 }
 }
 
 /** Plans for `budget`; with `previous`, tries its slicing first. Throws MemoryBudgetError. */
@@ -360,11 +358,16 @@ export function planForBudget(m: BudgetModel, budget: number, policy: PlanPolicy
       if (!(err instanceof PlanInfeasibleError)) throw err
     }
   }
-  return balanceIo(m, budget, policy, sliceAndPlan(m, budget, policy, t0), t0)
+  // Kernels first, with the analytic pin prefix, then the pin prefix of the chosen program by simulation:
+  // one prefix search per plan keeps the heap that planning grows (which the budget covers) small.
+  const chosen = balanceIo(m, budget, policy, sliceAndPlan(m, budget, policy, t0, 'estimate'), t0)
+  if (m.profile === undefined || !policy.pin || !policy.staticPlan) return chosen
+  const plan = planRegion(m, chosen.build, chosen.choices, budget - chosen.build.residentBytes, policy, 'search')
+  return { ...chosen, plan, ms: performance.now() - t0 }
 }
 
 /** Slicing for a per-layer limit, then the memory plan; the limit tightens while the plan fails. */
-function sliceAndPlan(m: BudgetModel, budget: number, policy: PlanPolicy, t0: number, search: PinSearch = 'fine'): BudgetPlan {
+function sliceAndPlan(m: BudgetModel, budget: number, policy: PlanPolicy, t0: number, search: PinSearch = 'search'): BudgetPlan {
   const infos = layerInfos(m, policy)
   let resident = build(m, defaultChoices(m, policy)).residentBytes
   let limit = budget - resident
