@@ -30,8 +30,7 @@ function option(name: string, fallback: string): string {
   return (i >= 0 ? process.argv[i + 1] : undefined) ?? fallback
 }
 
-function conv2d(c: number, m: number, hw: number, k: number, stride = 1, group = 1): ConvShape {
-  const pad = Math.floor(k / 2)
+function conv2d(c: number, m: number, hw: number, k: number, stride = 1, group = 1, pad = Math.floor(k / 2)): ConvShape {
   const out = Math.floor((hw + 2 * pad - k) / stride) + 1
   return {
     batch: 1, inChannels: c, outChannels: m, group, in: [1, hw, hw], out: [1, out, out], kernel: [1, k, k],
@@ -67,6 +66,7 @@ const layers: Layer[] = [
   { id: 'pw14r', name: 'ResNet 1x1 1024->256 14x14', shape: conv2d(1024, 256, 14, 1), kernels: ['gemm1x1', 'direct'] },
   { id: 'pw7r', name: 'ResNet 1x1 2048->512 7x7', shape: conv2d(2048, 512, 7, 1), kernels: ['gemm1x1', 'direct'] },
   { id: 'stem', name: 'MobileNetV2 stem 3x3 s2 3->32 224x224', shape: conv2d(3, 32, 224, 3, 2), kernels: ['im2col', 'direct'] },
+  { id: 'stemsq', name: 'SqueezeNet stem 3x3 s2 3->64 224x224 (no padding)', shape: conv2d(3, 64, 224, 3, 2, 1, 0), kernels: ['im2col', 'direct'] },
   { id: 'stem7', name: 'ResNet stem 7x7 s2 3->64 224x224', shape: conv2d(3, 64, 224, 7, 2), kernels: ['im2col', 'direct'] },
   { id: 'ppocr', name: 'PP-OCR det conv1 3x3 s2 3->16 640x640', shape: conv2d(3, 16, 640, 3, 2), kernels: ['im2col', 'direct'] },
 ]
@@ -99,7 +99,7 @@ function prepare(s: ConvShape, kernel: ConvKernel, slices: number, wsBytes: numb
   const y = new Float32Array(s.batch * s.outChannels * s.out[1] * s.out[2])
   const outputs: NativeTensor[] = [f32([s.batch, s.outChannels, s.out[1], s.out[2]], y)]
   if (wsBytes > 0) outputs.push({ dtype: 2, dims: [wsBytes], data: new Uint8Array(wsBytes) })
-  const padEnd = (i: 1 | 2) => (s.out[i] - 1) * s.stride[i] + s.kernel[i] - s.in[i] - s.pad[i]
+  const padEnd = (i: 1 | 2) => Math.max(0, (s.out[i] - 1) * s.stride[i] + s.kernel[i] - s.in[i] - s.pad[i])
   const ints = [s.group, 2, kh, kw, s.stride[1], s.stride[2], 1, 1, s.pad[1], s.pad[2], padEnd(1), padEnd(2), convAlgoCode[kernel], slices, 0]
   return { inputs, outputs, ints, y }
 }
