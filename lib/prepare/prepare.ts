@@ -19,6 +19,7 @@ import { basename } from 'node:path'
 import { ArgumentError, MemoryBudgetError } from '../errors.js'
 import { dtypeBytes } from '../model/dtype.js'
 import { fuseActivations } from '../model/fuse-activations.js'
+import { fuseResidualAdds } from '../model/fuse-residual.js'
 import { inferGraph, type InferredGraph } from '../model/infer-graph.js'
 import { numel, type Graph, type TensorData, type ValueInfo } from '../model/ir.js'
 import { loadOnnx } from '../model/onnx-import.js'
@@ -117,9 +118,12 @@ export async function prepare(modelPath: string, outPath: string, options: Prepa
   const threads = options.threads ?? Math.min(availableParallelism(), 4)
   const source = fuseActivations(await loadOnnx(modelPath))
   checkSupported(source)
-  const fixed = fixInputs(source, options.dims ?? {})
-  const inputs = new Map<string, ValueInfo>(fixed.inputs.map((d) => [d.name, { dtype: d.dtype, dims: d.dims! }]))
-  const inferred = inferGraph(fixed, inputs, { concrete: true, fold: foldNative, foldCache: new Map() })
+  const unfused = fixInputs(source, options.dims ?? {})
+  const inputs = new Map<string, ValueInfo>(unfused.inputs.map((d) => [d.name, { dtype: d.dtype, dims: d.dims! }]))
+  const foldCache = new Map<string, ValueInfo[]>()
+  // Residual Adds fuse into their Conv where the shapes say so (then a Relu after them into the Conv).
+  const fixed = fuseActivations(fuseResidualAdds(unfused, inferGraph(unfused, inputs, { concrete: true, fold: foldNative, foldCache }).values))
+  const inferred = inferGraph(fixed, inputs, { concrete: true, fold: foldNative, foldCache })
   const planned = plannedGraph(fixed, inferred)
   const nr = binding().prepack('gemm_pack_b', { dtype: 1, dims: [1, 1], data: new Float32Array(1) }, [0]).dims[2]!
 

@@ -9,6 +9,7 @@ import type { Graph, TensorData, ValueInfo } from '../model/ir.js'
 import { isExternal, numel } from '../model/ir.js'
 import { loadOnnx } from '../model/onnx-import.js'
 import { fuseActivations } from '../model/fuse-activations.js'
+import { fuseResidualAdds } from '../model/fuse-residual.js'
 import { hostTensor } from '../model/values.js'
 import { opDef } from '../model/ops/registry.js'
 import { binding, type NativeSession } from '../native/binding.js'
@@ -118,7 +119,7 @@ export class Engine {
   /** Opens an ONNX model: import, symbolic shape inference, constant folding, weight placement. */
   static async open(path: string, options: OpenOptions = {}): Promise<Engine> {
     const opts = checkOptions(options)
-    const graph = fuseActivations(await loadOnnx(path))
+    let graph = fuseActivations(await loadOnnx(path))
     checkSupported(graph)
     const inputs = new Map<string, ValueInfo>()
     for (const d of graph.inputs) if (d.dims !== undefined) inputs.set(d.name, { dtype: d.dtype, dims: d.dims })
@@ -130,6 +131,14 @@ export class Engine {
       } catch (err) {
         // Shapes that depend on input contents are planned per infer() call; anything else is fatal.
         if (!(err instanceof ValueNeededError)) throw err
+      }
+    }
+    if (symbolic !== undefined) {
+      // Residual Adds fuse into their Conv where the (symbolic) shapes say so; without shapes, no fusion.
+      const fused = fuseResidualAdds(graph, symbolic.values)
+      if (fused !== graph) {
+        graph = fuseActivations(fused)
+        symbolic = inferGraph(graph, inputs, { concrete: false, fold: foldNative, foldCache })
       }
     }
     const outputs = graph.outputs.map((o) => ({ name: o.name, dtype: symbolic?.values.get(o.name)?.dtype ?? o.dtype, dims: symbolic?.values.get(o.name)?.dims ?? o.dims }))

@@ -3,7 +3,7 @@
 //   convCost(isa, algo, shape, slices, threads) -> {workspaceBytes, flops, weightBytes}
 //       with the GEMM blocking of that ISA's table (runtime/conv_cost.h). algo: a ConvAlgo name.
 //   convRun(isa, algo, o) -> threads used: the whole algorithm with that ISA's table on caller-owned
-//       Float32Arrays (y written in place). o: {shape, x, w (raw [M, C/g, kh, kw]), bias?, y, slices?,
+//       Float32Arrays (y written in place). o: {shape, x, w (raw [M, C/g, kh, kw]), bias?, residual? (as y), y, slices?,
 //       threads?, clamp?: [lo, hi]}. Winograd filters are transformed first; the workspace is exactly
 //       conv_cost(threads) bytes, 4 bytes off alignment, followed by a canary that must survive.
 //   convWinogradInput(isa, 63 | 23, {x, plane, h, w, iy, ix, nc, v, vStride})
@@ -114,6 +114,7 @@ Napi::Value conv_run_js(const Napi::CallbackInfo& info) {
     const float* w = floats(o, "w", M * (C / s.groups) * kvol);
     args.bias = floats(o, "bias", M, false);
     args.y = floats(o, "y", s.batch * M * s.out[1] * s.out[2]);
+    args.residual = floats(o, "residual", s.batch * M * s.out[1] * s.out[2], false);
     args.act = act_field(o);
     args.slices = num(o, "slices", 1);
     args.threads = static_cast<int>(num(o, "threads", 1));

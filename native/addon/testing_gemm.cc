@@ -5,7 +5,7 @@
 //   _testing.gemm(isa, o): runs the packed-panel driver (runtime/gemm_driver.h) with the table of
 //     `isa` on caller-owned Float32Arrays, writing o.c in place; returns the threads it could use.
 //     o: {k, a, aRs, aCs, aRow0?, b, bRs, bCs, packB?, packN0?, packN1?, c, cRs, cCs?, m0, m1, n0, n1,
-//         alpha?, beta?, bias?, clamp?: [min, max], threads?}
+//         alpha?, beta?, bias?, clamp?: [min, max], threads?, add?: Float32Array laid out as c}
 //     packB packs columns [packN0, packN1) (default [n0, n1)) as a weight slice before the run; the
 //     workspace is offset by 4 bytes from any alignment, like o's arrays may be.
 #include <cstdint>
@@ -94,6 +94,7 @@ Napi::Value gemm(const Napi::CallbackInfo& info) {
     p.c = array_field(o, "c", (p.m1 - 1) * p.c_rs + (p.n1 - 1) * p.c_cs, true);
     p.bias = array_field(o, "bias", p.n1 - 1, false);
     p.row_bias = array_field(o, "rowBias", p.m1 - 1, false);
+    p.add = array_field(o, "add", (p.m1 - 1) * p.c_rs + (p.n1 - 1) * p.c_cs, false);
     p.a_in_place = o.Get("aInPlace").ToBoolean().Value();
     p.b_in_place = o.Get("bInPlace").ToBoolean().Value();
     p.alpha = static_cast<float>(float_field(o, "alpha", 1.0));

@@ -7,6 +7,7 @@
 #include "common/align.h"
 #include "kernels/im2col/im2col.h"
 #include "kernels/im2col/im2col_rows.h"
+#include "runtime/conv_run.h"
 #include "runtime/gemm_driver.h"
 #include "runtime/parallel.h"
 
@@ -69,7 +70,17 @@ bool conv_rows(Im2colRowsFn rows, const ConvShape& s, const ConvArgs& args, size
 
 Status conv_im2col(const GemmKernels& gk, Im2colFn im2col, Im2colRowsFn rows, const ConvShape& s, const ConvArgs& args,
                    size_t ws_bytes) {
-    if (conv_rows(rows, s, args, ws_bytes)) return Status::ok();
+    if (args.residual) {  // the rows kernels have no residual in their epilogue: add it afterwards
+        ConvArgs plain = args;
+        plain.residual = nullptr;
+        plain.act = ConvActivation{};
+        if (conv_rows(rows, s, plain, ws_bytes)) {
+            conv_add_residual(s, args);
+            return Status::ok();
+        }
+    } else if (conv_rows(rows, s, args, ws_bytes)) {
+        return Status::ok();
+    }
     const Im2colGeometry g = im2col_geometry(s, args.slices);
     const int64_t cg = s.in_channels / s.groups, mg = s.out_channels / s.groups, nr = gk.nr;
     const int64_t in_plane = s.in[0] * s.in[1] * s.in[2], P = g.pixels, K = g.k;
@@ -90,6 +101,7 @@ Status conv_im2col(const GemmKernels& gk, Im2colFn im2col, Im2colRowsFn rows, co
                 p.b_packed = GemmPackedB{col, K, 0, w, gk.nr};
                 p.c = yc;
                 p.c_rs = P;
+                p.add = args.residual ? args.residual + (yc - args.y) : nullptr;
                 p.n1 = w;
                 FLEXPIPE_RETURN_IF_ERROR(gemm_run(gk, p, gws, ws_bytes - used, args.threads));
             }
@@ -112,6 +124,7 @@ Status conv_gemm1x1(const GemmKernels& gk, const ConvShape& s, const ConvArgs& a
                 p.b_in_place = true;  // NCHW input rows: full 16-pixel groups need no packing
                 p.c = yg;
                 p.c_rs = P;
+                p.add = args.residual ? args.residual + (yg - args.y) : nullptr;
                 p.n0 = p0;
                 p.n1 = p0 + w;
                 FLEXPIPE_RETURN_IF_ERROR(gemm_run(gk, p, args.workspace, ws_bytes, args.threads));

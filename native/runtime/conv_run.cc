@@ -7,7 +7,32 @@
 
 namespace flexpipe {
 
+void conv_add_residual(const ConvShape& s, const ConvArgs& args) {
+    const int64_t n = s.batch * s.out_channels * s.out[0] * s.out[1] * s.out[2];
+    const ConvActivation act = args.act;
+    const float* r = args.residual;
+    float* y = args.y;
+    parallel_for(n, args.threads, [&](int64_t i0, int64_t i1) {
+        if (!act.clamp) {
+            for (int64_t i = i0; i < i1; ++i) y[i] += r[i];
+            return;
+        }
+        for (int64_t i = i0; i < i1; ++i) {
+            const float v = y[i] + r[i];
+            y[i] = v < act.lo ? act.lo : (v > act.hi ? act.hi : v);  // NaN stays NaN
+        }
+    });
+}
+
 Status conv_run(const KernelTable& k, ConvAlgo a, const ConvShape& s, const ConvArgs& args, size_t ws_bytes) {
+    if (args.residual && a != ConvAlgo::im2col && a != ConvAlgo::gemm1x1) {
+        ConvArgs plain = args;
+        plain.residual = nullptr;
+        plain.act = ConvActivation{};
+        FLEXPIPE_RETURN_IF_ERROR(conv_run(k, a, s, plain, ws_bytes));
+        conv_add_residual(s, args);
+        return Status::ok();
+    }
     switch (a) {
         case ConvAlgo::winograd63:
         case ConvAlgo::winograd23:

@@ -23,6 +23,9 @@ struct ConvArgs {
     const float* bias = nullptr;  // may be null
     float* y = nullptr;
     ConvActivation act;
+    // A residual R laid out as y, added before the activation: y = act(conv + bias + R) (a Conv fused
+    // with the Add after it, lib/model/fuse-residual.ts), or null. See conv_run.h for who adds it.
+    const float* residual = nullptr;
     void* workspace = nullptr;  // conv_cost(...).workspace_bytes for `threads`
     int64_t slices = 1;
     int threads = 1;

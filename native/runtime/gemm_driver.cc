@@ -130,14 +130,14 @@ void scale_c(const GemmProblem& p, int64_t r0, int64_t r1, int64_t c0, int64_t c
 }
 
 // The edge path: tile holds acc for panel columns [0, off + w); merge columns [off, off + w) into C
-// at column col with the epilogue of the micro-kernel contract.
+// at column col with the epilogue of the micro-kernel contract (e.add: R at (i, col), C's strides).
 void merge_tile(const GemmProblem& p, const float* tile, int32_t nr, int64_t rows, int64_t i, int64_t off,
                 int64_t w, int64_t col, const GemmTileParams& e) {
     for (int64_t r = 0; r < rows; ++r) {
         for (int64_t t = 0; t < w; ++t) {
             float* cp = p.c + (i + r) * p.c_rs + (col + t) * p.c_cs;
-            float v = (e.load_c ? *cp : 0.0f) + tile[r * nr + off + t] + (e.bias ? e.bias[t] : 0.0f) +
-                      (e.row_bias ? e.row_bias[r] : 0.0f);
+            const float init = e.load_c ? *cp : (e.add ? e.add[r * p.c_rs + t * p.c_cs] : 0.0f);
+            float v = init + tile[r * nr + off + t] + (e.bias ? e.bias[t] : 0.0f) + (e.row_bias ? e.row_bias[r] : 0.0f);
             if (e.clamp) v = v < e.min ? e.min : (v > e.max ? e.max : v);
             *cp = v;
         }
@@ -195,6 +195,7 @@ void run_rect(const Plan& x, int64_t r0, int64_t r1, int64_t qa, int64_t qb, int
                     }
                     e.bias = last && p.bias ? p.bias + col : nullptr;
                     const int64_t rows = std::min<int64_t>(g.mr, mcur - ir), i = ic + ir;
+                    e.add = kb == 0 && p.add ? p.add + i * p.c_rs + col * p.c_cs : nullptr;
                     const float* ap = x.a_in_place ? ablock + ir * p.a_rs : abuf + ir * kcur;
                     e.row_bias = last && p.row_bias ? p.row_bias + i : nullptr;
                     if (off == 0 && p.c_cs == 1) {
@@ -251,6 +252,8 @@ Status check(const GemmKernels& g, const GemmProblem& p) {
         FLEXPIPE_CHECK_ARG(p.b || p.k == 0, "failed to run gemm: no B operand");
     }
     FLEXPIPE_CHECK_ARG(p.c && (p.a || p.k == 0), "failed to run gemm: no A or C operand");
+    FLEXPIPE_CHECK_ARG(!p.add || p.beta == 0.0f, "failed to run gemm: an addend needs beta = 0 (beta=%g)",
+                       static_cast<double>(p.beta));
     return Status::ok();
 }
 
@@ -340,6 +343,7 @@ Status gemm_run(const GemmKernels& g, const GemmProblem& p, void* ws, size_t ws_
             GemmTileParams er = e;
             const int64_t i0 = p.m0 + r0;
             er.row_bias = p.row_bias ? p.row_bias + i0 : nullptr;
+            er.add = p.add ? p.add + i0 * p.c_rs + col : nullptr;
             g.f32_dot(r1 - r0, x.dot_cols, p.k, p.a + (i0 - p.a_row0) * p.a_rs, p.a_rs, x.b.data, p.c + i0 * p.c_rs + col,
                       p.c_rs, er);
         });

@@ -5,11 +5,13 @@
 //
 // What gemm_run computes, for rows i in [m0, m1) and columns j in [n0, n1) of C only:
 //
-//     C[i, j] = act(alpha * sum_{p < k} A[i, p] * B[p, j] + beta * C[i, j] + bias[j])
+//     C[i, j] = act(alpha * sum_{p < k} A[i, p] * B[p, j] + beta * C[i, j] + bias[j] + R[i, j])
 //
 //     A[i, p] = a[(i - a_row0) * a_rs + p * a_cs]   any strides (row-major: a_cs = 1; Aᵀ: a_rs = 1)
 //     C[i, j] = c[i * c_rs + j * c_cs]              c is C[0, 0]; c_cs == 1 is the fast path
 //     bias[j]                                        optional, indexed by the absolute column j
+//     R[i, j] = add[i * c_rs + j * c_cs]             optional (beta must be 0): a residual added in the
+//                                                    epilogue (a Conv fused with the Add after it)
 //     act(x) = clamp ? min(max(x, min), max) : x     fused ReLU (min 0, max +inf) / ReLU6 / Clip; NaN passes
 //     beta == 0: C is not read (may hold garbage);   beta == 1: accumulate into C
 //
@@ -92,6 +94,7 @@ struct GemmProblem {
     float alpha = 1.0f, beta = 0.0f;
     const float* bias = nullptr;
     const float* row_bias = nullptr;  // indexed by the absolute row i
+    const float* add = nullptr;       // R, laid out as C (needs beta == 0)
     bool a_in_place = false;          // read A without packing (needs alpha == 1)
     bool b_in_place = false;          // read raw B without packing (needs b_cs == 1, c_cs == 1)
     bool clamp = false;

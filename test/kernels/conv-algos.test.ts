@@ -159,6 +159,8 @@ for (const isa of isas) {
       const w = random(s.m * (s.c / s.group) * s.kh * s.kw, 10 * i + 2)
       const bias = i % 3 === 0 ? undefined : random(s.m, 10 * i + 3)
       const clamp: [number, number] | undefined = i % 4 === 1 ? [0, Infinity] : i % 4 === 2 ? [-0.25, 0.5] : undefined
+      // a residual (a Conv fused with the Add after it) on every other case: added before the clamp
+      const residual = i % 2 === 1 ? random(s.n * s.m * outDims(s)[0]! * outDims(s)[1]!, 10 * i + 4) : undefined
       const ref = reference(s, x, w, bias)
       const { pb, pr, ...rest } = s
       const nativeShape = { ...rest, oh, ow }
@@ -167,18 +169,18 @@ for (const isa of isas) {
           for (const slices of algo === 'direct' || algo === 'depthwise' ? [1] : [1, 3, 1000]) {
             const len = s.n * s.m * oh * ow
             const y = new Float32Array(len + 8).fill(CANARY)
-            const what = `${isa} ${algo} threads=${threads} slices=${slices} ${JSON.stringify(s)} bias=${bias !== undefined} clamp=${clamp}`
+            const what = `${isa} ${algo} threads=${threads} slices=${slices} ${JSON.stringify(s)} bias=${bias !== undefined} residual=${residual !== undefined} clamp=${clamp}`
             try {
-              testing.convRun!(isa, algo, { shape: nativeShape, x, w, bias, y, slices, threads, clamp })
+              testing.convRun!(isa, algo, { shape: nativeShape, x, w, bias, residual, y, slices, threads, clamp })
             } catch (err) {
               t.fail(`${what}: ${(err as Error).message}`)
               continue
             }
             let bad = ''
             for (let j = 0; j < len && !bad; j++) {
-              let want = ref.y[j]!
+              let want = ref.y[j]! + (residual ? residual[j]! : 0)
               if (clamp) want = Math.min(Math.max(want, clamp[0]), clamp[1])
-              const tol = tolScale[algo] * ref.scale[j]! + 1e-30
+              const tol = tolScale[algo] * (ref.scale[j]! + (residual ? Math.abs(residual[j]!) : 0)) + 1e-30
               if (!(Math.abs(y[j]! - want) <= tol)) bad = `output ${j}: got ${y[j]}, want ${want} (tol ${tol})`
               worst.set(algo, Math.max(worst.get(algo) ?? 0, Math.abs(y[j]! - want) / (ref.scale[j]! + 1e-30)))
             }

@@ -53,6 +53,8 @@ interface Case {
   aInPlace?: boolean
   bInPlace?: boolean
   rowBias?: boolean
+  /** A residual R added in the epilogue (GemmProblem add, laid out as C). */
+  add?: boolean
   seed?: number
 }
 
@@ -83,7 +85,8 @@ function operands(c: Case) {
   if ((c.beta ?? 0) === 0) c0.fill(NaN, 0, cl.len) // beta 0 must not read C
   const bias = c.bias ? random(n, seed + 3) : undefined
   const rowBias = c.rowBias ? random(m1, seed + 4) : undefined
-  return { a, b, cl, aData, bData, c0, bias, rowBias, aRow0: c.aSlice ? m0 : 0, m0, m1, n0: c.n0 ?? 0, n1: c.n1 ?? n }
+  const add = c.add ? random(cl.len, seed + 5) : undefined
+  return { a, b, cl, aData, bData, c0, bias, rowBias, add, aRow0: c.aSlice ? m0 : 0, m0, m1, n0: c.n0 ?? 0, n1: c.n1 ?? n }
 }
 
 function run(isa: string, c: Case, o: ReturnType<typeof operands>): Float32Array {
@@ -93,7 +96,7 @@ function run(isa: string, c: Case, o: ReturnType<typeof operands>): Float32Array
     b: o.bData, bRs: o.b.rs, bCs: o.b.cs, packB: c.packB ?? false, packN0: c.packN0, packN1: c.packN1,
     c: out, cRs: o.cl.rs, cCs: o.cl.cs, m0: o.m0, m1: o.m1, n0: o.n0, n1: o.n1,
     alpha: c.alpha ?? 1, beta: c.beta ?? 0, bias: o.bias, clamp: c.clamp, threads: c.threads ?? 1,
-    rowBias: o.rowBias, aInPlace: c.aInPlace ?? false, bInPlace: c.bInPlace ?? false,
+    rowBias: o.rowBias, aInPlace: c.aInPlace ?? false, bInPlace: c.bInPlace ?? false, add: o.add,
   })
   return out
 }
@@ -115,7 +118,7 @@ function check(c: Case, o: ReturnType<typeof operands>, got: Float32Array, ref?:
         abs += Math.abs(x)
       }
       const cv = beta === 0 ? 0 : beta * o.c0[ci]!
-      const bv = (o.bias ? o.bias[j]! : 0) + (o.rowBias ? o.rowBias[i]! : 0)
+      const bv = (o.bias ? o.bias[j]! : 0) + (o.rowBias ? o.rowBias[i]! : 0) + (o.add ? o.add[ci]! : 0)
       let want = alpha * sum + cv + bv
       if (c.clamp) want = Math.min(Math.max(want, c.clamp[0]), c.clamp[1])
       const tol = Math.max(1, c.k) * 2 ** -20 * (Math.abs(alpha) * abs + Math.abs(cv) + Math.abs(bv))
@@ -223,6 +226,24 @@ for (const isa of isas) {
       gemmCase(t, isa, { m: primeM, n: primeN, k: primeK, threads, ta: true, aInPlace: true, bInPlace: true })
       gemmCase(t, isa, { m: primeM, n: primeN, k: primeK, threads, alpha: 0.5, aInPlace: true, bInPlace: true, rowBias: true })
       gemmCase(t, isa, { m: primeM, n: primeN, k: primeK, threads, cT: true, tb: true, aInPlace: true, bInPlace: true })
+    }
+  })
+
+  t.test(`gemm ${isa} with a residual added in the epilogue (a Conv fused with its Add) equals the exact product + R`, async (t) => {
+    // every path of the driver: packed tiles (several k-blocks: R only in the first), in-place tiles
+    // and copied B panels, the narrow right edge by row dots, column-strided C through the tile
+    // buffer, row and column slices, clamp after the sum; 1 and 2 threads
+    for (const threads of [1, 2]) {
+      for (const [m, n, k] of [[g.mr + 1, g.nr + 1, 7], [primeM, primeN, primeK], [primeM, 2 * g.nr + 1, g.kc + 1], [1, primeN, 2 * g.kc + 3]] as const) {
+        gemmCase(t, isa, { m, n, k, threads, add: true })
+        gemmCase(t, isa, { m, n, k, threads, add: true, packB: true, bias: true, clamp: [0, Infinity] })
+        gemmCase(t, isa, { m, n, k, threads, add: true, aInPlace: true, bInPlace: true, rowBias: true, clamp: [0, 6] })
+        gemmCase(t, isa, { m, n, k, threads, add: true, tb: true, cT: true })
+      }
+      for (const n of [43, 59, 2 * g.nr + 3]) {
+        gemmCase(t, isa, { m: primeM, n, k: primeK, threads, add: true, aInPlace: true, bInPlace: true, rowBias: true, clamp: [0, Infinity] })
+        gemmCase(t, isa, { m: primeM, n, k: g.kc + 1, threads, add: true, n0: 3, n1: n - 1, m0: 10, m1: 50, aSlice: true, aInPlace: true, bInPlace: true })
+      }
     }
   })
 

@@ -92,7 +92,7 @@ function convCall(ctx: OpContext, s: ConvShape, ints: readonly number[]): Kernel
   const clamp = fusedClamp(ctx.node)
   return {
     op: 'Conv',
-    inputs: [0, 1, optionalInput(ctx, 2) === undefined ? -1 : 2],
+    inputs: [0, 1, optionalInput(ctx, 2) === undefined ? -1 : 2, ...(optionalInput(ctx, 3) === undefined ? [] : [3])],
     ints: [...ints, convAlgoCode[kernel], slices, clamp === undefined ? 0 : 2],
     floats: clamp === undefined ? [] : [clamp.min, clamp.max],
     ...(workspace > 0 ? { workspace } : {}),
@@ -112,6 +112,11 @@ const conv: OpDef = {
       throw shapeError(ctx, `${m} output channels do not split into ${group} groups`)
     }
     const out: Dim[] = [x.dims[0]!, m, ...windowOutDims(win, x.dims.slice(2))]
+    // A residual fused in from the Add after the Conv (lib/model/fuse-residual.ts): Y's shape exactly.
+    const r = optionalInput(ctx, 3)
+    if (r !== undefined && (r.dtype !== 'float32' || r.dims.length !== out.length || r.dims.some((d, i) => isConcrete(d) && isConcrete(out[i]!) && d !== out[i]))) {
+      throw shapeError(ctx, `the fused residual R [${r.dims.join(', ')}] must have the output's shape [${out.join(', ')}]`)
+    }
     return {
       outputs: [info('float32', out)],
       kernel: () => {

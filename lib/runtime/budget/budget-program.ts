@@ -277,6 +277,8 @@ function emitSliced(b: Builder, step: Step, o: StepOption, call: KernelCall, sli
       const plane = numel(y.slice(2)) * 4
       outs[0] = b.view(outs[0]!, c0 * plane, [1, c1 - c0, ...y.slice(2)])
       if (ins[2] !== undefined && ins[2] >= 0) ins[2] = b.view(ins[2], c0 * 4, [c1 - c0])
+      // a fused residual (lib/model/fuse-residual.ts) is added to the same channels of Y
+      if (ins[3] !== undefined && ins[3] >= 0) ins[3] = b.view(ins[3], c0 * plane, [1, c1 - c0, ...y.slice(2)])
     } else {
       const [panels, kk, nr] = wShape.dims as [number, number, number]
       void panels

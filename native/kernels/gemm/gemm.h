@@ -46,8 +46,8 @@ void gemm_f32__ref(const GemmArgs& g, int64_t m_begin, int64_t m_end);
 //    k-block [p0, p0 + kc) of panel q starts at q*K*NR + p0*NR and is contiguous)
 // A micro-kernel computes, for i < mr <= MR and j < nr <= NR,
 //   acc[i][j] = sum_{p < kc} A(i, p) * B(p, j)
-//   c[i * ldc + j] = clamp((load_c ? c[i * ldc + j] : 0) + acc[i][j] + (bias ? bias[j] : 0)
-//                          + (row_bias ? row_bias[i] : 0))
+//   c[i * ldc + j] = clamp((load_c ? c[i * ldc + j] : add ? add[i * ldc + j] : 0) + acc[i][j]
+//                          + (bias ? bias[j] : 0) + (row_bias ? row_bias[i] : 0))
 // where clamp(x) = min(max(x, min), max) only when `clamp` is set, NaN propagating. Rows i >= mr and
 // columns j >= nr of c are neither read nor written. No pointer needs alignment (the driver's
 // workspace and the arena give 64 bytes, which is faster). kc may be 0 (then only the epilogue runs).
@@ -66,6 +66,9 @@ struct GemmTileParams {
     int64_t a_rs = 0, a_ks = 0;       // a_ks != 0: A read in place (see above); 0: packed panel
     int64_t b_ks = 0;                 // b_ks != 0: B read in place (see above); 0: packed panel
     int64_t b_next = 0;               // nr > NR: offset of the second B panel from b, in floats
+    // Without load_c: a matrix added in C's place, laid out as C (a residual connection, C = act(A B +
+    // bias + R), summed in the epilogue of the first k-block instead of by a separate Add), or null.
+    const float* add = nullptr;
     float min = 0.0f, max = 0.0f;  // clamp bounds, used only when clamp is true
     bool load_c = false;
     bool clamp = false;
@@ -84,7 +87,8 @@ void gemm_f32_8x32__avx512(int64_t mr, int64_t nr, int64_t kc, const float* a, c
 
 // Row dots for a narrow right edge of C (at most gemm_dot_max_cols columns): for i < rows, t < cols,
 //   acc = sum_{p < k} a[i * a_rs + p] * bt[t * k + p]
-//   c[i * ldc + t] = clamp((load_c ? c : 0) + acc + (bias ? bias[t] : 0) + (row_bias ? row_bias[i] : 0))
+//   c[i * ldc + t] = clamp((load_c ? c : add ? add[i * ldc + t] : 0) + acc + (bias ? bias[t] : 0)
+//                          + (row_bias ? row_bias[i] : 0))
 // bt holds the edge's columns of B transposed (each column contiguous). A tile of the 6x16 kernel
 // computes a 1-column edge as 8 lanes and 6 broadcasts per k step; a dot product reads each of A's
 // rows once, 8 (avx2) or 4 (neon) products per instruction. Tolerance as the micro-kernels.
@@ -92,7 +96,8 @@ constexpr int64_t gemm_dot_max_cols = 4;
 // The epilogue of one row dot: c[i * ldc + t] from its sum `acc` (shared by the variants).
 inline void gemm_dot_store(float acc, int64_t i, int64_t t, float* c, int64_t ldc, const GemmTileParams& p) {
     float* cp = c + i * ldc + t;
-    float v = (p.load_c ? *cp : 0.0f) + acc + (p.bias ? p.bias[t] : 0.0f) + (p.row_bias ? p.row_bias[i] : 0.0f);
+    const float init = p.load_c ? *cp : (p.add ? p.add[i * ldc + t] : 0.0f);
+    float v = init + acc + (p.bias ? p.bias[t] : 0.0f) + (p.row_bias ? p.row_bias[i] : 0.0f);
     if (p.clamp) v = v < p.min ? p.min : (v > p.max ? p.max : v);  // NaN passes through
     *cp = v;
 }

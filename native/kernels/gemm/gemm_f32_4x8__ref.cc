@@ -17,8 +17,8 @@ void gemm_f32_4x8__ref(int64_t mr, int64_t nr, int64_t kc, const float* a, const
             for (int64_t j = 0; j < nr; ++j) acc[i][j] += a[i * a_rs + k * a_ks] * b[k * b_ks + j];
     for (int64_t i = 0; i < mr; ++i) {
         for (int64_t j = 0; j < nr; ++j) {
-            float v = (p.load_c ? c[i * ldc + j] : 0.0f) + acc[i][j] + (p.bias ? p.bias[j] : 0.0f) +
-                      (p.row_bias ? p.row_bias[i] : 0.0f);
+            const float init = p.load_c ? c[i * ldc + j] : (p.add ? p.add[i * ldc + j] : 0.0f);
+            float v = init + acc[i][j] + (p.bias ? p.bias[j] : 0.0f) + (p.row_bias ? p.row_bias[i] : 0.0f);
             if (p.clamp) v = v < p.min ? p.min : (v > p.max ? p.max : v);  // NaN passes through
             c[i * ldc + j] = v;
         }

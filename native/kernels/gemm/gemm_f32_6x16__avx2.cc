@@ -18,7 +18,7 @@ constexpr int tile_n = 16;
 alignas(64) const int32_t mask_src[32] = {-1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1,
                                           0,  0,  0,  0,  0,  0,  0,  0,  0,  0,  0,  0,  0,  0,  0,  0};
 
-// c rows 0..R-1 = epilogue(acc); v = (load_c ? c : 0) + acc + bias, then max(lo, v), min(hi, v) with
+// c rows 0..R-1 = epilogue(acc); v = (load_c ? c : add ? add : 0) + acc + bias, then max(lo, v), min(hi, v) with
 // the operands ordered so that a NaN in v propagates (maxps/minps return the second operand on NaN).
 template <int R>
 __attribute__((always_inline)) inline void store_rows(const __m256 (&acc0)[R], const __m256 (&acc1)[R], int64_t nr, float* c, int64_t ldc,
@@ -32,13 +32,15 @@ __attribute__((always_inline)) inline void store_rows(const __m256 (&acc0)[R], c
         bias1 = full ? _mm256_loadu_ps(p.bias + 8) : _mm256_maskload_ps(p.bias + 8, m1);
     }
     const __m256 lo = _mm256_set1_ps(p.min), hi = _mm256_set1_ps(p.max);
+    const float* init = p.load_c ? c : p.add;
 #pragma GCC unroll 6
     for (int r = 0; r < R; ++r) {
         float* cr = c + r * ldc;
         __m256 v0 = acc0[r], v1 = acc1[r];
-        if (p.load_c) {
-            v0 = _mm256_add_ps(v0, full ? _mm256_loadu_ps(cr) : _mm256_maskload_ps(cr, m0));
-            v1 = _mm256_add_ps(v1, full ? _mm256_loadu_ps(cr + 8) : _mm256_maskload_ps(cr + 8, m1));
+        if (init) {
+            const float* ir = init + r * ldc;
+            v0 = _mm256_add_ps(v0, full ? _mm256_loadu_ps(ir) : _mm256_maskload_ps(ir, m0));
+            v1 = _mm256_add_ps(v1, full ? _mm256_loadu_ps(ir + 8) : _mm256_maskload_ps(ir + 8, m1));
         }
         if (p.bias) {
             v0 = _mm256_add_ps(v0, bias0);

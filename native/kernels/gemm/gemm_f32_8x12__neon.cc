@@ -28,7 +28,7 @@ inline void fma_rows(float32x4_t (&acc)[R][3], float32x4_t a0, float32x4_t a1, f
     }
 }
 
-// v = (load_c ? c : 0) + acc + bias, then clamp (NaN passes: vmaxnm/vminnm would drop it, vmax/vmin keep it).
+// v = (load_c ? c : add ? add : 0) + acc + bias, then clamp (NaN passes: vmaxnm/vminnm would drop it, vmax/vmin keep it).
 template <int R>
 __attribute__((always_inline)) inline void store_rows(float32x4_t (&acc)[R][3], int64_t nr, float* c, int64_t ldc, const GemmTileParams& p) {
     const float32x4_t lo = vdupq_n_f32(p.min), hi = vdupq_n_f32(p.max);
@@ -39,22 +39,25 @@ __attribute__((always_inline)) inline void store_rows(float32x4_t (&acc)[R][3], 
         for (int j = 0; j < tile_n; ++j) row[j] = j < nr ? p.bias[j] : 0.0f;
         for (int v = 0; v < 3; ++v) bias[v] = vld1q_f32(row + 4 * v);
     }
+    const float* init = p.load_c ? c : p.add;
 #pragma GCC unroll 8
     for (int r = 0; r < R; ++r) {
         float* cr = c + r * ldc;
+        const float* ir = init ? init + r * ldc : nullptr;
         const bool full = nr == tile_n;
-        if (!full && p.load_c) {
-            for (int j = 0; j < tile_n; ++j) row[j] = j < nr ? cr[j] : 0.0f;
+        if (!full && ir) {
+            for (int j = 0; j < tile_n; ++j) row[j] = j < nr ? ir[j] : 0.0f;
         }
-        float* src = full ? cr : row;
+        float* dst = full ? cr : row;
+        const float* src = full ? ir : row;
 #pragma GCC unroll 3
         for (int v = 0; v < 3; ++v) {
             float32x4_t x = acc[r][v];
-            if (p.load_c) x = vaddq_f32(x, vld1q_f32(src + 4 * v));
+            if (ir) x = vaddq_f32(x, vld1q_f32(src + 4 * v));
             x = vaddq_f32(x, bias[v]);
             if (row_bias) x = vaddq_f32(x, vdupq_n_f32(row_bias[r]));
             if (p.clamp) x = vminq_f32(vmaxq_f32(x, lo), hi);
-            vst1q_f32(src + 4 * v, x);
+            vst1q_f32(dst + 4 * v, x);
         }
         if (!full) {
             for (int j = 0; j < nr; ++j) cr[j] = row[j];

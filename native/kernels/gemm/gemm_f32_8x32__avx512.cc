@@ -27,12 +27,13 @@ constexpr int tile_m = 8;
 constexpr int panel_n = 16;  // columns per B panel and per vector
 
 // c rows 0..R-1, vector v = columns [16 v, 16 v + 16) clipped to nr: epilogue(acc) as in gemm.h,
-// v = (load_c ? c : 0) + acc + bias + row_bias, then max(lo, v), min(hi, v) ordered so that a NaN
+// v = (load_c ? c : add ? add : 0) + acc + bias + row_bias, then max(lo, v), min(hi, v) ordered so that a NaN
 // in v propagates (as in the AVX2 kernel).
 template <int R, int V>
 __attribute__((always_inline)) inline void store_rows(const __m512 (&acc)[R][V], int64_t nr, float* c, int64_t ldc,
                                                       const GemmTileParams& p) {
     const __m512 lo = _mm512_set1_ps(p.min), hi = _mm512_set1_ps(p.max);
+    const float* init = p.load_c ? c : p.add;
 #pragma GCC unroll 2
     for (int v = 0; v < V; ++v) {
         const int64_t cols = nr - v * panel_n < panel_n ? nr - v * panel_n : panel_n;
@@ -43,7 +44,10 @@ __attribute__((always_inline)) inline void store_rows(const __m512 (&acc)[R][V],
         for (int r = 0; r < R; ++r) {
             float* cr = c + r * ldc + v * panel_n;
             __m512 x = acc[r][v];
-            if (p.load_c) x = _mm512_add_ps(x, full ? _mm512_loadu_ps(cr) : _mm512_maskz_loadu_ps(m, cr));
+            if (init) {
+                const float* ir = init + r * ldc + v * panel_n;
+                x = _mm512_add_ps(x, full ? _mm512_loadu_ps(ir) : _mm512_maskz_loadu_ps(m, ir));
+            }
             if (p.bias) x = _mm512_add_ps(x, bias);
             if (p.row_bias) x = _mm512_add_ps(x, _mm512_set1_ps(p.row_bias[r]));
             if (p.clamp) x = _mm512_min_ps(hi, _mm512_max_ps(lo, x));

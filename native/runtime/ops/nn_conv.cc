@@ -74,8 +74,9 @@ static Status check_conv_tensors(const OpCall& c, const char* op, const SpatialA
     return Status::ok();
 }
 
-// Conv: inputs X [N, C, spatial...], W [M, C/group, kernel...], B [M] (optional); output Y [N, M, out...],
-// plus the workspace (uint8) as a second output when the algorithm needs one.
+// Conv: inputs X [N, C, spatial...], W [M, C/group, kernel...], B [M] (optional), R [N, M, out...] (optional:
+// a residual added before the activation, y = act(conv + B + R), the Add a Conv was fused with); output
+// Y [N, M, out...], plus the workspace (uint8) as a second output when the algorithm needs one.
 // ints: [group, nsp, kernel[nsp], strides[nsp], dilations[nsp], pads_begin[nsp], pads_end[nsp],
 //        algo = 0, slices = 1, act = 0] (auto_pad already resolved into explicit pads; the last three are
 // optional). algo is a ConvAlgo (runtime/conv_cost.h: 0 direct, 1 im2col, 2 gemm1x1, 3 winograd63,
@@ -142,7 +143,7 @@ static Status run_conv(const OpCall& c, const ConvShape& cs, const ConvPlan& pla
 
 Status op_conv(const OpCall& c) {
     const char* op = "Conv";
-    FLEXPIPE_RETURN_IF_ERROR(expect_arity(c, op, 2, 3, 1, 2));
+    FLEXPIPE_RETURN_IF_ERROR(expect_arity(c, op, 2, 4, 1, 2));
     SpatialAttrs sa;
     FLEXPIPE_RETURN_IF_ERROR(read_spatial(c, op, 1, true, &sa));
     ConvPlan plan;
@@ -172,6 +173,15 @@ Status op_conv(const OpCall& c) {
     a.y = c.out[0].as<float>();
     a.act = plan.act;
     a.slices = plan.slices;
+    if (c.n_in > 3 && c.in[3].present()) {
+        const TensorView& r = c.in[3];
+        FLEXPIPE_RETURN_IF_ERROR(expect_dtype(r, DType::f32, op, "R"));
+        bool same = r.rank == c.out[0].rank;
+        for (int i = 0; same && i < r.rank; ++i) same = r.dims[i] == c.out[0].dims[i];
+        FLEXPIPE_CHECK_ARG(same, "failed to run Conv: the residual R must have Y's shape (R rank=%d, %lld elements; Y %lld)",
+                           r.rank, static_cast<long long>(r.numel), static_cast<long long>(c.out[0].numel));
+        a.residual = r.as<float>();
+    }
     return run_conv(c, cs, plan, a);
 }
 
