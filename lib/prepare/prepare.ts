@@ -29,7 +29,7 @@ import { PackageWriter, alignUp, rewritePackageMeta, type BlobEntry } from '../p
 import { profilePackage } from './profile.js'
 import { constantHost, runPrepack } from '../runtime/constants.js'
 import { checkSupported, foldNative } from '../runtime/engine.js'
-import { bookkeepingBytes, budgetModel, planProfile } from '../runtime/budget/budgeted-engine.js'
+import { bookkeepingBytes, bookkeepingLayers, budgetModel, planProfile } from '../runtime/budget/budgeted-engine.js'
 import { isConstantValue, residentMaxBytes } from '../runtime/budget/layer-options.js'
 import { directConvolutionOnly, minimumBudget, planForBudget, unlimitedBudget, type BudgetModel, type PlanPolicy } from '../runtime/budget/plan-budget.js'
 import { encodePackageGraph, type StoredConstant } from './graph-codec.js'
@@ -153,7 +153,7 @@ export async function prepare(modelPath: string, outPath: string, options: Prepa
   const asEngine = <M extends BudgetModel>(m: M): M => (direct ? directConvolutionOnly(m) : m)
   const restrict = asEngine(withForms)
   const unlimited = planForBudget(restrict, unlimitedBudget(restrict, policy), policy)
-  const bookkeeping = bookkeepingBytes(restrict.layers.length)
+  const bookkeeping = bookkeepingBytes(bookkeepingLayers(restrict))
   const atBudget = options.budget === undefined ? undefined : planOrExplain(restrict, options.budget, bookkeeping, policy)
 
   // The forms to write: chosen ones, plus raw conv weights (the lean fallback).
@@ -237,7 +237,7 @@ export async function prepare(modelPath: string, outPath: string, options: Prepa
     // The whole file: header, manifest (with the inline constants) and blobs.
     const end = (await stat(outPath)).size
     return {
-      minimumBudget: minimumArena + bookkeepingBytes(packageModel.layers.length),
+      minimumBudget: minimumArena + bookkeepingBytes(bookkeepingLayers(packageModel)),
       unlimitedBudget: unlimitedArena + bookkeeping,
       layers: restrict.layers.length,
       slicedLayers: atBudget === undefined ? 0 : atBudget.choices.filter((c, i) => c.weightSlices > 1 || restrict.layers[i]!.options[c.option]!.kernel !== restrict.layers[i]!.defaultKernel || c.inputSlices !== restrict.layers[i]!.defaultInputSlices).length,
