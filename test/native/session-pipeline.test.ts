@@ -4,7 +4,7 @@
 // slots: a load fills a slot with a block of the file, an op reads a slot; a slot is loaded again only
 // after its last reader (after = that op), as the memory plan's overlap edges demand. If an op ran before
 // its load, or a load overwrote a slot before its reader ran, the op's output would hold another block.
-import t from 'tap'
+import t, { type Test } from 'tap'
 import { seededRandom } from '../../lib/cli/inputs.js'
 import { UnaryCode } from '../../lib/model/ops/eltwise-codes.js'
 import { binding, type NativeSession } from '../../lib/native/binding.js'
@@ -95,6 +95,14 @@ function newSession(threads: number, io: 'uring' | 'pread' | 'auto', ops: number
   return s
 }
 
+/** A session with case `seed`'s program added (disposed when t ends). */
+function caseSession(t: Test, seed: number, threads: number): { c: Case; s: NativeSession; id: number } {
+  const c = randomCase(seed)
+  const s = newSession(threads, 'auto', c.opSlot.length)
+  t.teardown(() => s.dispose())
+  return { c, s, id: s.addProgram(caseProgram(c)) }
+}
+
 for (const [io, threads] of [['uring', 2], ['pread', 2], ['uring', 1], ['pread', 1]] as const) {
   t.test(`random schedules (${io}, ${threads} thread${threads > 1 ? 's' : ''}): every op reads the block its schedule says`, async (t) => {
     for (let seed = 1; seed <= 6; seed++) {
@@ -118,10 +126,7 @@ for (const [io, threads] of [['uring', 2], ['pread', 2], ['uring', 1], ['pread',
 }
 
 t.test('a throttled pipeline delivers each load no sooner than the emulated device would', async (t) => {
-  const c = randomCase(5)
-  const s = newSession(2, 'uring', c.opSlot.length)
-  t.teardown(() => s.dispose())
-  const id = s.addProgram(caseProgram(c))
+  const { c, s, id } = caseSession(t, 5, 2)
   const bandwidth = 100e6
   const t0 = performance.now()
   const r = await s.runPipeline(id, activationBase, [], [], true, path, ranges(c), Int32Array.from(c.after), Int32Array.from(c.need), { bandwidth })
@@ -133,10 +138,7 @@ t.test('a throttled pipeline delivers each load no sooner than the emulated devi
 })
 
 t.test('a load that fails rejects the run with its IO error; the ops waiting for it stop', async (t) => {
-  const c = randomCase(3)
-  const s = newSession(2, 'uring', c.opSlot.length)
-  t.teardown(() => s.dispose())
-  const id = s.addProgram(caseProgram(c))
+  const { c, s, id } = caseSession(t, 3, 2)
   const bad = ranges(c)
   bad[3 * (c.loadSlot.length - 1)] = blocks * blockBytes // the last load starts at the end of the file
   await t.rejects(
@@ -179,10 +181,7 @@ t.test('an op that fails rejects the run with its error; loads waiting for later
 })
 
 t.test('schedules that are malformed or could deadlock are refused before anything runs', async (t) => {
-  const c = randomCase(2)
-  const s = newSession(1, 'auto', c.opSlot.length)
-  t.teardown(() => s.dispose())
-  const id = s.addProgram(caseProgram(c))
+  const { c, s, id } = caseSession(t, 2, 1)
   const run = (after: Int32Array, need: Int32Array, r = ranges(c)): Promise<unknown> => s.runPipeline(id, activationBase, [], [], false, path, r, after, need)
   const after = Int32Array.from(c.after)
   const need = Int32Array.from(c.need)
@@ -208,10 +207,7 @@ t.test('schedules that are malformed or could deadlock are refused before anythi
 })
 
 t.test('runPipeline takes both lanes: other long calls and state changes wait for it', async (t) => {
-  const c = randomCase(4)
-  const s = newSession(2, 'auto', c.opSlot.length)
-  t.teardown(() => s.dispose())
-  const id = s.addProgram(caseProgram(c))
+  const { c, s, id } = caseSession(t, 4, 2)
   const busy = { code: 'ERR_FLEXPIPE_BUSY' }
   const p = s.runPipeline(id, activationBase, [], [], false, path, ranges(c), Int32Array.from(c.after), Int32Array.from(c.need), { bandwidth: 50e6 })
   t.throws(() => s.run(id, activationBase, [], []), busy, 'run during runPipeline')

@@ -6,21 +6,12 @@
 // that prefix pinned.
 import t from 'tap'
 import { seededRandom } from '../../lib/cli/inputs.js'
+import { int, randomSchedule } from '../helpers/pipeline-schedules.js'
 import { simulatePipeline } from '../../lib/plan/pipeline-sim.js'
 import { pinPrefixPlanner, planPreload } from '../../lib/plan/preload-plan.js'
-import type { PipelineLoad, PipelineSchedule } from '../../lib/runtime/budget/pipeline.js'
+import type { PipelineSchedule } from '../../lib/runtime/budget/pipeline.js'
 import { randomProblem, staticViolations } from '../helpers/plan-problems.js'
 
-type Rand = () => number
-const int = (rand: Rand, lo: number, hi: number): number => lo + Math.floor(rand() * (hi - lo + 1))
-
-function randomSchedule(rand: Rand): PipelineSchedule {
-  const ops = int(rand, 1, 20)
-  const n = int(rand, 0, 15)
-  const steps = Array.from({ length: n }, () => int(rand, 0, ops - 1)).sort((a, b) => a - b)
-  const loads: PipelineLoad[] = steps.map((step) => ({ step, after: rand() < 0.3 ? -1 : int(rand, -1, step - 1) }))
-  return { ops, loads }
-}
 
 t.test('worked example: loads stream in order, each after the op that frees its memory', async (t) => {
   // op 0 (2 ms) needs load 0 (3 ms); load 1 (4 ms) waits for op 0 and feeds op 2; op 1 takes 1 ms.
@@ -33,7 +24,7 @@ t.test('worked example: loads stream in order, each after the op that frees its 
 t.test('random schedules: bounds, zero-cost reads, and monotone in every duration', async (t) => {
   const rand = seededRandom(2027)
   for (let i = 0; i < 400; i++) {
-    const s = randomSchedule(rand)
+    const s = randomSchedule(rand, 20, 15)
     const ops = Array.from({ length: s.ops }, () => rand() * 3)
     const loads = s.loads.map(() => rand() * 4)
     const r = simulatePipeline(s, ops, loads)

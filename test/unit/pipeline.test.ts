@@ -5,24 +5,15 @@
 // waits for it. The native lanes' waits on these edges are tested in test/native/session-pipeline.test.ts.
 import t from 'tap'
 import { seededRandom } from '../../lib/cli/inputs.js'
-import { loadsNeeded, pipelineEdges, type PipelineLoad, type PipelineSchedule } from '../../lib/runtime/budget/pipeline.js'
+import { int, randomSchedule } from '../helpers/pipeline-schedules.js'
+import { loadsNeeded, pipelineEdges, type PipelineSchedule } from '../../lib/runtime/budget/pipeline.js'
 
 const seed = 7331
-type Rand = () => number
-const int = (rand: Rand, lo: number, hi: number): number => lo + Math.floor(rand() * (hi - lo + 1))
-
-function randomSchedule(rand: Rand): PipelineSchedule {
-  const ops = int(rand, 1, 14)
-  const n = int(rand, 0, 12)
-  const steps = Array.from({ length: n }, () => int(rand, 0, ops - 1)).sort((a, b) => a - b)
-  const loads: PipelineLoad[] = steps.map((step) => ({ step, after: rand() < 0.3 ? -1 : int(rand, -1, step - 1) }))
-  return { ops, loads }
-}
 
 t.test('random plan-shaped schedules: need is the smallest prefix covering each op, and no edge closes a cycle', async (t) => {
   const rand = seededRandom(seed)
   for (let i = 0; i < 500; i++) {
-    const s = randomSchedule(rand)
+    const s = randomSchedule(rand, 14, 12)
     const { after, need } = pipelineEdges(s)
     const show = `case ${i}: ops ${s.ops}, loads ${JSON.stringify(s.loads)}`
     const bad: string[] = []
