@@ -9,8 +9,7 @@
 // The planner compares plans with it (which weights to pin, which kernels to use when reading is
 // slow), where a max(compute, reads / bandwidth) estimate cannot see a preload window too small to keep
 // the disk busy. Pure; O(ops + loads).
-import type { PipelineSchedule } from '../runtime/budget/pipeline.js'
-import { pipelineEdges } from '../runtime/budget/pipeline.js'
+import { pipelineEdges, type PipelineEdges, type PipelineSchedule } from '../runtime/budget/pipeline.js'
 
 export interface PipelineTimes {
   /** When the last op ends (ms from the start of the inference). */
@@ -24,9 +23,12 @@ export interface PipelineTimes {
   readonly loadWaitMs: number
 }
 
-/** Simulates schedule `s` (its edges as pipelineEdges derives them); opMs per op, loadMs per load. */
-export function simulatePipeline(s: PipelineSchedule, opMs: ArrayLike<number>, loadMs: ArrayLike<number>): PipelineTimes {
-  const { after, need } = pipelineEdges(s)
+/**
+ * Simulates schedule `s`; opMs per op, loadMs per load. `edges`: pipelineEdges(s), for a caller that
+ * simulates one schedule many times.
+ */
+export function simulatePipeline(s: PipelineSchedule, opMs: ArrayLike<number>, loadMs: ArrayLike<number>, edges: PipelineEdges = pipelineEdges(s)): PipelineTimes {
+  const { after, need } = edges
   const L = s.loads.length
   const opEnd = new Float64Array(s.ops)
   const loadEnd = new Float64Array(L)

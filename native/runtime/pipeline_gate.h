@@ -64,7 +64,6 @@ class PipelineGate final : public OpGate, public ReadGate {
     // Milliseconds each lane spent blocked on the other.
     double compute_wait_ms() const { return compute_wait_ns_.load() * 1e-6; }
     double load_wait_ms() const { return load_wait_ns_.load() * 1e-6; }
-    size_t loads_done() const { return static_cast<size_t>(loads_done_.load()); }
 
   private:
     bool load_may_start(size_t load) const {

@@ -173,11 +173,13 @@ t.test('an op that fails rejects the run with its error; loads waiting for later
   const id = s.addProgram(program(tensors, ops))
   const after = Int32Array.from([-1, 1])
   const need = Int32Array.from([1, 1])
-  const pipelineFrom = (first: number): Promise<unknown> =>
-    s.runPipeline(id, 2 * blockBytes, [], [], false, file, new Float64Array([first, blockBytes, blockBytes, 2 * blockBytes, blockBytes, 0]), after, need)
+  const gathered = new Float32Array(blockBytes / 8).fill(NaN)
+  const pipelineFrom = (first: number) =>
+    s.runPipeline(id, 2 * blockBytes, [], [[2, gathered]], false, file, new Float64Array([first, blockBytes, blockBytes, 2 * blockBytes, blockBytes, 0]), after, need)
   await t.rejects(pipelineFrom(0), { message: /op 0 \(Gather\): .*index out of range/ })
-  await pipelineFrom(blockBytes)
-  t.pass('with valid indices the same schedule runs, and the lanes were released')
+  const r = await pipelineFrom(blockBytes)
+  t.equal(r.bytes, 2 * blockBytes, 'with valid indices the same schedule runs (the lanes were released): both loads read')
+  t.ok(gathered.every((v) => v === 0), 'and Gather read index 0 of the zero-filled slot')
 })
 
 t.test('schedules that are malformed or could deadlock are refused before anything runs', async (t) => {
@@ -202,8 +204,8 @@ t.test('schedules that are malformed or could deadlock are refused before anythi
   cycle[0] = c.opSlot.length - 1
   t.throws(() => run(cycle, need), { code: 'ERR_FLEXPIPE_INVALID_ARGUMENT', message: /load 0 waits for op \d+, which waits for \d+ loads: the schedule would deadlock/ })
   t.throws(() => pipelineEdges({ ops: 2, loads: [{ step: 1, after: 0 }, { step: 0, after: -1 }] }), /load 0 waits for op 0, which needs 2 loads/, 'pipelineEdges refuses it in TypeScript too')
-  await run(after, need)
-  t.pass('after every refusal both lanes were free')
+  const r = (await run(after, need)) as { bytes: number }
+  t.equal(r.bytes, c.loadSlot.length * blockBytes, 'after every refusal both lanes were free: the valid schedule runs')
 })
 
 t.test('runPipeline takes both lanes: other long calls and state changes wait for it', async (t) => {
@@ -221,6 +223,6 @@ t.test('runPipeline takes both lanes: other long calls and state changes wait fo
   const run = s.run(id, activationBase, [], [])
   t.throws(() => s.runPipeline(id, activationBase, [], [], false, path, ranges(c), Int32Array.from(c.after), Int32Array.from(c.need)), busy, 'runPipeline during a run')
   await run
-  await s.runPipeline(id, activationBase, [], [], false, path, ranges(c), Int32Array.from(c.after), Int32Array.from(c.need))
-  t.pass('free again')
+  const r = await s.runPipeline(id, activationBase, [], [], false, path, ranges(c), Int32Array.from(c.after), Int32Array.from(c.need))
+  t.equal(r.bytes, c.loadSlot.length * blockBytes, 'both lanes free again: a runPipeline runs')
 })

@@ -13,7 +13,8 @@ import { pinPrefixPlanner, planOnDemandFirstFit, planPreload, type PreloadPlan }
 import { LayerTooLargeError, layerMinimumBytes, planSlicing, type LayerChoice, type LayerInfo } from '../../plan/slicing.js'
 import { buildBudgetProgram, type BudgetProgram, type ConstantLookup } from './budget-program.js'
 import { layerInfo, type StepLayer } from './layer-options.js'
-import { loadOverheadMs, opTimes, planSchedule, planTimes, type PlanProfile } from './plan-times.js'
+import { loadOverheadMs, loadTimes, opTimes, planSchedule, planTimes, type PlanProfile } from './plan-times.js'
+import { pipelineEdges } from './pipeline.js'
 import { simulatePipeline } from '../../plan/pipeline-sim.js'
 import type { PinPrefixPlanner } from '../../plan/preload-plan.js'
 
@@ -254,8 +255,8 @@ function fastestPrefix(m: BudgetModel, p: PlanProfile, first: BudgetPlan, moves:
   const b = first.build
   const s = planSchedule(b, first.plan)
   const ops = opTimes(m.layers, p, b, first.choices)
-  const perMs = p.bandwidth / 1e3
-  const loads = Float64Array.from(s.loads, (l) => (l.bytes ?? 0) / perMs + loadOverheadMs)
+  const loads = loadTimes(p, s)
+  const edges = pipelineEdges(s)
   const layerOf = new Map(m.layers.map((l, i) => [l.step.node.name, i]))
   const opsOf = new Map<number, number[]>()
   b.opNodes.forEach((node, k) => {
@@ -268,7 +269,7 @@ function fastestPrefix(m: BudgetModel, p: PlanProfile, first: BudgetPlan, moves:
     if (i !== undefined) loadsOf.set(i, [...(loadsOf.get(i) ?? []), j])
   })
   const current = first.choices.map((c) => c.option)
-  let best = simulatePipeline(s, ops, loads).makespanMs
+  let best = simulatePipeline(s, ops, loads, edges).makespanMs
   let bestN = 0
   moves.forEach((mv, n) => {
     const options = m.layers[mv.layer]!.options
@@ -280,7 +281,7 @@ function fastestPrefix(m: BudgetModel, p: PlanProfile, first: BudgetPlan, moves:
     const share = (to.sliced?.weight.bytes ?? 0) / (from.sliced?.weight.bytes ?? 1)
     for (const j of loadsOf.get(mv.layer) ?? []) loads[j] = (loads[j]! - loadOverheadMs) * share + loadOverheadMs
     current[mv.layer] = mv.option
-    const ms = simulatePipeline(s, ops, loads).makespanMs
+    const ms = simulatePipeline(s, ops, loads, edges).makespanMs
     if (ms < best) [best, bestN] = [ms, n + 1]
   })
   return bestN

@@ -45,9 +45,14 @@ export function opTimes(layers: readonly StepLayer[], profile: PlanProfile, b: B
   })
 }
 
+/** Each load's read time (ms) at the profile's bandwidth. */
+export function loadTimes(profile: PlanProfile, s: PipelineSchedule): Float64Array {
+  const perMs = profile.bandwidth / 1e3
+  return Float64Array.from(s.loads, (l) => (l.bytes ?? 0) / perMs + loadOverheadMs)
+}
+
 /** The modelled times of one inference under `plan` (ops from `ops`, loads at the profile's bandwidth). */
 export function planTimes(profile: PlanProfile, b: BudgetProgram, plan: PreloadPlan, ops: Float64Array): PipelineTimes {
   const s = planSchedule(b, plan)
-  const perMs = profile.bandwidth / 1e3
-  return simulatePipeline(s, ops, s.loads.map((l) => (l.bytes ?? 0) / perMs + loadOverheadMs))
+  return simulatePipeline(s, ops, loadTimes(profile, s))
 }

@@ -37,8 +37,8 @@ void PipelineWorker::set_schedule(const Napi::Value& after, const Napi::Value& n
     }
     bytes_.resize(read_.size());
     for (size_t j = 0; j < bytes_.size(); ++j) bytes_[j] = read_.length(j);
-    const PipelineSchedule s{after_.data(), need_.data(), bytes_.data(), read_.size(), ops};
-    const Status v = PipelineGate::validate(s);
+    schedule_ = PipelineSchedule{after_.data(), need_.data(), bytes_.data(), read_.size(), ops};
+    const Status v = PipelineGate::validate(schedule_);
     if (!v.is_ok()) throw status_to_error(env, v);
     remaining_.reset(new std::atomic<uint64_t>[read_.size() + 1]);
     deadline_ns_.assign(read_.size() + 1, 0);
@@ -59,8 +59,7 @@ Status PipelineWorker::compute_on_lane(void* self) {
 }
 
 Status PipelineWorker::work() {
-    const PipelineSchedule s{after_.data(), need_.data(), bytes_.data(), read_.size(), run_.op_end()};
-    PipelineGate gate(s, {remaining_.get(), deadline_ns_.data()}, read_.options().bandwidth);
+    PipelineGate gate(schedule_, {remaining_.get(), deadline_ns_.data()}, read_.options().bandwidth);
     gate_ = &gate;
     load_lane_->start(&PipelineWorker::load_on_lane, this);
     Status computed = run_.session()->threads() <= 1 ? compute_on_lane(this)

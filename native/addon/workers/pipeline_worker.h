@@ -55,7 +55,8 @@ class PipelineWorker final : public StatusWorker {
     Lane* compute_lane_;
     Lane* load_lane_;
     std::vector<int32_t> after_, need_;
-    std::vector<uint64_t> bytes_;
+    std::vector<uint64_t> bytes_;  // per range, as the gate reads them
+    PipelineSchedule schedule_;    // over after_, need_ and bytes_, checked by set_schedule
     std::unique_ptr<std::atomic<uint64_t>[]> remaining_;
     std::vector<int64_t> deadline_ns_;
     PipelineGate* gate_ = nullptr;  // lives on work()'s stack while the lanes run
