@@ -81,6 +81,8 @@ export interface ChildResult {
   readonly p10: number
   readonly p90: number
   readonly stats: Record<string, unknown>
+  /** Per timed run of a streaming plan: its lanes' waits and its reads' time (BudgetStats.lastPipeline). */
+  readonly pipeline?: unknown[]
   readonly api: 'package' | 'onnx'
 }
 

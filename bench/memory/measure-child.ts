@@ -69,8 +69,14 @@ async function measure(req: ChildRequest): Promise<ChildResult> {
   }
   const warmupMs: number[] = []
   const timesMs: number[] = []
+  // per timed run of a streaming plan: the lanes' waits and the reads' time (BudgetStats.lastPipeline)
+  const pipeline: unknown[] = []
   for (let i = 0; i < req.warmup; i++) warmupMs.push(await time())
-  for (let i = 0; i < req.runs; i++) timesMs.push(await time())
+  for (let i = 0; i < req.runs; i++) {
+    timesMs.push(await time())
+    const last = (engine.stats() as { lastPipeline?: unknown }).lastPipeline
+    if (last !== undefined) pipeline.push(last)
+  }
   const end = procStatus()
   const stats = { ...(engine.stats() as unknown as Record<string, unknown>) }
   const minimumBudget = minimumBudgetOf(engine)
@@ -94,6 +100,7 @@ async function measure(req: ChildRequest): Promise<ChildResult> {
     p10: quantile(timesMs, 0.1),
     p90: quantile(timesMs, 0.9),
     stats,
+    pipeline,
     api: req.config.pkg === 'onnx' ? 'onnx' : 'package',
   }
 }

@@ -65,6 +65,18 @@ export function ioFloor(r: ChildResult, bw: ReadBandwidth | undefined): { bytes:
   return { bytes, bw: rate, ms: (bytes / rate) * 1e3 }
 }
 
+/**
+ * The planner's simulated time of the run's plan and the medians of its timed runs' lane waits
+ * (ops waiting for loads, loads for ops) and read time, when the plan streams weights.
+ */
+export function pipelineSummary(r: ChildResult): string | undefined {
+  const runs = (r.pipeline ?? []) as Array<{ computeWaitMs: number; loadWaitMs: number; readMs: number }>
+  if (runs.length === 0) return undefined
+  const med = (xs: number[]): number => [...xs].sort((a, b) => a - b)[xs.length >> 1]!
+  const modelled = typeof r.stats.modelledMs === 'number' ? `planner's model ${r.stats.modelledMs.toFixed(1)} ms against ${r.median.toFixed(1)} measured; ` : ''
+  return `${modelled}medians per run: ops waited ${med(runs.map((x) => x.computeWaitMs)).toFixed(1)} ms for loads, loads ${med(runs.map((x) => x.loadWaitMs)).toFixed(1)} ms for ops, reads took ${med(runs.map((x) => x.readMs)).toFixed(1)} ms`
+}
+
 function curvePoint(results: readonly ChildResult[], model: string, budget: number): ChildResult[] {
   return results.filter((r) => r.model === model && r.config.series === 'flexpipe' && r.memoryBudget === budget)
 }
@@ -91,6 +103,8 @@ export function checks(results: readonly ChildResult[], models: readonly string[
             `1.10x needs <= ${mb(floor.bw * need)} MB per inference at this bandwidth, or >= ${(floor.bytes / need / 1e9).toFixed(2)} GB/s for these reads`,
         )
       }
+      const lanes = pipelineSummary(r)
+      if (withLatency && lanes !== undefined) lines.push(`    ${lanes}`)
     }
   }
   at100('resnet152', true)

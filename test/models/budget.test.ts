@@ -62,6 +62,9 @@ for (const model of [ocr.cls, ocr.rec, ocr.det]) {
           t.equal(s.pinnedBytes > 0, blobs, `${label}: the blob weights are pinned (${s.pinnedBytes} bytes)`)
         } else {
           t.ok(s.loadBytesPerInference > 0, `${label}: ${s.loadBytesPerInference} bytes loaded per inference`)
+          const lp = s.lastPipeline
+          t.ok(lp !== undefined && lp.readMs > 0 && lp.computeWaitMs >= 0 && lp.loadWaitMs >= 0, `${label}: the last inference's lanes reported (${JSON.stringify(lp)})`)
+          t.ok(s.modelledMs !== undefined && s.modelledMs > 0, `${label}: the planner's simulated time of the plan (${s.modelledMs} ms)`)
         }
         const again = await engine.infer(feeds)
         checkOutputs(t, again, got, true, `${label}: a second inference`)

@@ -32,7 +32,7 @@ import { finishProgram, type BudgetProgram } from './budget-program.js'
 import { isConstantValue, stepLayers, type OptionContext, type StepLayer } from './layer-options.js'
 import type { DeviceProfile } from '../../prepare/profile.js'
 import { pipelineEdges, type PipelineEdges, type PipelineSchedule } from './pipeline.js'
-import { planSchedule } from './plan-times.js'
+import { opTimes, planSchedule, planTimes } from './plan-times.js'
 import { directConvolutionOnly, orderByProfile, withoutWinograd, liveBytesPerStep, type PlanProfile, budgetPlans, minimumBudget, planForBudget, unlimitedBudget, type BudgetModel, type BudgetPlan, type PlanPolicy } from './plan-budget.js'
 
 export interface PackageOpenOptions {
@@ -76,6 +76,10 @@ export interface BudgetStats {
   readonly reader: string
   readonly threads: number
   readonly bytesRead: number
+  /** The planner's simulated time of one inference under the active plan (lib/plan/pipeline-sim.ts), when profiled. */
+  readonly modelledMs?: number
+  /** The last inference that read weights: how long its ops waited for loads, its loads for ops, and its reads took (ms). */
+  readonly lastPipeline?: { readonly computeWaitMs: number; readonly loadWaitMs: number; readonly readMs: number }
 }
 
 export interface BudgetChange {
@@ -149,6 +153,7 @@ export class BudgetedEngine {
   private readonly reserve: number
   private readonly queue = new SerialQueue()
   private active: Active | undefined
+  private lastPipeline: BudgetStats['lastPipeline']
   private budget: number
 
   private constructor(
@@ -282,6 +287,8 @@ export class BudgetedEngine {
       reader: s.reader,
       threads: s.threads,
       bytesRead: s.bytesRead ?? 0,
+      ...(this.model.profile === undefined ? {} : { modelledMs: planTimes(this.model.profile, b, a.plan.plan, opTimes(this.model.layers, this.model.profile, b, a.plan.choices)).makespanMs }),
+      ...(this.lastPipeline === undefined ? {} : { lastPipeline: this.lastPipeline }),
     }
   }
 
@@ -425,6 +432,7 @@ export class BudgetedEngine {
         if (opMs !== undefined && ms !== undefined) opMs.set(ms)
       } else {
         const r = await session.runPipeline(a.program, 0, inputs, pairs, opMs !== undefined, this.path, a.allRanges, a.edges.after, a.edges.need, this.readOptions())
+        this.lastPipeline = { computeWaitMs: r.computeWaitMs, loadWaitMs: r.loadWaitMs, readMs: r.ms }
         if (opMs !== undefined && r.ops !== undefined) opMs.set(r.ops)
       }
     } catch (err) {
