@@ -47,7 +47,10 @@ interface Layer {
 
 const layers: Layer[] = [
   { id: 'resnet', name: 'ResNet 3x3 64->64 56x56', shape: conv2d(64, 64, 56, 3), kernels: ['winograd63', 'winograd23', 'im2col', 'direct'] },
-  { id: 'resnet14', name: '3x3 256->256 14x14', shape: conv2d(256, 256, 14, 3), kernels: ['winograd63', 'winograd23', 'im2col', 'direct'] },
+  { id: 'resnet14', name: '3x3 256->256 14x14', shape: conv2d(256, 256, 14, 3), kernels: ['winograd63', 'winograd23', 'im2col', 'narrow', 'direct'] },
+  { id: 'resnet7', name: 'ResNet 3x3 512->512 7x7', shape: conv2d(512, 512, 7, 3), kernels: ['winograd63', 'winograd23', 'im2col', 'narrow', 'direct'] },
+  { id: 'resnet7s2', name: 'ResNet 3x3 s2 256->256 28x28', shape: conv2d(256, 256, 28, 3, 2), kernels: ['im2col', 'narrow', 'direct'] },
+  { id: 'down7', name: 'ResNet 1x1 s2 1024->2048 14x14', shape: conv2d(1024, 2048, 14, 1, 2, 1, 0), kernels: ['im2col', 'narrow', 'direct'] },
   { id: 'pointwise', name: '1x1 256->64 56x56', shape: conv2d(256, 64, 56, 1), kernels: ['gemm1x1', 'im2col', 'direct'] },
   { id: 'vgg', name: 'VGG 3x3 128->128 112x112', shape: conv2d(128, 128, 112, 3), kernels: ['winograd63', 'winograd23', 'im2col', 'direct'] },
   { id: 'dw-s1', name: 'MobileNetV2 dw 3x3 s1 144ch 56x56', shape: conv2d(144, 144, 56, 3, 1, 144), kernels: ['depthwise', 'im2col', 'direct'] },
@@ -56,19 +59,23 @@ const layers: Layer[] = [
   { id: 'dw7', name: 'MobileNetV2 dw 3x3 s1 960ch 7x7', shape: conv2d(960, 960, 7, 3, 1, 960), kernels: ['depthwise', 'direct'] },
   { id: 'pw56', name: 'MobileNetV2 1x1 144->24 56x56', shape: conv2d(144, 24, 56, 1), kernels: ['gemm1x1', 'direct'] },
   { id: 'pw14', name: 'MobileNetV2 1x1 64->384 14x14', shape: conv2d(64, 384, 14, 1), kernels: ['gemm1x1', 'direct'] },
-  { id: 'pw14p', name: 'MobileNetV2 1x1 384->64 14x14', shape: conv2d(384, 64, 14, 1), kernels: ['gemm1x1', 'direct'] },
-  { id: 'pw14q', name: 'MobileNetV2 1x1 576->96 14x14', shape: conv2d(576, 96, 14, 1), kernels: ['gemm1x1', 'direct'] },
-  { id: 'pw7', name: 'MobileNetV2 1x1 960->160 7x7', shape: conv2d(960, 160, 7, 1), kernels: ['gemm1x1', 'direct'] },
-  { id: 'pw7w', name: 'MobileNetV2 1x1 320->1280 7x7', shape: conv2d(320, 1280, 7, 1), kernels: ['gemm1x1', 'direct'] },
+  { id: 'pw14p', name: 'MobileNetV2 1x1 384->64 14x14', shape: conv2d(384, 64, 14, 1), kernels: ['gemm1x1', 'narrow', 'direct'] },
+  { id: 'pw14q', name: 'MobileNetV2 1x1 576->96 14x14', shape: conv2d(576, 96, 14, 1), kernels: ['gemm1x1', 'narrow', 'direct'] },
+  { id: 'pw7', name: 'MobileNetV2 1x1 960->160 7x7', shape: conv2d(960, 160, 7, 1), kernels: ['gemm1x1', 'narrow', 'direct'] },
+  { id: 'pw7w', name: 'MobileNetV2 1x1 320->1280 7x7', shape: conv2d(320, 1280, 7, 1), kernels: ['gemm1x1', 'narrow', 'direct'] },
   { id: 'pw112', name: 'MobileNetV2 1x1 16->96 112x112', shape: conv2d(16, 96, 112, 1), kernels: ['gemm1x1', 'direct'] },
   { id: 'pw112n', name: 'MobileNetV2 1x1 32->16 112x112', shape: conv2d(32, 16, 112, 1), kernels: ['gemm1x1', 'direct'] },
-  { id: 'sqcls', name: 'SqueezeNet classifier 1x1 512->1000 13x13', shape: conv2d(512, 1000, 13, 1), kernels: ['gemm1x1', 'direct'] },
-  { id: 'pw14r', name: 'ResNet 1x1 1024->256 14x14', shape: conv2d(1024, 256, 14, 1), kernels: ['gemm1x1', 'direct'] },
-  { id: 'pw7r', name: 'ResNet 1x1 2048->512 7x7', shape: conv2d(2048, 512, 7, 1), kernels: ['gemm1x1', 'direct'] },
+  { id: 'sqcls', name: 'SqueezeNet classifier 1x1 512->1000 13x13', shape: conv2d(512, 1000, 13, 1), kernels: ['gemm1x1', 'narrow', 'direct'] },
+  { id: 'pw14r', name: 'ResNet 1x1 1024->256 14x14', shape: conv2d(1024, 256, 14, 1), kernels: ['gemm1x1', 'narrow', 'direct'] },
+  { id: 'pw7r', name: 'ResNet 1x1 2048->512 7x7', shape: conv2d(2048, 512, 7, 1), kernels: ['gemm1x1', 'narrow', 'direct'] },
+  { id: 'pw28r', name: 'ResNet 1x1 512->128 28x28', shape: conv2d(512, 128, 28, 1), kernels: ['gemm1x1', 'narrow', 'direct'] },
+  { id: 'sqs13', name: 'SqueezeNet squeeze 1x1 512->64 13x13', shape: conv2d(512, 64, 13, 1), kernels: ['gemm1x1', 'narrow', 'direct'] },
+  { id: 'sqe1c', name: 'SqueezeNet expand 1x1 64->256 13x13', shape: conv2d(64, 256, 13, 1), kernels: ['gemm1x1', 'narrow', 'direct'] },
+  { id: 'sqe1b', name: 'SqueezeNet expand 1x1 32->128 27x27', shape: conv2d(32, 128, 27, 1), kernels: ['gemm1x1', 'narrow', 'direct'] },
   { id: 'stem', name: 'MobileNetV2 stem 3x3 s2 3->32 224x224', shape: conv2d(3, 32, 224, 3, 2), kernels: ['im2col', 'direct'] },
   { id: 'sqe3', name: 'SqueezeNet expand 3x3 16->64 55x55', shape: conv2d(16, 64, 55, 3), kernels: ['winograd63', 'winograd23', 'im2col', 'direct'] },
-  { id: 'sqe3b', name: 'SqueezeNet expand 3x3 32->128 27x27', shape: conv2d(32, 128, 27, 3), kernels: ['winograd63', 'winograd23', 'im2col', 'direct'] },
-  { id: 'sqe3c', name: 'SqueezeNet expand 3x3 64->256 13x13', shape: conv2d(64, 256, 13, 3), kernels: ['winograd63', 'winograd23', 'im2col', 'direct'] },
+  { id: 'sqe3b', name: 'SqueezeNet expand 3x3 32->128 27x27', shape: conv2d(32, 128, 27, 3), kernels: ['winograd63', 'winograd23', 'im2col', 'narrow', 'direct'] },
+  { id: 'sqe3c', name: 'SqueezeNet expand 3x3 64->256 13x13', shape: conv2d(64, 256, 13, 3), kernels: ['winograd63', 'winograd23', 'im2col', 'narrow', 'direct'] },
   { id: 'stemsq', name: 'SqueezeNet stem 3x3 s2 3->64 224x224 (no padding)', shape: conv2d(3, 64, 224, 3, 2, 1, 0), kernels: ['im2col', 'direct'] },
   { id: 'stem7', name: 'ResNet stem 7x7 s2 3->64 224x224', shape: conv2d(3, 64, 224, 7, 2), kernels: ['im2col', 'direct'] },
   { id: 'ppocr', name: 'PP-OCR det conv1 3x3 s2 3->16 640x640', shape: conv2d(3, 16, 640, 3, 2), kernels: ['im2col', 'direct'] },
@@ -89,13 +96,14 @@ function nativeShape(s: ConvShape) {
   return { n: s.batch, c: s.inChannels, m: s.outChannels, group: s.group, h: s.in[1], w: s.in[2], oh: s.out[1], ow: s.out[2], kh: s.kernel[1], kw: s.kernel[2], sh: s.stride[1], sw: s.stride[2], pt: s.pad[1], pl: s.pad[2] }
 }
 
-/** A ready-to-run Conv call: inputs (filter transformed for Winograd), outputs with the workspace, ints. */
+/** A ready-to-run Conv call: inputs (filter transformed for Winograd, in panels for narrow), outputs with the workspace, ints. */
 function prepare(s: ConvShape, kernel: ConvKernel, slices: number, wsBytes: number) {
   const cg = s.inChannels / s.group
   const [kh, kw] = [s.kernel[1], s.kernel[2]]
   let w = f32([s.outChannels, cg, kh, kw], random(s.outChannels * cg * kh * kw, 2))
-  if (kernel === 'winograd63' || kernel === 'winograd23') {
-    const r = native.prepack(kernel === 'winograd63' ? 'winograd_f63_filter' : 'winograd_f23_filter', w, [])
+  const transform = { winograd63: 'winograd_f63_filter', winograd23: 'winograd_f23_filter', narrow: 'conv_narrow_filter' }[kernel as string]
+  if (transform !== undefined) {
+    const r = native.prepack(transform, w, [])
     w = f32(r.dims, new Float32Array(r.data))
   }
   const inputs = [f32([s.batch, s.inChannels, s.in[1], s.in[2]], random(s.batch * s.inChannels * s.in[1] * s.in[2], 1)), w, f32([s.outChannels], random(s.outChannels, 3))]

@@ -4,7 +4,7 @@
 // latency for memory per layer without the addon; test/kernels/conv-cost.test.ts checks it against the
 // native numbers on random shapes for every ISA.
 
-export type ConvKernel = 'direct' | 'im2col' | 'gemm1x1' | 'winograd63' | 'winograd23' | 'depthwise'
+export type ConvKernel = 'direct' | 'im2col' | 'gemm1x1' | 'winograd63' | 'winograd23' | 'depthwise' | 'narrow'
 
 /** Native ConvAlgo codes (runtime/conv_cost.h), the `algo` int of the Conv op. */
 export const convAlgoCode: Readonly<Record<ConvKernel, number>> = {
@@ -14,6 +14,7 @@ export const convAlgoCode: Readonly<Record<ConvKernel, number>> = {
   winograd63: 3,
   winograd23: 4,
   depthwise: 5,
+  narrow: 6,
 }
 
 /** A convolution in the native 3-D form: 1-D and 2-D shapes have leading unit axes (kernel 1, no pad). */
@@ -59,6 +60,11 @@ const ceilDiv = (a: number, b: number): number => Math.ceil(a / b)
 const roundUp = (a: number, b: number): number => ceilDiv(a, b) * b
 const align64 = (bytes: number): number => roundUp(bytes, 64)
 
+/** A 1x1x1 convolution with stride 1 and no padding: gemm1x1 and narrow read its input as B in place. */
+function readsInputInPlace(s: ConvShape): boolean {
+  return [0, 1, 2].every((i) => s.kernel[i] === 1 && s.stride[i] === 1 && s.pad[i] === 0 && s.in[i] === s.out[i])
+}
+
 /** Whether `kernel` computes `s` (the rules of conv_algo_applies). */
 export function convApplies(kernel: ConvKernel, s: ConvShape): boolean {
   const planar3x3 = s.in[0] === 1 && s.out[0] === 1 && s.kernel[0] === 1 && s.kernel[1] === 3 && s.kernel[2] === 3 &&
@@ -68,7 +74,9 @@ export function convApplies(kernel: ConvKernel, s: ConvShape): boolean {
     case 'im2col':
       return true
     case 'gemm1x1':
-      return [0, 1, 2].every((i) => s.kernel[i] === 1 && s.stride[i] === 1 && s.pad[i] === 0 && s.in[i] === s.out[i])
+      return readsInputInPlace(s)
+    case 'narrow':
+      return s.group === 1
     case 'winograd63':
     case 'winograd23':
       return planar3x3 && s.group === 1 && s.stride[1] === 1 && s.stride[2] === 1
@@ -101,6 +109,10 @@ export function winogradGeometry(kernel: 'winograd63' | 'winograd23', s: ConvSha
 export function slicePixels(s: ConvShape, slices: number): number {
   return ceilDiv(s.out[0] * s.out[1] * s.out[2], Math.max(1, slices))
 }
+
+/** gemm_narrow.h's narrow_ldt (floats per column of the Cᵀ tile) and narrow_max_cols. */
+const NARROW_LDT = 32
+const NARROW_MAX_COLS = 256
 
 /** gemm_driver.cc's short_k, copy_min_row_groups and a_alias_floats. */
 const SHORT_K = 64
@@ -145,6 +157,13 @@ function workspaceBytes(kernel: ConvKernel, s: ConvShape, slices: number, thread
     }
     case 'gemm1x1':
       return gemmWorkspace(s.outChannels / s.group, slicePixels(s, slices), k, k, s.out[0] * s.out[1] * s.out[2], threads, g)
+    case 'narrow': {
+      // runtime/conv_narrow.h: the slice's row-major columns (none when B is the input), then
+      // gemm_narrow_workspace_bytes: 64 + one Cᵀ tile (32 floats by <= 256 columns) per thread.
+      const sp = slicePixels(s, slices)
+      const cols = readsInputInPlace(s) ? 0 : align64(4 * k * sp)
+      return 64 + cols + 64 + threads * align64(4 * NARROW_LDT * Math.min(sp, NARROW_MAX_COLS))
+    }
     case 'winograd63':
     case 'winograd23': {
       const w = winogradGeometry(kernel, s, slices)
@@ -160,7 +179,9 @@ export function convCost(kernel: ConvKernel, s: ConvShape, slices: number, optio
   const k = (s.inChannels / s.group) * s.kernel[0] * s.kernel[1] * s.kernel[2]
   const workspace = workspaceBytes(kernel, s, slices, threads, options.gemm)
   if (kernel !== 'winograd63' && kernel !== 'winograd23') {
-    return { workspaceBytes: workspace, flops: 2 * s.batch * s.outChannels * k * pixels, weightBytes: 4 * s.outChannels * k }
+    // narrow's weight is its 16-channel panels (conv_narrow_filter), the last one zero-padded
+    const rows = kernel === 'narrow' ? roundUp(s.outChannels, 16) : s.outChannels
+    return { workspaceBytes: workspace, flops: 2 * s.batch * s.outChannels * k * pixels, weightBytes: 4 * rows * k }
   }
   const w = winogradGeometry(kernel, s, slices)
   const [bt, at] = kernel === 'winograd63' ? [44, 38] : [8, 6]

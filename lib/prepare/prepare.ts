@@ -134,8 +134,10 @@ export async function prepare(modelPath: string, outPath: string, options: Prepa
   const blobName = (name: string, form: string): string => (form === 'raw' ? name : `${name}${form}`)
   const formsOf = (name: string, v: ValueInfo): Record<string, string> => {
     const forms: Record<string, string> = {}
-    for (const form of ['raw', '#winograd_f63_filter()', '#winograd_f23_filter()', '#gemm_pack_b(0)', '#gemm_pack_b(1)']) {
-      const shape = form === 'raw' || (v.dims.length === 4 && form.startsWith('#winograd')) || (v.dims.length === 2 && form.startsWith('#gemm')) ? formShape(v.dtype, v.dims as number[], form, nr) : undefined
+    for (const form of ['raw', '#winograd_f63_filter()', '#winograd_f23_filter()', '#conv_narrow_filter()', '#gemm_pack_b(0)', '#gemm_pack_b(1)']) {
+      const convWeight = v.dims.length >= 3 && v.dims.length <= 5
+      const fits = form === 'raw' || (v.dims.length === 4 && form.startsWith('#winograd')) || (convWeight && form.startsWith('#conv_narrow')) || (v.dims.length === 2 && form.startsWith('#gemm'))
+      const shape = fits ? formShape(v.dtype, v.dims as number[], form, nr) : undefined
       if (shape === undefined) continue
       const b = blobName(name, form)
       const length = formBytes(shape)

@@ -21,6 +21,7 @@
 #include "addon/testing.h"
 #include "kernels/depthwise/depthwise.h"
 #include "kernels/im2col/im2col.h"
+#include "kernels/gemm/narrow.h"
 #include "kernels/winograd/winograd.h"
 #include "runtime/conv_cost.h"
 #include "runtime/conv_run.h"
@@ -123,6 +124,11 @@ Napi::Value conv_run_js(const Napi::CallbackInfo& info) {
     if (a == ConvAlgo::winograd63 || a == ConvAlgo::winograd23) {
         u.resize(static_cast<size_t>(winograd_filter_floats(a, M, C)));
         (a == ConvAlgo::winograd63 ? winograd_f32_f63_filter__ref : winograd_f32_f23_filter__ref)(w, M, C, u.data());
+        args.w = u.data();
+    } else if (a == ConvAlgo::narrow) {
+        const int64_t K = C * kvol;
+        u.resize(static_cast<size_t>((M + narrow_panel_rows - 1) / narrow_panel_rows * K * narrow_panel_rows));
+        gemm_pack_narrow_a(M, K, w, K, u.data());
         args.w = u.data();
     }
     const size_t bytes = static_cast<size_t>(conv_cost(a, s, args.slices, args.threads, k.gemm).workspace_bytes);

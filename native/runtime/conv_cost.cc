@@ -2,7 +2,9 @@
 // Geometry and cost of the convolution algorithms (see conv_cost.h; mirrored by lib/plan/conv-cost.ts).
 #include "runtime/conv_cost.h"
 
+#include "runtime/conv_narrow.h"
 #include "runtime/gemm_driver.h"
+#include "runtime/gemm_narrow.h"
 
 namespace flexpipe {
 
@@ -17,6 +19,7 @@ const char* conv_algo_name(ConvAlgo a) {
         case ConvAlgo::winograd63: return "winograd63";
         case ConvAlgo::winograd23: return "winograd23";
         case ConvAlgo::depthwise: return "depthwise";
+        case ConvAlgo::narrow: return "narrow";
     }
     return "unknown";
 }
@@ -38,6 +41,8 @@ bool conv_algo_applies(ConvAlgo a, const ConvShape& s) {
         case ConvAlgo::winograd63:
         case ConvAlgo::winograd23:
             return is_2d_3x3_unit(s) && s.groups == 1 && s.stride[1] == 1 && s.stride[2] == 1;
+        case ConvAlgo::narrow:
+            return s.groups == 1;
         case ConvAlgo::depthwise:
             return is_2d_3x3_unit(s) && s.groups == s.in_channels && s.groups == s.out_channels &&
                    s.stride[1] == s.stride[2] && (s.stride[1] == 1 || s.stride[1] == 2);
@@ -114,6 +119,13 @@ ConvCost conv_cost(ConvAlgo a, const ConvShape& s, int64_t slices, int threads, 
         case ConvAlgo::gemm1x1: {
             const Im2colGeometry g = im2col_geometry(s, slices);
             c.workspace_bytes = static_cast<int64_t>(gemm_workspace_bytes(gk, slice_problem(s, g, false), p));
+            break;
+        }
+        case ConvAlgo::narrow: {
+            const Im2colGeometry g = im2col_geometry(s, slices);
+            const int64_t cols = narrow_reads_input(s) ? 0 : round_up(4 * K * g.slice_pixels, 64);
+            c.workspace_bytes = 64 + cols + static_cast<int64_t>(gemm_narrow_workspace_bytes(g.slice_pixels, p));
+            c.weight_bytes = 4 * round_up(s.out_channels, 16) * K;
             break;
         }
         case ConvAlgo::winograd63:

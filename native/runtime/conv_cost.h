@@ -15,6 +15,10 @@
 //       thread's packed A block and tile (runtime/gemm_driver.h).
 //   gemm1x1: gemm_workspace_bytes(raw B of S columns, M / group rows, K = C / group, P): the driver packs
 //       the slice of the input itself, so there is no column buffer.
+//   narrow: 64 + (B in place ? 0 : round_up(4 * K * S, 64)) + gemm_narrow_workspace_bytes(S, P) = 64 + T *
+//       round_up(4 * 32 * min(S, 256), 64): the slice's columns as a row-major K x S matrix (none for a
+//       1x1, stride 1, unpadded convolution, which reads its input in place) and each thread's Cᵀ tile
+//       (runtime/conv_narrow.h). Its weight is the prepacked [ceil(M / 16), K, 16].
 //   direct, depthwise: 0.
 // The GEMM part depends on the ISA's blocking (mr, nr, mc, kc of GemmKernels); the TS mirror takes the
 // blocking as a parameter and defaults to an upper bound over every ISA.
@@ -30,8 +34,8 @@
 
 namespace flexpipe {
 
-enum class ConvAlgo : int { direct = 0, im2col = 1, gemm1x1 = 2, winograd63 = 3, winograd23 = 4, depthwise = 5 };
-constexpr int conv_algo_count = 6;
+enum class ConvAlgo : int { direct = 0, im2col = 1, gemm1x1 = 2, winograd63 = 3, winograd23 = 4, depthwise = 5, narrow = 6 };
+constexpr int conv_algo_count = 7;
 const char* conv_algo_name(ConvAlgo a);
 
 struct ConvCost {
@@ -42,7 +46,7 @@ struct ConvCost {
 
 // Whether algorithm a can compute shape s (Winograd: 2-D 3x3, stride 1, dilation 1, group 1; gemm1x1:
 // 1x1x1 kernel, stride 1, no padding; depthwise: 2-D 3x3, group == C == M, stride 1 or 2 on both axes,
-// dilation 1; im2col and direct: everything).
+// dilation 1; narrow: group 1; im2col and direct: everything).
 bool conv_algo_applies(ConvAlgo a, const ConvShape& s);
 
 struct WinogradGeometry {

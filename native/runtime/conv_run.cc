@@ -3,6 +3,7 @@
 #include "runtime/conv_run.h"
 
 #include "runtime/conv_gemm.h"
+#include "runtime/conv_narrow.h"
 #include "runtime/parallel.h"
 
 namespace flexpipe {
@@ -25,7 +26,7 @@ void conv_add_residual(const ConvShape& s, const ConvArgs& args) {
 }
 
 Status conv_run(const KernelTable& k, ConvAlgo a, const ConvShape& s, const ConvArgs& args, size_t ws_bytes) {
-    if (args.residual && a != ConvAlgo::im2col && a != ConvAlgo::gemm1x1) {
+    if (args.residual && a != ConvAlgo::im2col && a != ConvAlgo::gemm1x1 && a != ConvAlgo::narrow) {
         ConvArgs plain = args;
         plain.residual = nullptr;
         plain.act = ConvActivation{};
@@ -42,6 +43,8 @@ Status conv_run(const KernelTable& k, ConvAlgo a, const ConvShape& s, const Conv
             return conv_im2col(k.gemm, k.conv.im2col, k.conv.im2col_rows, s, args, ws_bytes);
         case ConvAlgo::gemm1x1:
             return conv_gemm1x1(k.gemm, s, args, ws_bytes);
+        case ConvAlgo::narrow:
+            return conv_narrow(k.gemm, k.conv.im2col, s, args, ws_bytes);
         case ConvAlgo::depthwise: {
             const DepthwiseShape d{s.in_channels, s.in[1], s.in[2], s.out[1], s.out[2], s.stride[1], s.pad[1],
                                    s.pad[2]};

@@ -13,8 +13,9 @@
 namespace flexpipe {
 
 // a must apply to s (conv_algo_applies); args.workspace holds ws_bytes >= conv_cost(a, s, args.slices,
-// args.threads, k.gemm).workspace_bytes; args.w is the transformed filter for Winograd.
-// args.residual: the GEMM algorithms (im2col + GEMM, gemm1x1) add it in the GEMM's epilogue, while the
+// args.threads, k.gemm).workspace_bytes; args.w is the transformed filter for Winograd and
+// the panels of conv_narrow_filter for narrow.
+// args.residual: the GEMM algorithms (im2col + GEMM, gemm1x1, narrow) add it in the GEMM's epilogue, while the
 // output tile is in registers; the others (Winograd, depthwise, direct, im2col by rows) compute y
 // without the activation, then one pass y = act(y + R).
 Status conv_run(const KernelTable& k, ConvAlgo a, const ConvShape& s, const ConvArgs& args, size_t ws_bytes);

@@ -17,6 +17,7 @@ void fill_gemm_kernels(GemmKernels* t, Isa isa) {
         // 96..288 are within noise.
         *t = GemmKernels{gemm_f32_6x16__avx2, gemm_pack_a_f32__avx2, 6, 16, 144, 768, 4096};
         t->f32_dot = gemm_f32_dot__avx2;
+        t->f32_narrow = gemm_f32_narrow__avx2, t->narrow_panels = 1, t->narrow_cols = 6;
     }
     if (isa == Isa::avx512) {
         // 8x32 (gemm_f32_8x32__avx512): 8 rows by two of the AVX2 layout's 16-column panels. kc 256 ->
@@ -25,6 +26,7 @@ void fill_gemm_kernels(GemmKernels* t, Isa isa) {
         *t = GemmKernels{gemm_f32_8x32__avx512, gemm_pack_a_f32__avx512, 8, 16, 144, 256, 4096};
         t->tile_panels = 2;
         t->f32_dot = gemm_f32_dot__avx2;
+        t->f32_narrow = gemm_f32_narrow__avx512, t->narrow_panels = 2, t->narrow_cols = 14;
     }
 #elif defined(__aarch64__)
     if (isa == Isa::neon) {
@@ -32,6 +34,7 @@ void fill_gemm_kernels(GemmKernels* t, Isa isa) {
         // A block (L2 256-512 KiB per core).
         *t = GemmKernels{gemm_f32_8x12__neon, gemm_pack_a_f32__ref, 8, 12, 128, 256, 4032};
         t->f32_dot = gemm_f32_dot__neon;
+        t->f32_narrow = gemm_f32_narrow__neon, t->narrow_panels = 1, t->narrow_cols = 6;
     }
 #endif
     (void)isa;

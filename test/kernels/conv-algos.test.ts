@@ -1,10 +1,10 @@
 // SPDX-License-Identifier: Apache-2.0
 // Every convolution algorithm (direct, im2col + GEMM with input slices, 1x1 GEMM, Winograd F(6,3) and
-// F(2,3), depthwise 3x3) on every ISA this machine runs, 1 and 2 threads, against a float64 direct
+// F(2,3), depthwise 3x3, the narrow GEMM) on every ISA this machine runs, 1 and 2 threads, against a float64 direct
 // convolution: odd sizes, asymmetric padding, strides, dilations, groups, several channel counts, bias
 // and a Relu/Clip clamp. x is read 4 bytes into its buffer, y carries a canary, and the native side
 // checks a canary after the workspace (sized exactly by conv_cost).
-// Tolerance per output, S = |bias| + sum |x * w|: direct, im2col, gemm1x1 and depthwise 16 * 2^-20 * S
+// Tolerance per output, S = |bias| + sum |x * w|: direct, im2col, gemm1x1, narrow and depthwise 16 * 2^-20 * S
 // (float32 sums in any order); Winograd F(2,3) 2^-18 * S and F(6,3) 2^-14 * S (the transforms scale values
 // by up to 5.25 and 32 around the sums). Measured worst cases here: 2^-22 for the direct-like algorithms,
 // 2^-21.7 for F(2,3), 2^-16.2 for F(6,3); the test prints them.
@@ -35,13 +35,14 @@ interface Shape {
   pb: number
   pr: number
 }
-type Algo = 'direct' | 'im2col' | 'gemm1x1' | 'winograd63' | 'winograd23' | 'depthwise'
+type Algo = 'direct' | 'im2col' | 'gemm1x1' | 'winograd63' | 'winograd23' | 'depthwise' | 'narrow'
 
 const tolScale: Record<Algo, number> = {
   direct: 16 * 2 ** -20,
   im2col: 16 * 2 ** -20,
   gemm1x1: 16 * 2 ** -20,
   depthwise: 16 * 2 ** -20,
+  narrow: 16 * 2 ** -20,
   winograd23: 2 ** -18,
   winograd63: 2 ** -14,
 }
@@ -146,6 +147,15 @@ for (const sh of [1, 2]) {
     cases.push({ algos: ['direct', 'im2col', 'depthwise'], s: shape({ n: 2, c: 6, m: 6, group: 6, h, w, sh, sw: sh, pt: 1, pl: 1, pb: sh === 2 ? 0 : 1, pr: 1 }) })
   }
 }
+
+// The narrow GEMM (16-channel weight panels, vectors along output channels): ResNet's 7x7 stage in
+// small (reductions over several k-blocks of 256, output channels that leave a last partial panel
+// and an odd panel count), more than 256 output pixels (two Cᵀ tiles), a strided 1x1 downsample.
+cases.push({ algos: ['direct', 'narrow'], s: shape({ c: 64, m: 40, h: 7, w: 7 }) })
+cases.push({ algos: ['direct', 'narrow'], s: shape({ n: 2, c: 300, m: 33, h: 17, w: 17, kh: 1, kw: 1, pt: 0, pl: 0, pb: 0, pr: 0 }) })
+cases.push({ algos: ['direct', 'narrow'], s: shape({ c: 48, m: 64, h: 14, w: 14, kh: 1, kw: 1, sh: 2, sw: 2, pt: 0, pl: 0, pb: 0, pr: 0 }) })
+// ... and every other case of group 1 (narrow computes any convolution without groups).
+for (const c of cases) if (c.s.group === 1 && !c.algos.includes('narrow')) c.algos.push('narrow')
 
 const valid = cases.filter(({ s }) => outDims(s).every((d) => d >= 1))
 

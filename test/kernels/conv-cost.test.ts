@@ -16,7 +16,7 @@ type Fn = (...args: unknown[]) => unknown
 const native = binding()
 const testing = native._testing as unknown as Record<string, Fn> & { isas(): string[] }
 const isas = testing.isas()
-const kernels: ConvKernel[] = ['direct', 'im2col', 'gemm1x1', 'winograd63', 'winograd23', 'depthwise']
+const kernels: ConvKernel[] = ['direct', 'im2col', 'gemm1x1', 'winograd63', 'winograd23', 'depthwise', 'narrow']
 
 function nativeShape(s: ConvShape) {
   return {
@@ -85,16 +85,20 @@ function random(n: number, seed: number): Float32Array {
   return out
 }
 
+/** The weight as `kernel` reads it: transformed (Winograd), in 16-channel panels (narrow) or raw. */
+function weightForm(kernel: ConvKernel, w: NativeTensor): NativeTensor {
+  const transform = { winograd63: 'winograd_f63_filter', winograd23: 'winograd_f23_filter', narrow: 'conv_narrow_filter' }[kernel as string]
+  if (transform === undefined) return w
+  const r = native.prepack(transform, w, [])
+  return f32(r.dims, new Float32Array(r.data))
+}
+
 /** Runs the native Conv op on a 2-D shape with the given algorithm, slices and workspace bytes. */
 function runConv(s: ConvShape, kernel: ConvKernel, slices: number, wsBytes: number, threads: number, seed: number): Float32Array {
   const [kh, kw] = [s.kernel[1], s.kernel[2]]
   const cg = s.inChannels / s.group
   const x = random(s.batch * s.inChannels * s.in[1] * s.in[2], seed)
-  let w = f32([s.outChannels, cg, kh, kw], random(s.outChannels * cg * kh * kw, seed + 1))
-  if (kernel === 'winograd63' || kernel === 'winograd23') {
-    const r = native.prepack(kernel === 'winograd63' ? 'winograd_f63_filter' : 'winograd_f23_filter', w, [])
-    w = f32(r.dims, new Float32Array(r.data))
-  }
+  const w = weightForm(kernel, f32([s.outChannels, cg, kh, kw], random(s.outChannels * cg * kh * kw, seed + 1)))
   const bias = random(s.outChannels, seed + 2)
   const y = new Float32Array(s.batch * s.outChannels * s.out[1] * s.out[2])
   const outs: NativeTensor[] = [f32([s.batch, s.outChannels, s.out[1], s.out[2]], y)]
@@ -128,7 +132,7 @@ t.test('the Conv op runs with exactly conv_cost bytes and refuses fewer', async 
   for (const s of opShapes) {
     for (const kernel of kernels) {
       if (!convApplies(kernel, s)) continue
-      const slices = kernel === 'im2col' || kernel === 'gemm1x1' ? 3 : 2
+      const slices = kernel === 'im2col' || kernel === 'gemm1x1' || kernel === 'narrow' ? 3 : 2
       const exact = (testing.convCost!(native.info().isa, kernel, nativeShape(s), slices, 1) as ConvCost).workspaceBytes
       if (exact === 0) continue
       t.doesNotThrow(() => runConv(s, kernel, slices, exact, 2, 7), `${kernel} runs with ${exact} bytes ${JSON.stringify(s)}`)
@@ -173,11 +177,7 @@ t.test('a fused Relu/Clip reaches the Conv kernels as a clamp epilogue', async (
   // The native op applies it for every algorithm that computes this shape.
   const x = f32([1, s.inChannels, s.in[1], s.in[2]], random(s.inChannels * s.in[1] * s.in[2], 6))
   for (const kernel of kernels.filter((k) => convApplies(k, s))) {
-    let w = f32([s.outChannels, s.inChannels, 3, 3], wData)
-    if (kernel === 'winograd63' || kernel === 'winograd23') {
-      const r = native.prepack(kernel === 'winograd63' ? 'winograd_f63_filter' : 'winograd_f23_filter', w, [])
-      w = f32(r.dims, new Float32Array(r.data))
-    }
+    const w = weightForm(kernel, f32([s.outChannels, s.inChannels, 3, 3], wData))
     const ws = convCost(kernel, s, 2, { threads: maxKernelThreads }).workspaceBytes
     const run = (act: number, floats: number[]): Float32Array => {
       const y = new Float32Array(s.outChannels * s.out[1] * s.out[2])
@@ -197,4 +197,34 @@ t.test('a fused Relu/Clip reaches the Conv kernels as a clamp epilogue', async (
     }
     t.equal(bad, 0, `${kernel}: Clip and Relu epilogues equal clamping the plain output`)
   }
+})
+
+t.test('conv_narrow_filter: 16-channel panels, the shape formShape predicts, and typed refusals', async (t) => {
+  const { formShape } = await import('../../lib/prepare/forms.js')
+  for (const dims of [[20, 3, 3, 3], [16, 5, 7], [33, 2, 1, 2, 3]]) {
+    const n = dims.reduce((a, b) => a * b, 1)
+    const data = random(n, dims.length)
+    const r = native.prepack('conv_narrow_filter', f32(dims, data), [])
+    t.strictSame(r.dims, formShape('float32', dims, '#conv_narrow_filter()', 16)!.dims, `dims of ${JSON.stringify(dims)}`)
+    const k = n / dims[0]!
+    const packed = new Float32Array(r.data)
+    let bad = 0
+    for (let m = 0; m < r.dims[0]! * 16; m++) {
+      for (let p = 0; p < k; p++) {
+        const want = m < dims[0]! ? data[m * k + p] : 0
+        if (packed[Math.floor(m / 16) * k * 16 + p * 16 + (m % 16)] !== want) bad++
+      }
+    }
+    t.equal(bad, 0, `${JSON.stringify(dims)}: A(m, p) at panel m / 16, row p, lane m % 16; zero past M`)
+  }
+  t.throws(() => native.prepack('conv_narrow_filter', f32([4, 4], new Float32Array(16)), []), /float32 \[M, C, kernel\.\.\.\]/, 'a rank-2 weight')
+  t.throws(() => native.prepack('conv_narrow_filter', f32([4, 4, 1], new Float32Array(16)), [1]), /expected no ints/, 'ints')
+  // The Conv op refuses a raw filter for narrow, saying which form it needs.
+  const s = opShapes[0]!
+  const ws = convCost('narrow', s, 1, { threads: 1 }).workspaceBytes
+  const raw = f32([s.outChannels, s.inChannels, 3, 3], random(s.outChannels * s.inChannels * 9, 3))
+  const outs: NativeTensor[] = [f32([1, s.outChannels, s.out[1], s.out[2]], new Float32Array(s.outChannels * s.out[1] * s.out[2])), { dtype: 2, dims: [ws], data: new Uint8Array(ws) }]
+  const ints = [1, 2, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, convAlgoCode.narrow, 1, 0]
+  const x = f32([1, s.inChannels, s.in[1], s.in[2]], random(s.inChannels * s.in[1] * s.in[2], 4))
+  t.throws(() => native.runOp('Conv', [x, raw, null], outs, ints, [], 1), /narrow needs the packed filter \[3, 288, 16\]/)
 })

@@ -54,6 +54,23 @@ export function convShape(
 }
 
 /**
+ * Whether the narrow GEMM (vectors along output channels, the weight in 16-channel panels) beats the
+ * pixel-vectorized ones: small planes (<= 256 output pixels) with long reductions (K >= 256), where
+ * a row of pixels leaves partial vectors and the weight, used only once per pixel, is read as one
+ * stream; 3x3 stride-1 layers keep Winograd above 64 pixels. `node dist/bench/kernels/conv.bench.js`
+ * (1 thread, AVX-512): ResNet's 1x1 2048->512 at 7x7 0.68 vs 1.61 ms (gemm1x1), its 1x1 stride-2
+ * downsample 1024->2048 1.54 vs 2.43 ms (im2col); SqueezeNet's 1x1 64->256 at 13x13 (K = 64) is 0.063
+ * vs 0.049 ms, so short reductions stay with gemm1x1.
+ */
+function prefersNarrow(s: ConvShape): boolean {
+  if (!convApplies('narrow', s)) return false
+  const pixels = s.out[0] * s.out[1] * s.out[2]
+  const k = s.inChannels * s.kernel[0] * s.kernel[1] * s.kernel[2]
+  if (pixels > 256 || k < 256 || s.outChannels < 16) return false
+  return !convApplies('winograd63', s) || pixels <= 64
+}
+
+/**
  * The default algorithm for a shape (FlexNN's latency order Winograd -> im2col + GEMM -> direct; the
  * memory planner may pick another one with the costs of lib/plan/conv-cost.ts). Winograd needs the
  * weight at plan time (its filter is transformed once) and >= 8 input and output channels to amortize
@@ -63,6 +80,7 @@ export function convShape(
  */
 export function chooseConvKernel(s: ConvShape, constantWeight: boolean): ConvKernel {
   if (convApplies('depthwise', s)) return 'depthwise'
+  if (constantWeight && prefersNarrow(s)) return 'narrow'
   if (convApplies('gemm1x1', s)) return s.outChannels / s.group >= 4 ? 'gemm1x1' : 'direct'
   if (constantWeight && convApplies('winograd63', s) && s.inChannels >= 8 && s.outChannels >= 8) {
     const tiles63 = Math.ceil(s.out[1] / 6) * Math.ceil(s.out[2] / 6)
@@ -73,7 +91,7 @@ export function chooseConvKernel(s: ConvShape, constantWeight: boolean): ConvKer
 
 /** Default input slices: column (or packed input) buffers of at most 2 MiB, slices of >= 64 pixels. */
 export function defaultConvSlices(kernel: ConvKernel, s: ConvShape): number {
-  if (kernel !== 'im2col' && kernel !== 'gemm1x1') return 1
+  if (kernel !== 'im2col' && kernel !== 'gemm1x1' && kernel !== 'narrow') return 1
   const k = (s.inChannels / s.group) * s.kernel[0] * s.kernel[1] * s.kernel[2]
   const pixels = slicePixels(s, 1)
   return Math.max(1, Math.ceil(pixels / Math.max(64, Math.floor((2 << 20) / (4 * k)))))
@@ -88,7 +106,6 @@ function convCall(ctx: OpContext, s: ConvShape, ints: readonly number[]): Kernel
   const kernel = chooseConvKernel(s, constant)
   const slices = defaultConvSlices(kernel, s)
   const workspace = convCost(kernel, s, slices, { threads: maxKernelThreads }).workspaceBytes
-  const winograd = kernel === 'winograd63' || kernel === 'winograd23'
   const clamp = fusedClamp(ctx.node)
   return {
     op: 'Conv',
@@ -96,8 +113,14 @@ function convCall(ctx: OpContext, s: ConvShape, ints: readonly number[]): Kernel
     ints: [...ints, convAlgoCode[kernel], slices, clamp === undefined ? 0 : 2],
     floats: clamp === undefined ? [] : [clamp.min, clamp.max],
     ...(workspace > 0 ? { workspace } : {}),
-    ...(winograd ? { prepack: [{ input: 1, transform: kernel === 'winograd63' ? 'winograd_f63_filter' : 'winograd_f23_filter', ints: [] }] } : {}),
+    ...convPrepack(kernel),
   }
+}
+
+/** The weight transform `kernel` reads its filter through (Winograd's, narrow's panels), if any. */
+function convPrepack(kernel: ConvKernel): Pick<KernelCall, 'prepack'> {
+  const transform = { winograd63: 'winograd_f63_filter', winograd23: 'winograd_f23_filter', narrow: 'conv_narrow_filter' }[kernel as string]
+  return transform === undefined ? {} : { prepack: [{ input: 1, transform, ints: [] }] }
 }
 
 const conv: OpDef = {
@@ -234,12 +257,11 @@ export function withConvKernel(call: KernelCall, c: ConvCallInts, kernel: ConvKe
   ints[c.algoAt] = convAlgoCode[kernel]
   ints[c.algoAt + 1] = slices
   const workspace = convCost(kernel, c.shape, slices, { threads }).workspaceBytes
-  const winograd = kernel === 'winograd63' || kernel === 'winograd23'
   const { workspace: _w, prepack: _p, ...rest } = call
   return {
     ...rest,
     ints,
     ...(workspace > 0 ? { workspace } : {}),
-    ...(winograd ? { prepack: [{ input: 1, transform: kernel === 'winograd63' ? 'winograd_f63_filter' : 'winograd_f23_filter', ints: [] }] } : {}),
+    ...convPrepack(kernel),
   }
 }

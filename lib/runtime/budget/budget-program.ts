@@ -264,12 +264,15 @@ function emitSliced(b: Builder, step: Step, o: StepOption, call: KernelCall, sli
     const outs = outputSlots(b, step, call, k)
     let ints = call.ints
     if (sl.axis === 'conv-out') {
-      const winograd = wShape.dims.length === 4 && wShape.dims[3] === 16 && wShape.dims[0] === Math.ceil(y[1]! / 16) && o.kernel.startsWith('winograd')
-      if (winograd) {
-        const panelBytes = (wShape.dims[1]! * wShape.dims[2]! * 16 * 4)
+      // Winograd's [panels, a², C, 16] and narrow's [panels, K, 16]: whole 16-channel panels (c0 is a
+      // multiple of 16, the slicing unit of both)
+      const panels = wShape.dims[wShape.dims.length - 1] === 16 && wShape.dims[0] === Math.ceil(y[1]! / 16) &&
+        ((wShape.dims.length === 4 && o.kernel.startsWith('winograd')) || (wShape.dims.length === 3 && o.kernel === 'narrow'))
+      if (panels) {
+        const panelBytes = (numel(wShape.dims) / wShape.dims[0]!) * 4
         const p0 = c0 / 16
         const p1 = Math.ceil(c1 / 16)
-        ins[sl.input] = b.weight(wName, sl.form, step.node.name, k, p0 * panelBytes, p1 * panelBytes, 'float32', [p1 - p0, wShape.dims[1]!, wShape.dims[2]!, 16])
+        ins[sl.input] = b.weight(wName, sl.form, step.node.name, k, p0 * panelBytes, p1 * panelBytes, 'float32', [p1 - p0, ...wShape.dims.slice(1)])
       } else {
         const rowBytes = (numel(wShape.dims) / wShape.dims[0]!) * 4
         ins[sl.input] = b.weight(wName, sl.form, step.node.name, k, c0 * rowBytes, c1 * rowBytes, 'float32', [c1 - c0, ...wShape.dims.slice(1)])

@@ -3,7 +3,7 @@
 // them: which kernels can compute it (latency order), the weight each reads in which storage form, how
 // that weight splits into channel slices, and the workspace per input slice count.
 //
-//   Conv (constant weight):  its default kernel first (Winograd, 1x1 GEMM or im2col), then im2col + GEMM
+//   Conv (constant weight):  its default kernel first (Winograd, narrow, 1x1 GEMM or im2col), then im2col + GEMM
 //                            (input slices), then direct. Weight slices along output channels need batch 1
 //                            and group 1 (each slice writes a contiguous channel range of Y).
 //   Gemm / MatMul, packed B: the packed-panel GEMM; weight slices are column ranges of B (multiples of the
@@ -136,10 +136,10 @@ function convOptions(ctx: OptionContext, step: Step, call: KernelCall): StepOpti
     const form = formOf(probe, 1)
     if (!ctx.hasForm(name, form)) continue
     const bytes = ctx.formBytes(name, form)
-    const unit = winograd ? 16 : 8
+    const unit = winograd || kernel === 'narrow' ? 16 : 8 // whole 16-channel panels of the transformed forms
     const units = Math.ceil(s.outChannels / unit)
     const weight: SliceableWeight = { bytes, channels: s.outChannels, unit, unitBytes: Math.ceil(bytes / units) }
-    const inputSliced = kernel === 'im2col' || kernel === 'gemm1x1'
+    const inputSliced = kernel === 'im2col' || kernel === 'gemm1x1' || kernel === 'narrow'
     const maxSlices = inputSliced ? Math.max(defaultSlices, Math.floor(slicePixels(s, 1) / minSlicePixels)) : 1
     options.push({
       kernel,

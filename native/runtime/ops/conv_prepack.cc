@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 // Plan-time weight transforms of the conv family (see runtime/prepack.h).
+#include "kernels/gemm/narrow.h"
 #include "kernels/winograd/winograd.h"
 #include "runtime/conv_cost.h"
 #include "runtime/prepack.h"
@@ -47,11 +48,46 @@ Status filter_run(const TensorView& w, const int64_t* ints, int32_t n_ints, cons
     return Status::ok();
 }
 
+// conv_narrow_filter: W [M, C, kernel...] float32 (rank 3 to 5, group 1) -> float32 [ceil(M / 16), K, 16],
+// K = C * kernel volume: the 16-row panels of kernels/gemm/narrow.h, rows past M zero. No ints. The
+// layout is ISA-independent (every ISA's narrow kernel reads 16-row panels).
+Status check_narrow(const TensorView& w, int32_t n_ints) {
+    FLEXPIPE_CHECK_ARG(w.dtype == DType::f32 && w.rank >= 3 && w.rank <= 5 && w.numel > 0,
+                       "failed to prepack conv_narrow_filter: weight must be a non-empty float32 [M, C, kernel...] tensor "
+                       "(rank=%d)", w.rank);
+    FLEXPIPE_CHECK_ARG(n_ints == 0, "failed to prepack conv_narrow_filter: expected no ints (got %d)", n_ints);
+    return Status::ok();
+}
+
+Status narrow_shape(const TensorView& w, const int64_t* ints, int32_t n_ints, TensorView* out) {
+    (void)ints;
+    FLEXPIPE_RETURN_IF_ERROR(check_narrow(w, n_ints));
+    const int64_t k = w.numel / w.dims[0];
+    out->dtype = DType::f32;
+    out->rank = 3;
+    out->dims[0] = (w.dims[0] + narrow_panel_rows - 1) / narrow_panel_rows;
+    out->dims[1] = k;
+    out->dims[2] = narrow_panel_rows;
+    out->numel = out->dims[0] * k * narrow_panel_rows;
+    return Status::ok();
+}
+
+Status narrow_run(const TensorView& w, const int64_t* ints, int32_t n_ints, const TensorView& out) {
+    TensorView want;
+    FLEXPIPE_RETURN_IF_ERROR(narrow_shape(w, ints, n_ints, &want));
+    FLEXPIPE_CHECK_ARG(out.dtype == DType::f32 && out.numel == want.numel,
+                       "failed to prepack conv_narrow_filter: output has %lld elements (want %lld)",
+                       static_cast<long long>(out.numel), static_cast<long long>(want.numel));
+    gemm_pack_narrow_a(w.dims[0], want.dims[1], w.as<float>(), want.dims[1], out.as<float>());
+    return Status::ok();
+}
+
 }  // namespace
 
 void register_conv_prepacks(std::vector<PrepackEntry>& table) {
     table.push_back({"winograd_f63_filter", filter_shape<ConvAlgo::winograd63>, filter_run<ConvAlgo::winograd63>});
     table.push_back({"winograd_f23_filter", filter_shape<ConvAlgo::winograd23>, filter_run<ConvAlgo::winograd23>});
+    table.push_back({"conv_narrow_filter", narrow_shape, narrow_run});
 }
 
 }  // namespace flexpipe

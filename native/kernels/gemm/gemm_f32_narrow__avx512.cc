@@ -1,0 +1,71 @@
+// SPDX-License-Identifier: Apache-2.0
+// AVX-512F narrow GEMM micro-kernel (contract in narrow.h): up to 2 panels (32 rows, two zmm) by up
+// to 14 columns, 28 zmm accumulators. Per k step: one load of A per panel and one broadcast of B per
+// column, each broadcast feeding both panels: 16 loads per 28 FMAs at 14 columns, so the two FMA
+// pipes set the pace, not the loads.
+#include <immintrin.h>
+
+#include <cstddef>
+#include <utility>
+
+#include "common/macros.h"
+#include "kernels/gemm/narrow.h"
+
+namespace flexpipe {
+
+namespace {
+
+constexpr int max_cols = 14;
+
+template <int V, int P, size_t... Js>
+__attribute__((always_inline)) inline void step(std::index_sequence<Js...>, __m512 (&acc)[P][V], const __m512 (&av)[V],
+                                                const float* b) {
+    auto one = [&](auto j) {
+        constexpr int J = decltype(j)::value;
+        const __m512 bj = _mm512_set1_ps(b[J]);
+        acc[J][0] = _mm512_fmadd_ps(av[0], bj, acc[J][0]);
+        if constexpr (V == 2) acc[J][1] = _mm512_fmadd_ps(av[1], bj, acc[J][1]);
+    };
+    (one(std::integral_constant<int, static_cast<int>(Js)>{}), ...);
+}
+
+template <int V, int P>
+void tile(int64_t kc, const float* a, int64_t a_next, const float* b, int64_t b_rs, float* t, bool accumulate) {
+    __m512 acc[P][V];
+#pragma GCC unroll 14
+    for (int j = 0; j < P; ++j)
+        for (int v = 0; v < V; ++v)
+            acc[j][v] = accumulate ? _mm512_loadu_ps(t + j * narrow_ldt + v * 16) : _mm512_setzero_ps();
+    const float* a1 = a + (V == 2 ? a_next : 0);
+    for (int64_t p = 0; p < kc; ++p, a += 16, a1 += 16, b += b_rs) {
+        __m512 av[V];
+        av[0] = _mm512_loadu_ps(a);
+        if constexpr (V == 2) av[1] = _mm512_loadu_ps(a1);
+        step<V, P>(std::make_index_sequence<P>{}, acc, av, b);
+    }
+#pragma GCC unroll 14
+    for (int j = 0; j < P; ++j)
+        for (int v = 0; v < V; ++v) _mm512_storeu_ps(t + j * narrow_ldt + v * 16, acc[j][v]);
+}
+
+template <int V, size_t... Ps>
+void by_cols(std::index_sequence<Ps...>, int64_t cols, int64_t kc, const float* a, int64_t a_next, const float* b,
+             int64_t b_rs, float* t, bool accumulate) {
+    using Fn = void (*)(int64_t, const float*, int64_t, const float*, int64_t, float*, bool);
+    static constexpr Fn table[] = {tile<V, static_cast<int>(Ps) + 1>...};
+    table[cols - 1](kc, a, a_next, b, b_rs, t, accumulate);
+}
+
+}  // namespace
+
+void gemm_f32_narrow__avx512(int64_t panels, int64_t cols, int64_t kc, const float* a, int64_t a_next,
+                             const float* b, int64_t b_rs, float* t, bool accumulate) {
+    FLEXPIPE_DCHECK(panels >= 1 && panels <= 2 && cols >= 1 && cols <= max_cols && kc >= 0);
+    if (panels == 2) {
+        by_cols<2>(std::make_index_sequence<max_cols>{}, cols, kc, a, a_next, b, b_rs, t, accumulate);
+    } else {
+        by_cols<1>(std::make_index_sequence<max_cols>{}, cols, kc, a, a_next, b, b_rs, t, accumulate);
+    }
+}
+
+}  // namespace flexpipe

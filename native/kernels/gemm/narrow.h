@@ -1,0 +1,45 @@
+// SPDX-License-Identifier: Apache-2.0
+// Narrow GEMM micro-kernels (float32): C = A · B for a B of few columns, vectorized along A's rows.
+// A convolution over a small plane (ResNet's 7x7 stage: 49 output pixels against 512-2048 output
+// channels and 512-4608 reductions) computed as rows = channels and vectors along pixels pays for a
+// partial vector at every row (49 pixels are 3 vectors of 16 and one lone column) and reads its
+// weights, each used only 49 times, as 8-16 strided row streams. Here a vector holds 16 output
+// channels instead: every pixel is a broadcast, no lane is wasted whatever the pixel count, and the
+// weight is one contiguous stream per 16 channels.
+//
+// A comes in 16-row panels [K][16] (a convolution's weight prepacked by conv_narrow_filter,
+// runtime/ops/conv_prepack.cc): A(16 q + i, p) = a[q * K * 16 + p * 16 + i], rows past M zero.
+// One call computes `panels` (1 .. the table's narrow_panels) consecutive panels, the second at
+// a + a_next, by `cols` (1 .. the table's narrow_cols) columns of B (B(p, j) = b[p * b_rs + j]):
+//
+//     t[j * narrow_ldt + 16 v + i] = (accumulate ? t[j * narrow_ldt + 16 v + i] : 0)
+//                                    + sum_{p < kc} a[v * a_next + p * 16 + i] * b[p * b_rs + j]
+//
+// for j < cols, v < panels, i < 16: a tile of Cᵀ, which the driver (runtime/gemm_narrow.h) adds its
+// epilogue to and writes into C. Every element is summed over p in order, one FMA (or multiply
+// and add, ref) per step, so the variants agree within the GEMM tolerance of gemm.h.
+#pragma once
+
+#include <cstdint>
+
+namespace flexpipe {
+
+constexpr int64_t narrow_panel_rows = 16;  // rows of A per panel (lanes of the AVX-512 vector)
+constexpr int64_t narrow_ldt = 32;         // floats per column of the Cᵀ tile (at most 2 panels)
+
+using GemmNarrowFn = void (*)(int64_t panels, int64_t cols, int64_t kc, const float* a, int64_t a_next,
+                              const float* b, int64_t b_rs, float* t, bool accumulate);
+void gemm_f32_narrow__ref(int64_t panels, int64_t cols, int64_t kc, const float* a, int64_t a_next,
+                          const float* b, int64_t b_rs, float* t, bool accumulate);
+void gemm_f32_narrow__avx2(int64_t panels, int64_t cols, int64_t kc, const float* a, int64_t a_next,
+                           const float* b, int64_t b_rs, float* t, bool accumulate);
+void gemm_f32_narrow__avx512(int64_t panels, int64_t cols, int64_t kc, const float* a, int64_t a_next,
+                             const float* b, int64_t b_rs, float* t, bool accumulate);
+void gemm_f32_narrow__neon(int64_t panels, int64_t cols, int64_t kc, const float* a, int64_t a_next,
+                           const float* b, int64_t b_rs, float* t, bool accumulate);
+
+// Packs a row-major A [m, k] (rows a_rs floats apart) into ceil(m / 16) panels [k][16] at dst,
+// rows past m zero (the layout above).
+void gemm_pack_narrow_a(int64_t m, int64_t k, const float* a, int64_t a_rs, float* dst);
+
+}  // namespace flexpipe
