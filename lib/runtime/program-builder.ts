@@ -11,6 +11,7 @@ import type { Prepack } from '../model/ops/op-def.js'
 import { hostTensor } from '../model/values.js'
 import { nativeOpCode } from '../native/binding.js'
 import { planMemory, type BufferRequest } from '../plan/memory-plan.js'
+import { concatsInPlace } from './concat-in-place.js'
 
 export const maxRank = 8
 
@@ -45,6 +46,7 @@ interface Slot {
   dtype: DType
   dims: number[]
   buffer: number // activation buffer index, or -1 for persistent
+  byteOffset?: number // within the buffer (a block of a Concat in place)
 }
 
 class ProgramState {
@@ -95,13 +97,17 @@ export function buildProgram(graph: Graph, inferred: InferredGraph, constantSlot
       st.slotOf.set(name, id)
       return id
     }
-    const buffer = st.rootBuffer.get(name) ?? st.newBuffer(bytesOf(v), step)
-    st.rootBuffer.set(name, buffer)
+    // A block of a Concat in place lives in the Concat output's buffer.
+    const block = inPlace.blocks.get(name)
+    const root = block?.output ?? name
+    const buffer = st.rootBuffer.get(root) ?? st.newBuffer(bytesOf(valueOf(root)), step)
+    st.rootBuffer.set(root, buffer)
     st.touch(buffer, step)
-    const id = st.addSlot({ region: 1, offset: 0, dtype: v.dtype, dims: v.dims as number[], buffer })
+    const id = st.addSlot({ region: 1, offset: 0, dtype: v.dtype, dims: v.dims as number[], buffer, byteOffset: block?.byteOffset ?? 0 })
     st.slotOf.set(name, id)
     return id
   }
+  const inPlace = concatsInPlace(graph, inferred, (v) => !isConstant(v))
   const read = new Set<string>()
   for (const step of inferred.steps) {
     if (step.aliasOf !== undefined) read.add(step.node.inputs[step.aliasOf]!)
@@ -125,7 +131,7 @@ export function buildProgram(graph: Graph, inferred: InferredGraph, constantSlot
     return { name: o.name, dtype: v.dtype, dims, source }
   })
   const mem = planMemory(st.buffers as BufferRequest[])
-  for (const s of st.slots) if (s.buffer >= 0) s.offset = mem.offsets[s.buffer]!
+  for (const s of st.slots) if (s.buffer >= 0) s.offset = mem.offsets[s.buffer]! + (s.byteOffset ?? 0)
   return { program: encodeProgram(st.slots, words, opNodes.length), activationBytes: mem.size, inputs, outputs, opNodes, opKinds }
 
   function encodeStep(step: Step, k: number): void {
@@ -136,6 +142,10 @@ export function buildProgram(graph: Graph, inferred: InferredGraph, constantSlot
       const out = step.node.outputs[0]!
       if (buffer !== undefined) st.rootBuffer.set(out, buffer)
       else st.rootBuffer.delete(out)
+      return
+    }
+    if (inPlace.steps.has(k)) {
+      slotFor(step.node.outputs[0]!, k) // its producers wrote the blocks: no op
       return
     }
     const call = step.kernel!

@@ -1,0 +1,102 @@
+// SPDX-License-Identifier: Apache-2.0
+// Concat in place (lib/runtime/concat-in-place.ts): which Concats run without a copy, and that graphs
+// with them compute what onnxruntime computes, through the plain engine (blocks placed in the Concat's
+// buffer) and a memory-budgeted package (which still copies).
+import { copyFileSync } from 'node:fs'
+import { join } from 'node:path'
+import t from 'tap'
+import { seededRandom } from '../../lib/cli/inputs.js'
+import { open, openPackage, prepare, tensor } from '../../lib/index.js'
+import { inferGraph } from '../../lib/model/infer-graph.js'
+import type { ValueInfo } from '../../lib/model/ir.js'
+import { parseOnnx } from '../../lib/model/onnx-import.js'
+import { hostTensor } from '../../lib/model/values.js'
+import { concatsInPlace } from '../../lib/runtime/concat-in-place.js'
+import { foldNative } from '../../lib/runtime/engine.js'
+import { tempDir } from '../helpers/budget.js'
+import { compareTensors } from '../helpers/compare.js'
+import { makeModel, tempFile, type ModelSpec } from '../helpers/make-model.js'
+import { runOrt } from '../helpers/ort.js'
+
+const rand = seededRandom(23)
+const weights = (name: string, dims: number[], scale: number) => ({ name, dims, floats: Array.from({ length: dims.reduce((a, b) => a * b, 1) }, () => (rand() * 2 - 1) * scale) })
+const conv = (x: string, w: string, y: string, k: number): ModelSpec['nodes'][number] => ({
+  op: 'Conv', inputs: [x, w], outputs: [y], name: `conv_${y}`, ints: { kernel_shape: [k, k], pads: Array(4).fill(Math.floor(k / 2)) }, int: { group: 1 },
+})
+
+/**
+ * A fire module and three Concats that must copy, batch `n`:
+ * x [n, 8, 9, 9] -> 1x1 8->4 + Relu = s; e1 = 1x1 4->16 (s) + Relu; e3 = 3x3 4->16 (s) + Relu
+ * f = Concat(e1, e3) on channels          (in place when n = 1)
+ * g = Concat(f, x) on channels            (f is itself a Concat in place; x a graph input: copies)
+ * h = 1x1 40->8 (g); r = Concat(h, h2) on axis 2 with h2 = Neg(h) (h read twice: copies)
+ * y = Concat(r, k) on axis 3, k constant  (a constant block: copies)
+ */
+function fireModel(n: number): Uint8Array {
+  return makeModel({
+    inputs: [{ name: 'x', dtype: 'float32', dims: [n, 8, 9, 9] }],
+    outputs: [{ name: 'y', dtype: 'float32' }],
+    initializers: [weights('ws', [4, 8, 1, 1], 0.4), weights('w1', [16, 4, 1, 1], 0.4), weights('w3', [16, 4, 3, 3], 0.2), weights('wh', [8, 40, 1, 1], 0.2), weights('k', [n, 8, 18, 2], 1)],
+    nodes: [
+      conv('x', 'ws', 's0', 1), { op: 'Relu', inputs: ['s0'], outputs: ['s'] },
+      conv('s', 'w1', 'a1', 1), { op: 'Relu', inputs: ['a1'], outputs: ['e1'] },
+      conv('s', 'w3', 'a3', 3), { op: 'Relu', inputs: ['a3'], outputs: ['e3'] },
+      { op: 'Concat', inputs: ['e1', 'e3'], outputs: ['f'], int: { axis: 1 } },
+      { op: 'Concat', inputs: ['f', 'x'], outputs: ['g'], int: { axis: 1 } },
+      conv('g', 'wh', 'h', 1), { op: 'Neg', inputs: ['h'], outputs: ['h2'] },
+      { op: 'Concat', inputs: ['h', 'h2'], outputs: ['r'], int: { axis: 2 } },
+      { op: 'Concat', inputs: ['r', 'k'], outputs: ['y'], int: { axis: 3 } },
+    ],
+  })
+}
+
+function inPlaceOf(n: number) {
+  const g = parseOnnx(fireModel(n), '.')
+  const inputs = new Map<string, ValueInfo>([['x', { dtype: 'float32', dims: [n, 8, 9, 9] }]])
+  const inferred = inferGraph(g, inputs, { concrete: true, fold: foldNative, foldCache: new Map() })
+  const c = concatsInPlace(g, inferred, (v) => v.tensor === undefined && hostTensor(v) === undefined)
+  return { blocks: [...c.blocks].map(([name, b]) => `${name}@${b.output}+${b.byteOffset}`), steps: [...c.steps].map((k) => inferred.steps[k]!.node.outputs[0]) }
+}
+
+t.test('concatsInPlace places only exclusive activation blocks of single-image Concats', async (t) => {
+  const one = inPlaceOf(1)
+  t.same(one.steps, ['f'], 'the fire Concat only')
+  t.same(one.blocks, ['e1@f+0', `e3@f+${16 * 81 * 4}`], 'e1 then e3, each its bytes after the last')
+  t.same(inPlaceOf(2).steps, [], 'two images: a block per image would not be contiguous')
+})
+
+const input = (n: number) => {
+  const x = tensor('float32', [n, 8, 9, 9])
+  const r = seededRandom(3)
+  const d = x.data as Float32Array
+  for (let i = 0; i < d.length; i++) d[i] = r() * 2 - 1
+  return x
+}
+
+t.test('graphs with Concats in place match onnxruntime, plain and in a budgeted package', async (t) => {
+  for (const n of [1, 2]) {
+    const path = tempFile(`fire${n}.onnx`, fireModel(n))
+    const feeds = { x: input(n) }
+    const want = await runOrt(path, feeds)
+    for (const threads of [1, 2]) {
+      const engine = await open(path, { threads })
+      const got = await engine.infer(feeds)
+      const again = await engine.infer(feeds) // the same buffers, written again
+      await engine.close()
+      for (const [label, y] of [['first run', got.y!], ['second run', again.y!]] as const) {
+        const c = compareTensors(y, want.y!, 1e-5, 1e-5)
+        t.ok(c.ok, `batch ${n}, ${threads} threads, ${label}: max |diff| ${c.maxAbsDiff}${c.ok ? '' : ` (${c.reason})`}`)
+      }
+    }
+  }
+  const dir = tempDir(t)
+  const pkg = join(dir, 'fire.fpk')
+  copyFileSync(tempFile('fire1.onnx', fireModel(1)), join(dir, 'fire.onnx'))
+  const report = await prepare(join(dir, 'fire.onnx'), pkg, { threads: 2 })
+  const feeds = { x: input(1) }
+  const want = await runOrt(join(dir, 'fire.onnx'), feeds)
+  const engine = await openPackage(pkg, { threads: 2, memoryBudget: report.minimumBudget })
+  const c = compareTensors((await engine.infer(feeds)).y!, want.y!, 1e-5, 1e-5)
+  await engine.close()
+  t.ok(c.ok, `package at its minimum budget: max |diff| ${c.maxAbsDiff}${c.ok ? '' : ` (${c.reason})`}`)
+})
