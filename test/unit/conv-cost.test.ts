@@ -99,6 +99,8 @@ t.test('default algorithm choice on representative layers', async (t) => {
   t.equal(chooseConvKernel(conv2d(1024, 2048, 14, 1, { stride: 2 }), true), 'narrow', "ResNet's stride-2 downsample to 7x7")
   t.equal(chooseConvKernel(conv2d(64, 256, 13, 1), true), 'gemm1x1', 'a short reduction (K = 64) stays with gemm1x1')
   t.equal(chooseConvKernel(conv2d(512, 128, 28, 1), true), 'gemm1x1', '784 pixels: vectors along pixels fill')
+  t.equal(chooseConvKernel(conv2d(1024, 256, 14, 1), true), 'narrow', "ResNet's 1x1 1024->256 at 14x14")
+  t.equal(chooseConvKernel(conv2d(512, 1000, 13, 1), true), 'gemm1x1', '13x13 with 1000 output channels')
   t.equal(chooseConvKernel(conv2d(16, 16, 7, 3), true), 'winograd23', '7x7 with a short reduction (K = 144): Winograd')
   t.equal(chooseConvKernel(conv2d(32, 32, 28, 5, { group: 32 }), true), 'direct', 'depthwise 5x5: one row per group')
   t.equal(defaultConvSlices('winograd63', resnet), 1)
