@@ -1,12 +1,12 @@
 // SPDX-License-Identifier: Apache-2.0
 // Shared pieces of the memory-budget tests: temp dirs, PP-OCR models at small fixed input sizes with
 // real image inputs, packages prepared once per process, ONNX-engine reference outputs, comparison.
-import { mkdtempSync, rmSync } from 'node:fs'
+import { copyFileSync, mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import tap, { type Test } from 'tap'
 import { imageTensor, readPpm } from '../../lib/cli/image.js'
-import { open, tensor, type Tensor } from '../../lib/index.js'
+import { open, openPackage, tensor, type BudgetStats, type Tensor } from '../../lib/index.js'
 import { prepare, type PrepareOptions, type PrepareReport } from '../../lib/prepare/prepare.js'
 import { compareTensors, maxAbs } from './compare.js'
 import { fixtures, ocrAssets } from './data.js'
@@ -127,4 +127,27 @@ export function checkOutputs(t: Test, got: Record<string, Tensor>, want: Record<
     const bound = exact ? 'bit-exact' : `max |diff| ${r.maxAbsDiff.toExponential(2)} <= ${atol.toExponential(2)}`
     t.ok(r.ok, `${what}: ${name} [${w.dims.join(', ')}] ${bound}${r.reason ? ` (${r.reason})` : ''}`)
   }
+}
+
+/**
+ * Prepares the model at `onnxPath` into a package (in a temp dir of `t`, 2 threads) and runs `feeds`
+ * through it without a budget and at its recorded minimum budget: each run's outputs and stats.
+ */
+export async function packageRunsAtMinimum(t: Test, onnxPath: string, feeds: Record<string, Tensor>): Promise<{
+  blobs: number
+  runs: Array<{ budget: number | undefined; outputs: Record<string, Tensor>; stats: BudgetStats }>
+}> {
+  const dir = tempDir(t)
+  const model = join(dir, 'model.onnx')
+  const pkg = join(dir, 'model.fpk')
+  copyFileSync(onnxPath, model)
+  const report = await prepare(model, pkg, { threads: 2 })
+  const runs = []
+  for (const budget of [undefined, report.minimumBudget]) {
+    const engine = await openPackage(pkg, { threads: 2, ...(budget === undefined ? {} : { memoryBudget: budget }) })
+    const outputs = await engine.infer(feeds)
+    runs.push({ budget, outputs, stats: engine.stats() })
+    await engine.close()
+  }
+  return { blobs: report.blobs, runs }
 }

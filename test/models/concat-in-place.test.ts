@@ -2,27 +2,18 @@
 // Concat in place (lib/runtime/concat-in-place.ts): which Concats run without a copy, and that graphs
 // with them compute what onnxruntime computes, through the plain engine (blocks placed in the Concat's
 // buffer) and a memory-budgeted package (which still copies).
-import { copyFileSync } from 'node:fs'
-import { join } from 'node:path'
 import t from 'tap'
-import { seededRandom } from '../../lib/cli/inputs.js'
-import { open, openPackage, prepare, tensor } from '../../lib/index.js'
-import { inferGraph } from '../../lib/model/infer-graph.js'
-import type { ValueInfo } from '../../lib/model/ir.js'
-import { parseOnnx } from '../../lib/model/onnx-import.js'
+import { open } from '../../lib/index.js'
 import { hostTensor } from '../../lib/model/values.js'
 import { concatsInPlace } from '../../lib/runtime/concat-in-place.js'
-import { foldNative } from '../../lib/runtime/engine.js'
-import { tempDir } from '../helpers/budget.js'
+import { packageRunsAtMinimum } from '../helpers/budget.js'
 import { compareTensors } from '../helpers/compare.js'
-import { makeModel, tempFile, type ModelSpec } from '../helpers/make-model.js'
+import { concreteSteps, convNode, seededInput, seededWeights } from '../helpers/conv-graph.js'
+import { makeModel, tempFile } from '../helpers/make-model.js'
 import { runOrt } from '../helpers/ort.js'
 
-const rand = seededRandom(23)
-const weights = (name: string, dims: number[], scale: number) => ({ name, dims, floats: Array.from({ length: dims.reduce((a, b) => a * b, 1) }, () => (rand() * 2 - 1) * scale) })
-const conv = (x: string, w: string, y: string, k: number): ModelSpec['nodes'][number] => ({
-  op: 'Conv', inputs: [x, w], outputs: [y], name: `conv_${y}`, ints: { kernel_shape: [k, k], pads: Array(4).fill(Math.floor(k / 2)) }, int: { group: 1 },
-})
+const weights = seededWeights(23)
+const conv = (x: string, w: string, y: string, k: number) => convNode(x, w, undefined, y, k)
 
 /**
  * A fire module and three Concats that must copy, batch `n`:
@@ -51,10 +42,8 @@ function fireModel(n: number): Uint8Array {
 }
 
 function inPlaceOf(n: number) {
-  const g = parseOnnx(fireModel(n), '.')
-  const inputs = new Map<string, ValueInfo>([['x', { dtype: 'float32', dims: [n, 8, 9, 9] }]])
-  const inferred = inferGraph(g, inputs, { concrete: true, fold: foldNative, foldCache: new Map() })
-  const c = concatsInPlace(g, inferred, (v) => v.tensor === undefined && hostTensor(v) === undefined)
+  const { graph, inferred } = concreteSteps(fireModel(n), [n, 8, 9, 9])
+  const c = concatsInPlace(graph, inferred, (v) => v.tensor === undefined && hostTensor(v) === undefined)
   return { blocks: [...c.blocks].map(([name, b]) => `${name}@${b.output}+${b.byteOffset}`), steps: [...c.steps].map((k) => inferred.steps[k]!.node.outputs[0]) }
 }
 
@@ -65,13 +54,7 @@ t.test('concatsInPlace places only exclusive activation blocks of single-image C
   t.same(inPlaceOf(2).steps, [], 'two images: a block per image would not be contiguous')
 })
 
-const input = (n: number) => {
-  const x = tensor('float32', [n, 8, 9, 9])
-  const r = seededRandom(3)
-  const d = x.data as Float32Array
-  for (let i = 0; i < d.length; i++) d[i] = r() * 2 - 1
-  return x
-}
+const input = (n: number) => seededInput([n, 8, 9, 9], 3)
 
 t.test('graphs with Concats in place match onnxruntime, plain and in a budgeted package', async (t) => {
   for (const n of [1, 2]) {
@@ -89,14 +72,10 @@ t.test('graphs with Concats in place match onnxruntime, plain and in a budgeted 
       }
     }
   }
-  const dir = tempDir(t)
-  const pkg = join(dir, 'fire.fpk')
-  copyFileSync(tempFile('fire1.onnx', fireModel(1)), join(dir, 'fire.onnx'))
-  const report = await prepare(join(dir, 'fire.onnx'), pkg, { threads: 2 })
+  const path = tempFile('fire-package.onnx', fireModel(1))
   const feeds = { x: input(1) }
-  const want = await runOrt(join(dir, 'fire.onnx'), feeds)
-  const engine = await openPackage(pkg, { threads: 2, memoryBudget: report.minimumBudget })
-  const c = compareTensors((await engine.infer(feeds)).y!, want.y!, 1e-5, 1e-5)
-  await engine.close()
+  const want = await runOrt(path, feeds)
+  const { runs } = await packageRunsAtMinimum(t, path, feeds)
+  const c = compareTensors(runs[1]!.outputs.y!, want.y!, 1e-5, 1e-5)
   t.ok(c.ok, `package at its minimum budget: max |diff| ${c.maxAbsDiff}${c.ok ? '' : ` (${c.reason})`}`)
 })

@@ -2,31 +2,16 @@
 // The narrow GEMM convolution (runtime/conv_narrow.h) in whole graphs: on small planes with long
 // reductions the Conv op chooses it, and the plain engine and a memory-budgeted package (whose slicing
 // cuts its 16-channel weight panels into channel ranges) compute what onnxruntime computes.
-import { copyFileSync } from 'node:fs'
-import { join } from 'node:path'
 import t from 'tap'
-import { seededRandom } from '../../lib/cli/inputs.js'
-import { open, openPackage, prepare, tensor } from '../../lib/index.js'
-import { inferGraph } from '../../lib/model/infer-graph.js'
-import type { ValueInfo } from '../../lib/model/ir.js'
+import { open } from '../../lib/index.js'
 import { decodeConvCall } from '../../lib/model/ops/nn-conv.js'
-import { parseOnnx } from '../../lib/model/onnx-import.js'
-import { foldNative } from '../../lib/runtime/engine.js'
-import { tempDir } from '../helpers/budget.js'
+import { packageRunsAtMinimum } from '../helpers/budget.js'
 import { compareTensors } from '../helpers/compare.js'
-import { makeModel, tempFile, type ModelSpec } from '../helpers/make-model.js'
+import { concreteSteps, convNode as conv, seededInput, seededWeights } from '../helpers/conv-graph.js'
+import { makeModel, tempFile } from '../helpers/make-model.js'
 import { runOrt } from '../helpers/ort.js'
 
-const rand = seededRandom(41)
-const weights = (name: string, dims: number[], scale: number) => ({ name, dims, floats: Array.from({ length: dims.reduce((a, b) => a * b, 1) }, () => (rand() * 2 - 1) * scale) })
-const conv = (x: string, w: string, b: string | undefined, y: string, k: number, stride = 1): ModelSpec['nodes'][number] => ({
-  op: 'Conv',
-  inputs: b === undefined ? [x, w] : [x, w, b],
-  outputs: [y],
-  name: `conv_${y}`,
-  ints: { kernel_shape: [k, k], pads: Array(4).fill(Math.floor(k / 2)), strides: [stride, stride] },
-  int: { group: 1 },
-})
+const weights = seededWeights(41)
 
 /**
  * x [1, 64, 7, 7] -> 3x3 64->256 + Relu = a       (K = 576 over 49 pixels: im2col columns)
@@ -48,23 +33,15 @@ function narrowModel(): Uint8Array {
       conv('x', 'w0', 'b0', 'a0', 3), { op: 'Relu', inputs: ['a0'], outputs: ['a'] },
       conv('a', 'w1', 'b1', 'h', 1),
       conv('h', 'w2', undefined, 'h2', 1), { op: 'Add', inputs: ['h2', 'a'], outputs: ['s'] }, { op: 'Relu', inputs: ['s'], outputs: ['c'] },
-      conv('c', 'w3', 'b3', 'y', 1, 2),
+      conv('c', 'w3', 'b3', 'y', 1, { stride: 2 }),
     ],
   })
 }
 
-const input = () => {
-  const x = tensor('float32', [1, 64, 7, 7])
-  const r = seededRandom(9)
-  const d = x.data as Float32Array
-  for (let i = 0; i < d.length; i++) d[i] = r() * 2 - 1
-  return x
-}
+const input = () => seededInput([1, 64, 7, 7], 9)
 
 t.test('every Conv of the model chooses the narrow GEMM', async (t) => {
-  const g = parseOnnx(narrowModel(), '.')
-  const inputs = new Map<string, ValueInfo>([['x', { dtype: 'float32', dims: [1, 64, 7, 7] }]])
-  const steps = inferGraph(g, inputs, { concrete: true, fold: foldNative, foldCache: new Map() }).steps
+  const { steps } = concreteSteps(narrowModel(), [1, 64, 7, 7])
   const kernels = steps.filter((s) => s.kernel?.op === 'Conv').map((s) => decodeConvCall(s.kernel!, s.inputs[0]!.dims as number[], s.outputs[0]!.dims as number[]).kernel)
   t.same(kernels, ['narrow', 'narrow', 'narrow', 'narrow'])
   t.ok(steps.every((s) => s.kernel?.op !== 'Conv' || s.kernel.prepack?.[0]?.transform === 'conv_narrow_filter'), 'each reads its weight through conv_narrow_filter')
@@ -81,18 +58,10 @@ t.test('the plain engine and a budgeted package match onnxruntime', async (t) =>
     const c = compareTensors(got.y!, want.y!, 1e-4, 1e-4)
     t.ok(c.ok, `plain engine, ${threads} threads: max |diff| ${c.maxAbsDiff}${c.ok ? '' : ` (${c.reason})`}`)
   }
-  const dir = tempDir(t)
-  const pkg = join(dir, 'narrow.fpk')
-  copyFileSync(path, join(dir, 'narrow.onnx'))
-  const report = await prepare(join(dir, 'narrow.onnx'), pkg, { threads: 2 })
   let sliced = 0
-  for (const budget of [undefined, report.minimumBudget]) {
-    const engine = await openPackage(pkg, { threads: 2, ...(budget === undefined ? {} : { memoryBudget: budget }) })
-    const got = await engine.infer(feeds)
-    const s = engine.stats()
+  for (const { budget, outputs, stats: s } of (await packageRunsAtMinimum(t, path, feeds)).runs) {
     sliced += s.slicedLayers
-    await engine.close()
-    const c = compareTensors(got.y!, want.y!, 1e-4, 1e-4)
+    const c = compareTensors(outputs.y!, want.y!, 1e-4, 1e-4)
     t.ok(c.ok, `package at ${budget ?? 'unlimited'} budget (${s.slicedLayers} sliced layers, ${s.changedKernels} changed kernels): max |diff| ${c.maxAbsDiff}${c.ok ? '' : ` (${c.reason})`}`)
   }
   t.ok(sliced > 0, 'at its minimum budget the package slices layers')

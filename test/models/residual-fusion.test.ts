@@ -3,34 +3,22 @@
 // graphs compute what onnxruntime computes on the unfused one, through every conv algorithm the residual
 // reaches (1x1 GEMM, im2col + GEMM, Winograd, depthwise, a stem by rows), in the plain engine and in a
 // memory-budgeted package whose slicing cuts a fused layer into channel ranges.
-import { copyFileSync } from 'node:fs'
-import { join } from 'node:path'
 import t from 'tap'
-import { seededRandom } from '../../lib/cli/inputs.js'
-import { open, openPackage, prepare, tensor } from '../../lib/index.js'
+import { open } from '../../lib/index.js'
 import { fusedClamp } from '../../lib/model/fuse-activations.js'
 import { fuseResidualAdds, fusedResidualAttr } from '../../lib/model/fuse-residual.js'
 import { inferGraph } from '../../lib/model/infer-graph.js'
 import type { Graph, ValueInfo } from '../../lib/model/ir.js'
 import { parseOnnx } from '../../lib/model/onnx-import.js'
 import { foldNative } from '../../lib/runtime/engine.js'
+import { packageRunsAtMinimum } from '../helpers/budget.js'
 import { compareTensors } from '../helpers/compare.js'
-import { makeModel, tempFile, type ModelSpec } from '../helpers/make-model.js'
+import { convNode, seededInput, seededWeights } from '../helpers/conv-graph.js'
+import { makeModel, tempFile } from '../helpers/make-model.js'
 import { runOrt } from '../helpers/ort.js'
-import { tempDir } from '../helpers/budget.js'
 
-const rand = seededRandom(77)
-const weights = (name: string, dims: number[], scale = 0.3) => ({ name, dims, floats: Array.from({ length: dims.reduce((a, b) => a * b, 1) }, () => (rand() * 2 - 1) * scale) })
-
-type Nodes = ModelSpec['nodes'][number]
-const conv = (x: string, w: string, b: string | undefined, y: string, k: number, opts: { group?: number; stride?: number; pad?: number } = {}): Nodes => ({
-  op: 'Conv',
-  inputs: b === undefined ? [x, w] : [x, w, b],
-  outputs: [y],
-  name: `conv_${y}`,
-  ints: { kernel_shape: [k, k], pads: Array(4).fill(opts.pad ?? Math.floor(k / 2)), strides: [opts.stride ?? 1, opts.stride ?? 1] },
-  int: { group: opts.group ?? 1 },
-})
+const weights = seededWeights(77)
+const conv = convNode
 
 /**
  * C = 128 channels (weights of 64 KiB and more are streamed and sliced by a budgeted package):
@@ -66,13 +54,7 @@ function residualModel(): Uint8Array {
   })
 }
 
-const input = () => {
-  const x = tensor('float32', [1, 3, 16, 16])
-  const r = seededRandom(5)
-  const d = x.data as Float32Array
-  for (let i = 0; i < d.length; i++) d[i] = r() * 2 - 1
-  return x
-}
+const input = () => seededInput([1, 3, 16, 16], 5)
 
 t.test('fuseResidualAdds fuses Conv -> Add of a same-shaped earlier tensor, and only that', async (t) => {
   const g = parseOnnx(residualModel(), '.')
@@ -110,19 +92,12 @@ t.test('engines with the fusion match onnxruntime on the unfused graph', async (
     t.ok(c.ok, `plain engine, ${threads} threads: max |diff| ${c.maxAbsDiff}${c.ok ? '' : ` (${c.reason})`}`)
   }
   // A package: the same graph, planned for a budget small enough to slice layers and stream weights.
-  const dir = tempDir(t)
-  const pkg = join(dir, 'residual.fpk')
-  copyFileSync(path, join(dir, 'residual.onnx'))
-  const report = await prepare(join(dir, 'residual.onnx'), pkg, { threads: 2 })
-  t.ok(report.blobs > 0, `${report.blobs} weight blobs in the package`)
+  const { blobs, runs } = await packageRunsAtMinimum(t, path, feeds)
+  t.ok(blobs > 0, `${blobs} weight blobs in the package`)
   let sliced = 0
-  for (const budget of [undefined, report.minimumBudget]) {
-    const engine = await openPackage(pkg, { threads: 2, ...(budget === undefined ? {} : { memoryBudget: budget }) })
-    const got = await engine.infer(feeds)
-    const s = engine.stats()
+  for (const { budget, outputs, stats: s } of runs) {
     sliced += s.slicedLayers
-    await engine.close()
-    const c = compareTensors(got.g!, want.g!, 1e-4, 1e-4)
+    const c = compareTensors(outputs.g!, want.g!, 1e-4, 1e-4)
     t.ok(c.ok, `package at ${budget ?? 'unlimited'} budget (${s.slicedLayers} sliced layers, ${s.loadsPerInference} loads): max |diff| ${c.maxAbsDiff}${c.ok ? '' : ` (${c.reason})`}`)
   }
   t.ok(sliced > 0, 'at its minimum budget the package slices layers (the residual is sliced with their output channels)')

@@ -1,0 +1,45 @@
+// SPDX-License-Identifier: Apache-2.0
+// Pieces of the hand-made convolution graphs of the model tests: seeded weights, Conv nodes, seeded
+// inputs, and the concrete steps (kernel calls) a graph plans to.
+import { seededRandom } from '../../lib/cli/inputs.js'
+import { tensor, type Tensor } from '../../lib/index.js'
+import { inferGraph, type Step } from '../../lib/model/infer-graph.js'
+import type { ValueInfo } from '../../lib/model/ir.js'
+import { parseOnnx } from '../../lib/model/onnx-import.js'
+import { foldNative } from '../../lib/runtime/engine.js'
+import type { ModelSpec } from './make-model.js'
+
+/** An initializer maker drawing uniform values in [-scale, scale) from one seeded stream. */
+export function seededWeights(seed: number): (name: string, dims: number[], scale?: number) => NonNullable<ModelSpec['initializers']>[number] {
+  const rand = seededRandom(seed)
+  return (name, dims, scale = 0.3) => ({ name, dims, floats: Array.from({ length: dims.reduce((a, b) => a * b, 1) }, () => (rand() * 2 - 1) * scale) })
+}
+
+/** A 2-D Conv node `conv_<y>` with a k x k kernel, symmetric padding k / 2 unless given. */
+export function convNode(x: string, w: string, b: string | undefined, y: string, k: number, opts: { group?: number; stride?: number; pad?: number } = {}): ModelSpec['nodes'][number] {
+  return {
+    op: 'Conv',
+    inputs: b === undefined ? [x, w] : [x, w, b],
+    outputs: [y],
+    name: `conv_${y}`,
+    ints: { kernel_shape: [k, k], pads: Array(4).fill(opts.pad ?? Math.floor(k / 2)), strides: [opts.stride ?? 1, opts.stride ?? 1] },
+    int: { group: opts.group ?? 1 },
+  }
+}
+
+/** A float32 tensor of uniform values in [-1, 1) from `seed`. */
+export function seededInput(dims: number[], seed: number): Tensor {
+  const x = tensor('float32', dims)
+  const r = seededRandom(seed)
+  const d = x.data as Float32Array
+  for (let i = 0; i < d.length; i++) d[i] = r() * 2 - 1
+  return x
+}
+
+/** The concrete steps of a model with the one float32 input `x` of `dims`. */
+export function concreteSteps(model: Uint8Array, dims: number[]): { steps: readonly Step[]; inferred: ReturnType<typeof inferGraph>; graph: ReturnType<typeof parseOnnx> } {
+  const graph = parseOnnx(model, '.')
+  const inputs = new Map<string, ValueInfo>([['x', { dtype: 'float32', dims }]])
+  const inferred = inferGraph(graph, inputs, { concrete: true, fold: foldNative, foldCache: new Map() })
+  return { steps: inferred.steps, inferred, graph }
+}
