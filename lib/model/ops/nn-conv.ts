@@ -59,7 +59,7 @@ export function convShape(
  * partial vectors and the weight, used only once per pixel, is read as one stream. Up to 64 pixels
  * (7x7) always; up to 256 (14x14, 13x13) only with at most 512 output channels, and not for 3x3
  * stride-1 layers, which keep Winograd there. `node dist/bench/kernels/conv.bench.js` (1 thread,
- * AVX-512): ResNet's 1x1 2048->512 at 7x7 0.68 vs 1.61 ms (gemm1x1), its 1x1 stride-2 downsample
+ * AVX-512): ResNet's 1x1 2048->512 at 7x7 0.68 vs 1.27-1.61 ms (gemm1x1, two runs), its 1x1 stride-2 downsample
  * 1024->2048 1.54 vs 2.43 ms (im2col), MobileNetV2's 1x1 384->64 at 14x14 0.069 vs 0.083 ms;
  * SqueezeNet's 1x1 64->256 at 13x13 (K = 64) 0.063 vs 0.049 ms, and its classifier (1000 channels at
  * 13x13) ran 4% slower in the model (an ad hoc A/B of both choices, alternated in one process).
