@@ -19,7 +19,7 @@ import { dirname, join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { seededRandom } from '../../lib/cli/inputs.js'
 import { binding, type NativeTensor } from '../../lib/native/binding.js'
-import { chooseConvKernel, defaultConvSlices } from '../../lib/model/ops/nn-conv.js'
+import { chooseConvKernel, convWeightTransform, defaultConvSlices } from '../../lib/model/ops/nn-conv.js'
 import { convAlgoCode, convCost, type ConvKernel, type ConvShape } from '../../lib/plan/conv-cost.js'
 
 const self = fileURLToPath(import.meta.url)
@@ -101,7 +101,7 @@ function prepare(s: ConvShape, kernel: ConvKernel, slices: number, wsBytes: numb
   const cg = s.inChannels / s.group
   const [kh, kw] = [s.kernel[1], s.kernel[2]]
   let w = f32([s.outChannels, cg, kh, kw], random(s.outChannels * cg * kh * kw, 2))
-  const transform = { winograd63: 'winograd_f63_filter', winograd23: 'winograd_f23_filter', narrow: 'conv_narrow_filter' }[kernel as string]
+  const transform = convWeightTransform(kernel)
   if (transform !== undefined) {
     const r = native.prepack(transform, w, [])
     w = f32(r.dims, new Float32Array(r.data))

@@ -2,7 +2,6 @@
 // Geometry and cost of the convolution algorithms (see conv_cost.h; mirrored by lib/plan/conv-cost.ts).
 #include "runtime/conv_cost.h"
 
-#include "runtime/conv_narrow.h"
 #include "runtime/gemm_driver.h"
 #include "runtime/gemm_narrow.h"
 
@@ -123,7 +122,7 @@ ConvCost conv_cost(ConvAlgo a, const ConvShape& s, int64_t slices, int threads, 
         }
         case ConvAlgo::narrow: {
             const Im2colGeometry g = im2col_geometry(s, slices);
-            const int64_t cols = narrow_reads_input(s) ? 0 : round_up(4 * K * g.slice_pixels, 64);
+            const int64_t cols = conv_algo_applies(ConvAlgo::gemm1x1, s) ? 0 : round_up(4 * K * g.slice_pixels, 64);
             c.workspace_bytes = 64 + cols + static_cast<int64_t>(gemm_narrow_workspace_bytes(g.slice_pixels, p));
             c.weight_bytes = 4 * round_up(s.out_channels, 16) * K;
             break;

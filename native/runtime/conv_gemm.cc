@@ -15,9 +15,6 @@ namespace flexpipe {
 
 namespace {
 
-// Below this many column floats per slice, a parallel region costs more than the copy.
-constexpr int64_t parallel_min_floats = 32 * 1024;
-
 // Columns of rows [k0, k1) of one slice of w pixels; the micro-kernel reads whole panels, so the columns
 // past w of the last panel are zeroed.
 void build_columns(Im2colFn im2col, const ConvShape& s, int64_t cg, const float* xg, int64_t p0, int64_t w,
@@ -95,7 +92,7 @@ Status conv_im2col(const GemmKernels& gk, Im2colFn im2col, Im2colRowsFn rows, co
                 const int64_t w = P - p0 < g.slice_pixels ? P - p0 : g.slice_pixels;
                 // One parallel region per slice builds the columns; small slices run inline.
                 float* yc = args.y + (n * s.out_channels + grp * mg) * P + p0;
-                const int team = K * w < parallel_min_floats ? 1 : args.threads;
+                const int team = K * w < im2col_parallel_min_floats ? 1 : args.threads;
                 parallel_for(K, team, [&](int64_t k0, int64_t k1) { build_columns(im2col, s, cg, xg, p0, w, nr, col, k0, k1); });
                 GemmProblem p = base_problem(s, args, grp, K);
                 p.b_packed = GemmPackedB{col, K, 0, w, gk.nr};

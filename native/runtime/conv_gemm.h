@@ -15,6 +15,7 @@
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
 
 #include "common/status.h"
 #include "kernels/im2col/im2col.h"
@@ -23,6 +24,10 @@
 #include "runtime/dispatch_gemm.h"
 
 namespace flexpipe {
+
+// Below this many column floats per slice, a parallel region costs more than building the columns
+// (im2col + GEMM and the narrow GEMM build them on one thread then).
+constexpr int64_t im2col_parallel_min_floats = 32 * 1024;
 
 // s must satisfy conv_algo_applies(im2col / gemm1x1, s); ws_bytes >= conv_cost(..., 1 thread).
 Status conv_im2col(const GemmKernels& g, Im2colFn im2col, Im2colRowsFn rows, const ConvShape& s, const ConvArgs& args,

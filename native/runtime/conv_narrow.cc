@@ -4,29 +4,17 @@
 
 #include "common/align.h"
 #include "runtime/conv_cost.h"
+#include "runtime/conv_gemm.h"
 #include "runtime/gemm_narrow.h"
 #include "runtime/parallel.h"
 
 namespace flexpipe {
 
-namespace {
-
-// Below this many column floats per slice, a parallel region costs more than the copy.
-constexpr int64_t parallel_min_floats = 32 * 1024;
-
-}  // namespace
-
-bool narrow_reads_input(const ConvShape& s) {
-    for (int i = 0; i < 3; ++i)
-        if (s.kernel[i] != 1 || s.stride[i] != 1 || s.pad[i] != 0 || s.in[i] != s.out[i]) return false;
-    return true;
-}
-
 Status conv_narrow(const GemmKernels& gk, Im2colFn im2col, const ConvShape& s, const ConvArgs& args, size_t ws_bytes) {
     const Im2colGeometry g = im2col_geometry(s, args.slices);
     const int64_t K = g.k, P = g.pixels, S = g.slice_pixels, M = s.out_channels;
     const int64_t in_plane = s.in[0] * s.in[1] * s.in[2];
-    const bool in_place = narrow_reads_input(s);
+    const bool in_place = conv_algo_applies(ConvAlgo::gemm1x1, s);  // B is the input itself
     float* col = reinterpret_cast<float*>(align_ptr(args.workspace, arena_alignment));
     const size_t col_bytes = in_place ? 0 : align_up(static_cast<size_t>(K * S) * sizeof(float), 64);
     const size_t used = static_cast<size_t>(reinterpret_cast<char*>(col) - static_cast<char*>(args.workspace)) + col_bytes;
@@ -42,7 +30,7 @@ Status conv_narrow(const GemmKernels& gk, Im2colFn im2col, const ConvShape& s, c
             if (in_place) {
                 p.b = xn + p0, p.b_rs = P;
             } else {
-                const int team = K * w < parallel_min_floats ? 1 : args.threads;
+                const int team = K * w < im2col_parallel_min_floats ? 1 : args.threads;
                 parallel_for(K, team, [&](int64_t k0, int64_t k1) { im2col(s, s.in_channels, xn, p0, p0 + w, w, col, k0, k1); });
                 p.b = col, p.b_rs = w;
             }

@@ -19,9 +19,6 @@
 
 namespace flexpipe {
 
-// Whether the narrow algorithm reads the input in place (no column buffer): 1x1x1, stride 1, no pad.
-bool narrow_reads_input(const ConvShape& s);
-
 // s must satisfy conv_algo_applies(narrow, s); ws_bytes >= conv_cost(narrow, ..., 1 thread).
 Status conv_narrow(const GemmKernels& g, Im2colFn im2col, const ConvShape& s, const ConvArgs& args, size_t ws_bytes);
 

@@ -1,10 +1,10 @@
 // SPDX-License-Identifier: Apache-2.0
 // Pieces of the hand-made convolution graphs of the model tests: seeded weights, Conv nodes, seeded
-// inputs, and the concrete steps (kernel calls) a graph plans to.
+// inputs, and the concrete inference (kernel calls) of a graph.
 import { seededRandom } from '../../lib/cli/inputs.js'
 import { tensor, type Tensor } from '../../lib/index.js'
-import { inferGraph, type Step } from '../../lib/model/infer-graph.js'
-import type { ValueInfo } from '../../lib/model/ir.js'
+import { inferGraph, type InferredGraph } from '../../lib/model/infer-graph.js'
+import type { Graph, ValueInfo } from '../../lib/model/ir.js'
 import { parseOnnx } from '../../lib/model/onnx-import.js'
 import { foldNative } from '../../lib/runtime/engine.js'
 import type { ModelSpec } from './make-model.js'
@@ -36,10 +36,9 @@ export function seededInput(dims: number[], seed: number): Tensor {
   return x
 }
 
-/** The concrete steps of a model with the one float32 input `x` of `dims`. */
-export function concreteSteps(model: Uint8Array, dims: number[]): { steps: readonly Step[]; inferred: ReturnType<typeof inferGraph>; graph: ReturnType<typeof parseOnnx> } {
+/** The graph of a model with the one float32 input `x` of `dims`, and its concrete inference (steps with kernel calls). */
+export function concreteGraph(model: Uint8Array, dims: number[]): { graph: Graph; inferred: InferredGraph } {
   const graph = parseOnnx(model, '.')
   const inputs = new Map<string, ValueInfo>([['x', { dtype: 'float32', dims }]])
-  const inferred = inferGraph(graph, inputs, { concrete: true, fold: foldNative, foldCache: new Map() })
-  return { steps: inferred.steps, inferred, graph }
+  return { graph, inferred: inferGraph(graph, inputs, { concrete: true, fold: foldNative, foldCache: new Map() }) }
 }

@@ -8,7 +8,7 @@
 import t from 'tap'
 import { seededRandom } from '../../lib/cli/inputs.js'
 import { binding, type NativeTensor } from '../../lib/native/binding.js'
-import { chooseConvKernel, defaultConvSlices } from '../../lib/model/ops/nn-conv.js'
+import { chooseConvKernel, convWeightTransform, defaultConvSlices } from '../../lib/model/ops/nn-conv.js'
 import { maxKernelThreads } from '../../lib/model/ops/nn-matmul.js'
 import { convAlgoCode, convApplies, convCost, type ConvCost, type ConvKernel, type ConvShape, type GemmBlocking } from '../../lib/plan/conv-cost.js'
 
@@ -87,7 +87,7 @@ function random(n: number, seed: number): Float32Array {
 
 /** The weight as `kernel` reads it: transformed (Winograd), in 16-channel panels (narrow) or raw. */
 function weightForm(kernel: ConvKernel, w: NativeTensor): NativeTensor {
-  const transform = { winograd63: 'winograd_f63_filter', winograd23: 'winograd_f23_filter', narrow: 'conv_narrow_filter' }[kernel as string]
+  const transform = convWeightTransform(kernel)
   if (transform === undefined) return w
   const r = native.prepack(transform, w, [])
   return f32(r.dims, new Float32Array(r.data))

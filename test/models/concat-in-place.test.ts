@@ -8,7 +8,7 @@ import { hostTensor } from '../../lib/model/values.js'
 import { concatsInPlace } from '../../lib/runtime/concat-in-place.js'
 import { packageRunsAtMinimum } from '../helpers/budget.js'
 import { compareTensors } from '../helpers/compare.js'
-import { concreteSteps, convNode, seededInput, seededWeights } from '../helpers/conv-graph.js'
+import { concreteGraph, convNode, seededInput, seededWeights } from '../helpers/conv-graph.js'
 import { makeModel, tempFile } from '../helpers/make-model.js'
 import { runOrt } from '../helpers/ort.js'
 
@@ -42,7 +42,7 @@ function fireModel(n: number): Uint8Array {
 }
 
 function inPlaceOf(n: number) {
-  const { graph, inferred } = concreteSteps(fireModel(n), [n, 8, 9, 9])
+  const { graph, inferred } = concreteGraph(fireModel(n), [n, 8, 9, 9])
   const c = concatsInPlace(graph, inferred, (v) => v.tensor === undefined && hostTensor(v) === undefined)
   return { blocks: [...c.blocks].map(([name, b]) => `${name}@${b.output}+${b.byteOffset}`), steps: [...c.steps].map((k) => inferred.steps[k]!.node.outputs[0]) }
 }

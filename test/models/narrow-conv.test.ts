@@ -7,7 +7,7 @@ import { open } from '../../lib/index.js'
 import { decodeConvCall } from '../../lib/model/ops/nn-conv.js'
 import { packageRunsAtMinimum } from '../helpers/budget.js'
 import { compareTensors } from '../helpers/compare.js'
-import { concreteSteps, convNode as conv, seededInput, seededWeights } from '../helpers/conv-graph.js'
+import { concreteGraph, convNode as conv, seededInput, seededWeights } from '../helpers/conv-graph.js'
 import { makeModel, tempFile } from '../helpers/make-model.js'
 import { runOrt } from '../helpers/ort.js'
 
@@ -41,7 +41,7 @@ function narrowModel(): Uint8Array {
 const input = () => seededInput([1, 64, 7, 7], 9)
 
 t.test('every Conv of the model chooses the narrow GEMM', async (t) => {
-  const { steps } = concreteSteps(narrowModel(), [1, 64, 7, 7])
+  const { steps } = concreteGraph(narrowModel(), [1, 64, 7, 7]).inferred
   const kernels = steps.filter((s) => s.kernel?.op === 'Conv').map((s) => decodeConvCall(s.kernel!, s.inputs[0]!.dims as number[], s.outputs[0]!.dims as number[]).kernel)
   t.same(kernels, ['narrow', 'narrow', 'narrow', 'narrow'])
   t.ok(steps.every((s) => s.kernel?.op !== 'Conv' || s.kernel.prepack?.[0]?.transform === 'conv_narrow_filter'), 'each reads its weight through conv_narrow_filter')

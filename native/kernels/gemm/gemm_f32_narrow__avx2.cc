@@ -45,22 +45,15 @@ void tile(int64_t kc, const float* a, const float* b, int64_t b_rs, float* t, bo
     }
 }
 
-template <size_t... Ps>
-void by_cols(std::index_sequence<Ps...>, int64_t cols, int64_t kc, const float* a, const float* b, int64_t b_rs,
-             float* t, bool accumulate) {
-    using Fn = void (*)(int64_t, const float*, const float*, int64_t, float*, bool);
-    static constexpr Fn table[] = {tile<static_cast<int>(Ps) + 1>...};
-    table[cols - 1](kc, a, b, b_rs, t, accumulate);
-}
-
 }  // namespace
 
 void gemm_f32_narrow__avx2(int64_t panels, int64_t cols, int64_t kc, const float* a, int64_t a_next,
                            const float* b, int64_t b_rs, float* t, bool accumulate) {
     FLEXPIPE_DCHECK(panels >= 1 && panels <= 2 && cols >= 1 && cols <= max_cols && kc >= 0);
     for (int64_t v = 0; v < panels; ++v)
-        by_cols(std::make_index_sequence<max_cols>{}, cols, kc, a + v * a_next, b, b_rs, t + v * narrow_panel_rows,
-                accumulate);
+        narrow_cols<max_cols>(cols, [&](auto p) {
+            tile<decltype(p)::value>(kc, a + v * a_next, b, b_rs, t + v * narrow_panel_rows, accumulate);
+        });
 }
 
 }  // namespace flexpipe

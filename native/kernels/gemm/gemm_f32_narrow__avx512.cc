@@ -48,24 +48,19 @@ void tile(int64_t kc, const float* a, int64_t a_next, const float* b, int64_t b_
         for (int v = 0; v < V; ++v) _mm512_storeu_ps(t + j * narrow_ldt + v * 16, acc[j][v]);
 }
 
-template <int V, size_t... Ps>
-void by_cols(std::index_sequence<Ps...>, int64_t cols, int64_t kc, const float* a, int64_t a_next, const float* b,
-             int64_t b_rs, float* t, bool accumulate) {
-    using Fn = void (*)(int64_t, const float*, int64_t, const float*, int64_t, float*, bool);
-    static constexpr Fn table[] = {tile<V, static_cast<int>(Ps) + 1>...};
-    table[cols - 1](kc, a, a_next, b, b_rs, t, accumulate);
-}
-
 }  // namespace
 
 void gemm_f32_narrow__avx512(int64_t panels, int64_t cols, int64_t kc, const float* a, int64_t a_next,
                              const float* b, int64_t b_rs, float* t, bool accumulate) {
     FLEXPIPE_DCHECK(panels >= 1 && panels <= 2 && cols >= 1 && cols <= max_cols && kc >= 0);
-    if (panels == 2) {
-        by_cols<2>(std::make_index_sequence<max_cols>{}, cols, kc, a, a_next, b, b_rs, t, accumulate);
-    } else {
-        by_cols<1>(std::make_index_sequence<max_cols>{}, cols, kc, a, a_next, b, b_rs, t, accumulate);
-    }
+    narrow_cols<max_cols>(cols, [&](auto p) {
+        constexpr int P = decltype(p)::value;
+        if (panels == 2) {
+            tile<2, P>(kc, a, a_next, b, b_rs, t, accumulate);
+        } else {
+            tile<1, P>(kc, a, a_next, b, b_rs, t, accumulate);
+        }
+    });
 }
 
 }  // namespace flexpipe

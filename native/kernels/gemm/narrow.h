@@ -20,7 +20,10 @@
 // and add, ref) per step, so the variants agree within the GEMM tolerance of gemm.h.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
+#include <type_traits>
+#include <utility>
 
 namespace flexpipe {
 
@@ -37,6 +40,19 @@ void gemm_f32_narrow__avx512(int64_t panels, int64_t cols, int64_t kc, const flo
                              const float* b, int64_t b_rs, float* t, bool accumulate);
 void gemm_f32_narrow__neon(int64_t panels, int64_t cols, int64_t kc, const float* a, int64_t a_next,
                            const float* b, int64_t b_rs, float* t, bool accumulate);
+
+// Calls body(std::integral_constant<int, P>{}) with P = cols (1 .. MaxCols): the micro-kernels'
+// dispatch from a run-time column count to their column-templated tiles.
+template <int MaxCols, typename Body, size_t... Ps>
+inline void narrow_cols_impl(int64_t cols, Body&& body, std::index_sequence<Ps...>) {
+    (void)((cols == static_cast<int64_t>(Ps) + 1 ? (body(std::integral_constant<int, static_cast<int>(Ps) + 1>{}), true)
+                                                 : false) ||
+           ...);
+}
+template <int MaxCols, typename Body>
+inline void narrow_cols(int64_t cols, Body&& body) {
+    narrow_cols_impl<MaxCols>(cols, body, std::make_index_sequence<MaxCols>{});
+}
 
 // Packs a row-major A [m, k] (rows a_rs floats apart) into ceil(m / 16) panels [k][16] at dst,
 // rows past m zero (the layout above).
