@@ -46,13 +46,13 @@ interface Layer {
 }
 
 const layers: Layer[] = [
-  { id: 'resnet', name: 'ResNet 3x3 64->64 56x56', shape: conv2d(64, 64, 56, 3), kernels: ['winograd63', 'winograd23', 'im2col', 'direct'] },
+  { id: 'resnet', name: 'ResNet 3x3 64->64 56x56', shape: conv2d(64, 64, 56, 3), kernels: ['winograd63', 'winograd23', 'im2col', 'narrow', 'direct'] },
   { id: 'resnet14', name: '3x3 256->256 14x14', shape: conv2d(256, 256, 14, 3), kernels: ['winograd63', 'winograd23', 'im2col', 'narrow', 'direct'] },
   { id: 'resnet7', name: 'ResNet 3x3 512->512 7x7', shape: conv2d(512, 512, 7, 3), kernels: ['winograd63', 'winograd23', 'im2col', 'narrow', 'direct'] },
   { id: 'resnet7s2', name: 'ResNet 3x3 s2 256->256 28x28', shape: conv2d(256, 256, 28, 3, 2), kernels: ['im2col', 'narrow', 'direct'] },
   { id: 'down7', name: 'ResNet 1x1 s2 1024->2048 14x14', shape: conv2d(1024, 2048, 14, 1, 2, 1, 0), kernels: ['im2col', 'narrow', 'direct'] },
   { id: 'pointwise', name: '1x1 256->64 56x56', shape: conv2d(256, 64, 56, 1), kernels: ['gemm1x1', 'im2col', 'direct'] },
-  { id: 'vgg', name: 'VGG 3x3 128->128 112x112', shape: conv2d(128, 128, 112, 3), kernels: ['winograd63', 'winograd23', 'im2col', 'direct'] },
+  { id: 'vgg', name: 'VGG 3x3 128->128 112x112', shape: conv2d(128, 128, 112, 3), kernels: ['winograd63', 'winograd23', 'im2col', 'narrow', 'direct'] },
   { id: 'dw-s1', name: 'MobileNetV2 dw 3x3 s1 144ch 56x56', shape: conv2d(144, 144, 56, 3, 1, 144), kernels: ['depthwise', 'im2col', 'direct'] },
   { id: 'dw-s2', name: 'MobileNetV2 dw 3x3 s2 144ch 56x56', shape: conv2d(144, 144, 56, 3, 2, 144), kernels: ['depthwise', 'im2col', 'direct'] },
   { id: 'dw14', name: 'MobileNetV2 dw 3x3 s1 384ch 14x14', shape: conv2d(384, 384, 14, 3, 1, 384), kernels: ['depthwise', 'direct'] },
@@ -72,13 +72,13 @@ const layers: Layer[] = [
   { id: 'sqs13', name: 'SqueezeNet squeeze 1x1 512->64 13x13', shape: conv2d(512, 64, 13, 1), kernels: ['gemm1x1', 'narrow', 'direct'] },
   { id: 'sqe1c', name: 'SqueezeNet expand 1x1 64->256 13x13', shape: conv2d(64, 256, 13, 1), kernels: ['gemm1x1', 'narrow', 'direct'] },
   { id: 'sqe1b', name: 'SqueezeNet expand 1x1 32->128 27x27', shape: conv2d(32, 128, 27, 1), kernels: ['gemm1x1', 'narrow', 'direct'] },
-  { id: 'stem', name: 'MobileNetV2 stem 3x3 s2 3->32 224x224', shape: conv2d(3, 32, 224, 3, 2), kernels: ['im2col', 'direct'] },
-  { id: 'sqe3', name: 'SqueezeNet expand 3x3 16->64 55x55', shape: conv2d(16, 64, 55, 3), kernels: ['winograd63', 'winograd23', 'im2col', 'direct'] },
+  { id: 'stem', name: 'MobileNetV2 stem 3x3 s2 3->32 224x224', shape: conv2d(3, 32, 224, 3, 2), kernels: ['im2col', 'narrow', 'direct'] },
+  { id: 'sqe3', name: 'SqueezeNet expand 3x3 16->64 55x55', shape: conv2d(16, 64, 55, 3), kernels: ['winograd63', 'winograd23', 'im2col', 'narrow', 'direct'] },
   { id: 'sqe3b', name: 'SqueezeNet expand 3x3 32->128 27x27', shape: conv2d(32, 128, 27, 3), kernels: ['winograd63', 'winograd23', 'im2col', 'narrow', 'direct'] },
   { id: 'sqe3c', name: 'SqueezeNet expand 3x3 64->256 13x13', shape: conv2d(64, 256, 13, 3), kernels: ['winograd63', 'winograd23', 'im2col', 'narrow', 'direct'] },
-  { id: 'stemsq', name: 'SqueezeNet stem 3x3 s2 3->64 224x224 (no padding)', shape: conv2d(3, 64, 224, 3, 2, 1, 0), kernels: ['im2col', 'direct'] },
-  { id: 'stem7', name: 'ResNet stem 7x7 s2 3->64 224x224', shape: conv2d(3, 64, 224, 7, 2), kernels: ['im2col', 'direct'] },
-  { id: 'ppocr', name: 'PP-OCR det conv1 3x3 s2 3->16 640x640', shape: conv2d(3, 16, 640, 3, 2), kernels: ['im2col', 'direct'] },
+  { id: 'stemsq', name: 'SqueezeNet stem 3x3 s2 3->64 224x224 (no padding)', shape: conv2d(3, 64, 224, 3, 2, 1, 0), kernels: ['im2col', 'narrow', 'direct'] },
+  { id: 'stem7', name: 'ResNet stem 7x7 s2 3->64 224x224', shape: conv2d(3, 64, 224, 7, 2), kernels: ['im2col', 'narrow', 'direct'] },
+  { id: 'ppocr', name: 'PP-OCR det conv1 3x3 s2 3->16 640x640', shape: conv2d(3, 16, 640, 3, 2), kernels: ['im2col', 'narrow', 'direct'] },
 ]
 
 const native = binding()

@@ -110,6 +110,32 @@ export function slicePixels(s: ConvShape, slices: number): number {
   return ceilDiv(s.out[0] * s.out[1] * s.out[2], Math.max(1, slices))
 }
 
+/** Phases of one axis some kernel tap uses (taps d k, k < kernel, modulo the stride). */
+function usedPhases(kernel: number, stride: number, dilation: number): number {
+  const used = new Set<number>()
+  for (let k = 0; k < kernel; k++) used.add((dilation * k) % stride)
+  return used.size
+}
+
+/**
+ * How the narrow conv reads B (narrow_geometry, runtime/conv_narrow.h): the input in place (1x1), the
+ * slice's padded phase planes (2-D, strides <= 8) or its im2col columns; B's floats per slice and the
+ * GEMM columns of the widest slice (phase planes compute Wq - OW dropped columns per output row).
+ */
+export function narrowGeometry(s: ConvShape, slices: number): { b: 'in-place' | 'phases' | 'columns'; bFloats: number; maxCols: number } {
+  const sp = slicePixels(s, slices)
+  const k = s.inChannels * s.kernel[0] * s.kernel[1] * s.kernel[2]
+  if (readsInputInPlace(s)) return { b: 'in-place', bFloats: 0, maxCols: sp }
+  const planar = s.in[0] === 1 && s.out[0] === 1 && s.kernel[0] === 1
+  if (!planar || s.stride[1] > 8 || s.stride[2] > 8) return { b: 'columns', bFloats: k * sp, maxCols: sp }
+  const [oh, ow] = [s.out[1], s.out[2]]
+  const wq = ow + Math.floor((s.dilation[2] * (s.kernel[2] - 1)) / s.stride[2])
+  const outRows = Math.min(oh, Math.floor((sp - 1) / ow) + 2)
+  const rows = outRows + Math.floor((s.dilation[1] * (s.kernel[1] - 1)) / s.stride[1])
+  const phases = usedPhases(s.kernel[1], s.stride[1], s.dilation[1]) * usedPhases(s.kernel[2], s.stride[2], s.dilation[2])
+  return { b: 'phases', bFloats: s.inChannels * phases * rows * wq, maxCols: (outRows - 1) * wq + ow }
+}
+
 /** gemm_narrow.h's narrow_ldt (floats per column of the Cᵀ tile) and narrow_max_cols. */
 const NARROW_LDT = 32
 const NARROW_MAX_COLS = 256
@@ -158,11 +184,10 @@ function workspaceBytes(kernel: ConvKernel, s: ConvShape, slices: number, thread
     case 'gemm1x1':
       return gemmWorkspace(s.outChannels / s.group, slicePixels(s, slices), k, k, s.out[0] * s.out[1] * s.out[2], threads, g)
     case 'narrow': {
-      // runtime/conv_narrow.h: the slice's row-major columns (none when B is the input), then
+      // runtime/conv_narrow.h: the row offsets, B (phase planes or columns; none in place), then
       // gemm_narrow_workspace_bytes: 64 + one Cᵀ tile (32 floats by <= 256 columns) per thread.
-      const sp = slicePixels(s, slices)
-      const cols = readsInputInPlace(s) ? 0 : align64(4 * k * sp)
-      return 64 + cols + 64 + threads * align64(4 * NARROW_LDT * Math.min(sp, NARROW_MAX_COLS))
+      const n = narrowGeometry(s, slices)
+      return 64 + align64(8 * k) + align64(4 * n.bFloats) + 64 + threads * align64(4 * NARROW_LDT * Math.min(n.maxCols, NARROW_MAX_COLS))
     }
     case 'winograd63':
     case 'winograd23': {

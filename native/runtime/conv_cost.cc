@@ -3,7 +3,7 @@
 #include "runtime/conv_cost.h"
 
 #include "runtime/gemm_driver.h"
-#include "runtime/gemm_narrow.h"
+#include "runtime/conv_narrow.h"
 
 namespace flexpipe {
 
@@ -120,13 +120,10 @@ ConvCost conv_cost(ConvAlgo a, const ConvShape& s, int64_t slices, int threads, 
             c.workspace_bytes = static_cast<int64_t>(gemm_workspace_bytes(gk, slice_problem(s, g, false), p));
             break;
         }
-        case ConvAlgo::narrow: {
-            const Im2colGeometry g = im2col_geometry(s, slices);
-            const int64_t cols = conv_algo_applies(ConvAlgo::gemm1x1, s) ? 0 : round_up(4 * K * g.slice_pixels, 64);
-            c.workspace_bytes = 64 + cols + static_cast<int64_t>(gemm_narrow_workspace_bytes(g.slice_pixels, p));
+        case ConvAlgo::narrow:
+            c.workspace_bytes = conv_narrow_workspace_bytes(s, slices, p);
             c.weight_bytes = 4 * round_up(s.out_channels, 16) * K;
             break;
-        }
         case ConvAlgo::winograd63:
         case ConvAlgo::winograd23: {
             const WinogradGeometry g = winograd_geometry(a, s, slices);

@@ -15,10 +15,12 @@
 //       thread's packed A block and tile (runtime/gemm_driver.h).
 //   gemm1x1: gemm_workspace_bytes(raw B of S columns, M / group rows, K = C / group, P): the driver packs
 //       the slice of the input itself, so there is no column buffer.
-//   narrow: 64 + (B in place ? 0 : round_up(4 * K * S, 64)) + gemm_narrow_workspace_bytes(S, P) = 64 + T *
-//       round_up(4 * 32 * min(S, 256), 64): the slice's columns as a row-major K x S matrix (none for a
-//       1x1, stride 1, unpadded convolution, which reads its input in place) and each thread's Cᵀ tile
-//       (runtime/conv_narrow.h). Its weight is the prepacked [ceil(M / 16), K, 16].
+//   narrow: conv_narrow_workspace_bytes (runtime/conv_narrow.h): 64 + round_up(8 * K, 64) (B's row
+//       offsets) + round_up(4 * b_floats, 64) (the slice's padded phase planes for a 2-D convolution,
+//       about C * phases * (S / OW + 2 + (KH - 1) / sh) * (OW + (KW - 1) / sw) floats; im2col columns
+//       K x S for 3-D; nothing for a 1x1, stride 1, unpadded one, read in place) + 64 + T *
+//       round_up(4 * 32 * min(columns, 256), 64), each thread's Cᵀ tile. Its weight is the prepacked
+//       [ceil(M / 16), K, 16].
 //   direct, depthwise: 0.
 // The GEMM part depends on the ISA's blocking (mr, nr, mc, kc of GemmKernels); the TS mirror takes the
 // blocking as a parameter and defaults to an upper bound over every ISA.

@@ -18,6 +18,7 @@ void fill_gemm_kernels(GemmKernels* t, Isa isa) {
         *t = GemmKernels{gemm_f32_6x16__avx2, gemm_pack_a_f32__avx2, 6, 16, 144, 768, 4096};
         t->f32_dot = gemm_f32_dot__avx2;
         t->f32_narrow = gemm_f32_narrow__avx2, t->narrow_panels = 1, t->narrow_cols = 6;
+        t->f32_narrow_store = gemm_f32_narrow_store__avx2;
     }
     if (isa == Isa::avx512) {
         // 8x32 (gemm_f32_8x32__avx512): 8 rows by two of the AVX2 layout's 16-column panels. kc 256 ->
@@ -27,6 +28,7 @@ void fill_gemm_kernels(GemmKernels* t, Isa isa) {
         t->tile_panels = 2;
         t->f32_dot = gemm_f32_dot__avx2;
         t->f32_narrow = gemm_f32_narrow__avx512, t->narrow_panels = 2, t->narrow_cols = 14;
+        t->f32_narrow_store = gemm_f32_narrow_store__avx512;
     }
 #elif defined(__aarch64__)
     if (isa == Isa::neon) {
@@ -35,6 +37,7 @@ void fill_gemm_kernels(GemmKernels* t, Isa isa) {
         *t = GemmKernels{gemm_f32_8x12__neon, gemm_pack_a_f32__ref, 8, 12, 128, 256, 4032};
         t->f32_dot = gemm_f32_dot__neon;
         t->f32_narrow = gemm_f32_narrow__neon, t->narrow_panels = 1, t->narrow_cols = 6;
+        t->f32_narrow_store = gemm_f32_narrow_store__neon;
     }
 #endif
     (void)isa;

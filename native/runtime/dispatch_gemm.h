@@ -23,9 +23,10 @@ struct GemmKernels {
     int32_t tile_panels = 1;            // B panels one micro-kernel call may span (gemm.h: b_next)
     GemmDotFn f32_dot = gemm_f32_dot__ref;  // row dots for a narrow right edge
     // Narrow GEMM (kernels/gemm/narrow.h, runtime/gemm_narrow.h): its micro-kernel, the 16-row panels
-    // and the columns one call takes at most.
+    // and the columns one call takes at most; its epilogue (a transposing store).
     GemmNarrowFn f32_narrow = gemm_f32_narrow__ref;
     int32_t narrow_panels = 1, narrow_cols = 4;
+    GemmNarrowStoreFn f32_narrow_store = gemm_f32_narrow_store__ref;
 };
 
 // Fills t with the variants for isa (ref where a family has no variant for it).

@@ -3,6 +3,7 @@
 #include "runtime/gemm_narrow.h"
 
 #include <algorithm>
+#include <utility>
 
 #include "common/align.h"
 #include "runtime/parallel.h"
@@ -18,40 +19,50 @@ size_t tile_bytes(int64_t cols) {
     return align_up(static_cast<size_t>(std::min(cols, narrow_max_cols) * narrow_ldt) * sizeof(float), 64);
 }
 
-// C rows [i0, i0 + n) x columns [j0, j0 + w) from the Cᵀ tile t (column j at t + (j - j0) * narrow_ldt).
-void store_tile(const NarrowProblem& p, const float* t, int64_t i0, int64_t n, int64_t j0, int64_t w) {
-    for (int64_t r = 0; r < n; ++r) {
-        const int64_t i = i0 + r;
-        const float bias = p.row_bias ? p.row_bias[i] : 0.0f;
-        float* c = p.c + i * p.c_rs + j0;
-        const float* add = p.add ? p.add + i * p.c_rs + j0 : nullptr;
-        for (int64_t j = 0; j < w; ++j) {
-            float v = t[j * narrow_ldt + r] + bias + (add ? add[j] : 0.0f);
-            if (p.clamp) v = v < p.min ? p.min : (v > p.max ? p.max : v);  // NaN passes through
-            c[j] = v;
+// C rows [i0, i0 + n) x columns [j0, j0 + w) from the Cᵀ tile t (column j at t + (j - j0) * narrow_ldt),
+// as runs of columns that are contiguous in C.
+void store_tile(const GemmKernels& g, const NarrowProblem& p, const float* t, int64_t i0, int64_t n, int64_t j0,
+                int64_t w) {
+    const float* bias = p.row_bias ? p.row_bias + i0 : nullptr;
+    float* c = p.c + i0 * p.c_rs;
+    const float* add = p.add ? p.add + i0 * p.c_rs : nullptr;
+    if (p.col_period == 0) {
+        g.f32_narrow_store(n, w, t, bias, add ? add + j0 : nullptr, c + j0, p.c_rs, p.clamp, p.min, p.max);
+        return;
+    }
+    for (int64_t j = j0; j < j0 + w;) {
+        const int64_t v = p.col_first + j, x = v % p.col_period;
+        if (x >= p.col_valid) {  // the row's padding columns
+            j += p.col_period - x;
+            continue;
         }
+        const int64_t run = std::min(p.col_valid - x, j0 + w - j), col = v / p.col_period * p.col_valid + x;
+        g.f32_narrow_store(n, run, t + (j - j0) * narrow_ldt, bias, add ? add + col : nullptr, c + col, p.c_rs,
+                           p.clamp, p.min, p.max);
+        j += run;
     }
 }
 
-// One unit: rows [16 q0, 16 q0 + 16 panels) (clipped to p.rows), every column.
-void run_unit(const GemmKernels& g, const NarrowProblem& p, int64_t q0, int64_t panels, float* t) {
+// One unit: rows [16 q0, 16 q0 + 16 panels) (clipped to p.rows), columns [jb, je).
+void run_unit(const GemmKernels& g, const NarrowProblem& p, int64_t q0, int64_t panels, int64_t jb, int64_t je,
+              float* t) {
     const int64_t a_next = p.k * narrow_panel_rows;
     const float* a = p.a + q0 * a_next;
     const int64_t i0 = q0 * narrow_panel_rows, n = std::min(p.rows - i0, panels * narrow_panel_rows);
-    for (int64_t j0 = 0; j0 < p.cols; j0 += narrow_max_cols) {
-        const int64_t w = std::min(narrow_max_cols, p.cols - j0);
+    for (int64_t j0 = jb; j0 < je; j0 += narrow_max_cols) {
+        const int64_t w = std::min(narrow_max_cols, je - j0);
         const int64_t groups = (w + g.narrow_cols - 1) / g.narrow_cols;
         if (p.k == 0) std::fill(t, t + w * narrow_ldt, 0.0f);
         for (int64_t pc = 0; pc < p.k; pc += narrow_kc) {
             const int64_t kc = std::min(narrow_kc, p.k - pc);
             for (int64_t gi = 0, j = 0; gi < groups; ++gi) {  // balanced groups: sizes differ by at most one
                 const int64_t cols = w * (gi + 1) / groups - w * gi / groups;
-                g.f32_narrow(panels, cols, kc, a + pc * narrow_panel_rows, a_next, p.b + pc * p.b_rs + j0 + j, p.b_rs,
+                g.f32_narrow(panels, cols, kc, a + pc * narrow_panel_rows, a_next, p.b + j0 + j, p.b_off + pc,
                              t + j * narrow_ldt, pc > 0);
                 j += cols;
             }
         }
-        store_tile(p, t, i0, n, j0, w);
+        store_tile(g, p, t, i0, n, j0, w);
     }
 }
 
@@ -62,18 +73,27 @@ size_t gemm_narrow_workspace_bytes(int64_t cols, int threads) {
 }
 
 Status gemm_narrow_run(const GemmKernels& g, const NarrowProblem& p, void* ws, size_t ws_bytes, int threads) {
-    FLEXPIPE_CHECK_ARG(g.f32_narrow && g.narrow_panels >= 1 && g.narrow_panels <= 2 && g.narrow_cols >= 1,
+    FLEXPIPE_CHECK_ARG(g.f32_narrow && g.f32_narrow_store && g.narrow_panels >= 1 && g.narrow_panels <= 2 && g.narrow_cols >= 1,
                        "failed to run the narrow gemm: no kernels in the table");
-    FLEXPIPE_CHECK_ARG(p.k >= 0 && p.rows >= 0 && p.cols >= 0 && p.b_rs >= p.cols && p.c_rs >= p.cols,
-                       "failed to run the narrow gemm: bad sizes (k=%lld, rows=%lld, cols=%lld, b_rs=%lld, c_rs=%lld)",
+    FLEXPIPE_CHECK_ARG(p.k >= 0 && p.rows >= 0 && p.cols >= 0 && p.col_period >= 0 && p.col_first >= 0 &&
+                           (p.col_period == 0 ? p.c_rs >= p.cols : p.col_valid >= 1 && p.col_valid <= p.col_period),
+                       "failed to run the narrow gemm: bad sizes (k=%lld, rows=%lld, cols=%lld, c_rs=%lld)",
                        static_cast<long long>(p.k), static_cast<long long>(p.rows), static_cast<long long>(p.cols),
-                       static_cast<long long>(p.b_rs), static_cast<long long>(p.c_rs));
+                       static_cast<long long>(p.c_rs));
     if (p.rows == 0 || p.cols == 0) return Status::ok();
-    FLEXPIPE_CHECK_ARG(p.a && p.c && (p.b || p.k == 0), "failed to run the narrow gemm: missing operand");
+    FLEXPIPE_CHECK_ARG(p.a && p.c && ((p.b && p.b_off) || p.k == 0), "failed to run the narrow gemm: missing operand");
     const int64_t panels = (p.rows + narrow_panel_rows - 1) / narrow_panel_rows;
     const int64_t units = (panels + g.narrow_panels - 1) / g.narrow_panels;
     const int64_t fmas = p.rows * p.cols * std::max<int64_t>(1, p.k);
-    int t = static_cast<int>(std::max<int64_t>(1, std::min<int64_t>({threads, units, fmas / min_fmas_per_thread})));
+    const int64_t want = std::max<int64_t>(1, std::min<int64_t>(threads, fmas / min_fmas_per_thread));
+    // Work items: units, each cut into column parts when the units do not divide among the threads
+    // (lcm(units, want) items), so that one 16-channel layer or three units on two threads still
+    // split evenly. A part re-reads its unit's panels; with units a multiple of want nothing is cut.
+    int64_t gcd = units, r = want;
+    while (r != 0) gcd = std::exchange(r, gcd % r);
+    const int64_t parts = std::min(want / gcd, std::max<int64_t>(1, p.cols / g.narrow_cols));
+    const int64_t items = units * parts;
+    int t = static_cast<int>(std::min(want, items));
     while (t > 1 && gemm_narrow_workspace_bytes(p.cols, t) > ws_bytes) --t;
     if (!ws || gemm_narrow_workspace_bytes(p.cols, t) > ws_bytes) {
         return Status::error(StatusCode::invalid_argument,
@@ -84,9 +104,10 @@ Status gemm_narrow_run(const GemmKernels& g, const NarrowProblem& p, void* ws, s
     const size_t per_thread = tile_bytes(p.cols);
     parallel_items(t, t, [&](int64_t c, int slot) {
         float* tile = reinterpret_cast<float*>(base + static_cast<size_t>(slot) * per_thread);
-        for (int64_t u = units * c / t; u < units * (c + 1) / t; ++u) {
-            const int64_t q0 = u * g.narrow_panels;
-            run_unit(g, p, q0, std::min<int64_t>(g.narrow_panels, panels - q0), tile);
+        for (int64_t i = items * c / t; i < items * (c + 1) / t; ++i) {
+            const int64_t q0 = i / parts * g.narrow_panels, part = i % parts;
+            run_unit(g, p, q0, std::min<int64_t>(g.narrow_panels, panels - q0), p.cols * part / parts,
+                     p.cols * (part + 1) / parts, tile);
         }
     });
     return Status::ok();

@@ -6,11 +6,18 @@
 //
 //     C[i, j] = act(sum_{p < k} A(i, p) * B(p, j) + row_bias[i] + R[i, j])     i < rows, j < cols
 //     A(i, p) = a[(i / 16) * k * 16 + p * 16 + i % 16]    (ceil(rows / 16) panels, rows past `rows` unread in C)
-//     B(p, j) = b[p * b_rs + j];  C[i, j] = c[i * c_rs + j];  R[i, j] = add[i * c_rs + j] (optional)
+//     B(p, j) = b[b_off[p] + j];  C[i, j] = c[i * c_rs + col(j)];  R[i, j] = add[i * c_rs + col(j)] (optional)
 //     act(x) = clamp ? min(max(x, min), max) : x (NaN passes)
 //
+// Columns may be virtual (col_period > 0): column j stands for v = col_first + j, a position in rows
+// of col_period columns of which the first col_valid exist in C: col(j) = (v / col_period) *
+// col_valid + v % col_period, and columns with v % col_period >= col_valid are computed but not
+// stored. This is how a convolution over padded phase planes (conv_narrow.h) reads every kernel tap
+// as one offset into B: its plane rows are wider than the output's. Otherwise col(j) = j.
+//
 // A weight slice (FlexNN) is a range of whole panels and the matching rows of C, row_bias and R:
-// pass them as the problem. Threads take whole units of the table's narrow_panels panels; each unit
+// pass them as the problem. Threads take units of the table's narrow_panels panels (cut into column
+// parts when there are fewer units than threads, or a count they do not divide); each unit
 // runs k in blocks of narrow_kc, every column group of a block before the next, so each weight
 // element is read from memory once and then from L1 by the other column groups. The Cᵀ tile of a
 // unit (at most narrow_max_cols columns at a time) lives in the thread's part of the workspace.
@@ -33,7 +40,8 @@ struct NarrowProblem {
     int64_t rows = 0, cols = 0;
     const float* a = nullptr;  // panels
     const float* b = nullptr;
-    int64_t b_rs = 0;
+    const int64_t* b_off = nullptr;  // k row offsets
+    int64_t col_period = 0, col_valid = 0, col_first = 0;
     float* c = nullptr;
     int64_t c_rs = 0;
     const float* row_bias = nullptr;

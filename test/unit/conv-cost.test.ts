@@ -6,7 +6,7 @@
 // numbers against the native cost model.
 import t from 'tap'
 import { chooseConvKernel, defaultConvSlices } from '../../lib/model/ops/nn-conv.js'
-import { convApplies, convCost, winogradGeometry, type ConvKernel, type ConvShape, type GemmBlocking } from '../../lib/plan/conv-cost.js'
+import { convApplies, convCost, narrowGeometry, winogradGeometry, type ConvKernel, type ConvShape, type GemmBlocking } from '../../lib/plan/conv-cost.js'
 
 function conv2d(c: number, m: number, hw: number, k: number, opts: { stride?: number; group?: number; batch?: number; pad?: number } = {}): ConvShape {
   const stride = opts.stride ?? 1
@@ -98,6 +98,12 @@ t.test('default algorithm choice on representative layers', async (t) => {
   t.equal(chooseConvKernel(conv2d(2048, 512, 7, 1), true), 'narrow', "ResNet's 1x1 at 7x7")
   t.equal(chooseConvKernel(conv2d(1024, 2048, 14, 1, { stride: 2 }), true), 'narrow', "ResNet's stride-2 downsample to 7x7")
   t.equal(chooseConvKernel(conv2d(64, 256, 13, 1), true), 'gemm1x1', 'a short reduction (K = 64) stays with gemm1x1')
+  t.equal(chooseConvKernel(conv2d(256, 256, 28, 3, { stride: 2 }), true), 'narrow', "ResNet's 3x3 stride 2: phase planes, not im2col")
+  t.equal(chooseConvKernel(conv2d(256, 256, 28, 3, { stride: 2 }), false), 'im2col', '... only with a constant weight')
+  t.equal(chooseConvKernel(conv2d(16, 64, 55, 3), true), 'narrow', "SqueezeNet's 3x3 16->64: too short a reduction for Winograd")
+  t.equal(chooseConvKernel(conv2d(32, 128, 27, 3), true), 'winograd63', '32 input channels keep F(6,3)')
+  t.equal(chooseConvKernel(conv2d(16, 16, 56, 3, { stride: 2 }), true), 'im2col', '16 output channels: half a narrow tile')
+  t.equal(chooseConvKernel(conv2d(3, 64, 224, 7, { stride: 2 }), true), 'im2col', 'stems keep im2col by rows')
   t.equal(chooseConvKernel(conv2d(512, 128, 28, 1), true), 'gemm1x1', '784 pixels: vectors along pixels fill')
   t.equal(chooseConvKernel(conv2d(1024, 256, 14, 1), true), 'narrow', "ResNet's 1x1 1024->256 at 14x14")
   t.equal(chooseConvKernel(conv2d(512, 1000, 13, 1), true), 'gemm1x1', '13x13 with 1000 output channels')
@@ -108,14 +114,23 @@ t.test('default algorithm choice on representative layers', async (t) => {
   t.ok(defaultConvSlices('im2col', conv2d(128, 128, 112, 3)) > 4, 'VGG 3x3 128->128 at 112x112 is sliced')
 })
 
-t.test("narrow's cost: its panels as the weight, no column buffer for a 1x1, one Cᵀ tile per thread", async (t) => {
+t.test("narrow's cost: its panels as the weight, the input in place or in phase planes, one Cᵀ tile per thread", async (t) => {
+  const a64 = (b: number) => Math.ceil(b / 64) * 64
   const pw = conv2d(2048, 500, 7, 1)
   const c = convCost('narrow', pw, 1)
   t.equal(c.weightBytes, 4 * 512 * 2048, '500 output channels are 32 panels of 16')
   t.equal(c.flops, convCost('gemm1x1', pw, 1).flops, 'the same products as the 1x1 GEMM')
-  t.equal(c.workspaceBytes, 64 + 64 + 4 * 32 * 49, 'a 1x1 reads its input in place')
+  t.equal(c.workspaceBytes, 64 + 8 * 2048 + 64 + 4 * 32 * 49, 'a 1x1 reads its input in place: row offsets and a tile')
   t.equal(convCost('narrow', pw, 1, { threads: 2 }).workspaceBytes - c.workspaceBytes, 4 * 32 * 49, 'each thread adds its tile')
-  const k3 = conv2d(512, 512, 7, 3)
-  t.equal(convCost('narrow', k3, 1).workspaceBytes, 64 + 4 * 4608 * 49 + 64 + 4 * 32 * 49, 'a 3x3 builds its columns (K x pixels)')
-  t.equal(convCost('narrow', conv2d(64, 64, 20, 1), 1).workspaceBytes, 64 + 64 + 4 * 32 * 256, 'the tile holds at most 256 columns')
+  // 3x3 pad 1 at 7x7: planes of 9 rows by 7 + 2 columns per channel, 6 rows of 9 virtual columns and 7 more
+  t.same(narrowGeometry(conv2d(512, 512, 7, 3), 1), { b: 'phases', bFloats: 512 * 9 * 9, maxCols: 6 * 9 + 7 })
+  t.equal(convCost('narrow', conv2d(512, 512, 7, 3), 1).workspaceBytes, 64 + 8 * 4608 + 4 * 512 * 81 + 64 + a64(4 * 32 * 61),
+    'a 3x3 copies its padded input once instead of building K x pixels columns')
+  // stride 2: four phases of 15 x 15 (14 output rows and columns plus one), not 9 shifted copies
+  t.same(narrowGeometry(conv2d(256, 256, 28, 3, { stride: 2 }), 1), { b: 'phases', bFloats: 256 * 4 * 15 * 15, maxCols: 13 * 15 + 14 })
+  t.same(narrowGeometry(conv2d(1024, 2048, 14, 1, { stride: 2 }), 1), { b: 'phases', bFloats: 1024 * 49, maxCols: 49 },
+    'a strided 1x1 copies only the phase it reads')
+  // a slice of 10 pixels of a 7-wide output spans at most 3 rows, plus the 2 the taps reach below
+  t.same(narrowGeometry(conv2d(8, 16, 7, 3), 5), { b: 'phases', bFloats: 8 * 5 * 9, maxCols: 2 * 9 + 7 })
+  t.equal(convCost('narrow', conv2d(64, 64, 20, 1), 1).workspaceBytes, 64 + 8 * 64 + 64 + 4 * 32 * 256, 'the tile holds at most 256 columns')
 })

@@ -74,6 +74,22 @@ function prefersNarrow(s: ConvShape): boolean {
 }
 
 /**
+ * Whether the narrow GEMM over phase planes (the implicit im2col of native/runtime/conv_narrow.h)
+ * beats im2col + GEMM: group 1, at least 8 input channels (stems over 3 keep their im2col by rows)
+ * and 32 output channels (two AVX-512 panels per tile). It also beats Winograd when the reduction is
+ * short (<= 16 input channels), where Winograd's transforms outweigh its saved products.
+ * `node dist/bench/kernels/conv.bench.js --layers resnet7s2,sqe3,sqe3b,sqe3c,stem7,stemsq,stem --threads 1,2`
+ * (AVX-512): ResNet's 3x3 stride 2 256->256 at 28x28 1.75 vs 2.32 ms (im2col) at 1 thread, 0.99 vs
+ * 1.25 at 2; SqueezeNet's 3x3 16->64 at 55x55 0.41-0.42 vs 0.43 (F(6,3)) at 1 thread, 0.23 vs 0.30
+ * at 2; with 32 input channels F(6,3) still wins (0.33 vs 0.37 ms). Stems with 3 input channels:
+ * 0.54-0.58 vs 0.62-0.65 ms at 1 thread but 0.36 vs 0.32 at 2, and with 16-32 output channels narrow
+ * loses (PP-OCR's 3->16: 2.06 vs 1.71 ms).
+ */
+function prefersImplicitNarrow(s: ConvShape): boolean {
+  return convApplies('narrow', s) && s.inChannels >= 8 && s.outChannels >= 32
+}
+
+/**
  * The default algorithm for a shape (FlexNN's latency order Winograd -> im2col + GEMM -> direct; the
  * memory planner may pick another one with the costs of lib/plan/conv-cost.ts). Winograd needs the
  * weight at plan time (its filter is transformed once) and >= 8 input and output channels to amortize
@@ -85,10 +101,13 @@ export function chooseConvKernel(s: ConvShape, constantWeight: boolean): ConvKer
   if (convApplies('depthwise', s)) return 'depthwise'
   if (constantWeight && prefersNarrow(s)) return 'narrow'
   if (convApplies('gemm1x1', s)) return s.outChannels / s.group >= 4 ? 'gemm1x1' : 'direct'
+  const implicit = constantWeight && prefersImplicitNarrow(s)
   if (constantWeight && convApplies('winograd63', s) && s.inChannels >= 8 && s.outChannels >= 8) {
+    if (implicit && s.inChannels <= 16) return 'narrow'
     const tiles63 = Math.ceil(s.out[1] / 6) * Math.ceil(s.out[2] / 6)
     return tiles63 >= 16 ? 'winograd63' : 'winograd23'
   }
+  if (implicit) return 'narrow'
   return s.outChannels / s.group >= 4 ? 'im2col' : 'direct'
 }
 

@@ -29,15 +29,15 @@ __attribute__((always_inline)) inline void step(std::index_sequence<Js...>, __m2
 }
 
 template <int P>
-void tile(int64_t kc, const float* a, const float* b, int64_t b_rs, float* t, bool accumulate) {
+void tile(int64_t kc, const float* a, const float* b, const int64_t* b_off, float* t, bool accumulate) {
     __m256 acc[P][2];
 #pragma GCC unroll 6
     for (int j = 0; j < P; ++j) {
         acc[j][0] = accumulate ? _mm256_loadu_ps(t + j * narrow_ldt) : _mm256_setzero_ps();
         acc[j][1] = accumulate ? _mm256_loadu_ps(t + j * narrow_ldt + 8) : _mm256_setzero_ps();
     }
-    for (int64_t p = 0; p < kc; ++p, a += 16, b += b_rs)
-        step<P>(std::make_index_sequence<P>{}, acc, _mm256_loadu_ps(a), _mm256_loadu_ps(a + 8), b);
+    for (int64_t p = 0; p < kc; ++p, a += 16)
+        step<P>(std::make_index_sequence<P>{}, acc, _mm256_loadu_ps(a), _mm256_loadu_ps(a + 8), b + b_off[p]);
 #pragma GCC unroll 6
     for (int j = 0; j < P; ++j) {
         _mm256_storeu_ps(t + j * narrow_ldt, acc[j][0]);
@@ -48,11 +48,11 @@ void tile(int64_t kc, const float* a, const float* b, int64_t b_rs, float* t, bo
 }  // namespace
 
 void gemm_f32_narrow__avx2(int64_t panels, int64_t cols, int64_t kc, const float* a, int64_t a_next,
-                           const float* b, int64_t b_rs, float* t, bool accumulate) {
+                           const float* b, const int64_t* b_off, float* t, bool accumulate) {
     FLEXPIPE_DCHECK(panels >= 1 && panels <= 2 && cols >= 1 && cols <= max_cols && kc >= 0);
     for (int64_t v = 0; v < panels; ++v)
         narrow_cols<max_cols>(cols, [&](auto p) {
-            tile<decltype(p)::value>(kc, a + v * a_next, b, b_rs, t + v * narrow_panel_rows, accumulate);
+            tile<decltype(p)::value>(kc, a + v * a_next, b, b_off, t + v * narrow_panel_rows, accumulate);
         });
 }
 

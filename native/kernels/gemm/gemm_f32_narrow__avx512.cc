@@ -30,18 +30,18 @@ __attribute__((always_inline)) inline void step(std::index_sequence<Js...>, __m5
 }
 
 template <int V, int P>
-void tile(int64_t kc, const float* a, int64_t a_next, const float* b, int64_t b_rs, float* t, bool accumulate) {
+void tile(int64_t kc, const float* a, int64_t a_next, const float* b, const int64_t* b_off, float* t, bool accumulate) {
     __m512 acc[P][V];
 #pragma GCC unroll 14
     for (int j = 0; j < P; ++j)
         for (int v = 0; v < V; ++v)
             acc[j][v] = accumulate ? _mm512_loadu_ps(t + j * narrow_ldt + v * 16) : _mm512_setzero_ps();
     const float* a1 = a + (V == 2 ? a_next : 0);
-    for (int64_t p = 0; p < kc; ++p, a += 16, a1 += 16, b += b_rs) {
+    for (int64_t p = 0; p < kc; ++p, a += 16, a1 += 16) {
         __m512 av[V];
         av[0] = _mm512_loadu_ps(a);
         if constexpr (V == 2) av[1] = _mm512_loadu_ps(a1);
-        step<V, P>(std::make_index_sequence<P>{}, acc, av, b);
+        step<V, P>(std::make_index_sequence<P>{}, acc, av, b + b_off[p]);
     }
 #pragma GCC unroll 14
     for (int j = 0; j < P; ++j)
@@ -51,14 +51,14 @@ void tile(int64_t kc, const float* a, int64_t a_next, const float* b, int64_t b_
 }  // namespace
 
 void gemm_f32_narrow__avx512(int64_t panels, int64_t cols, int64_t kc, const float* a, int64_t a_next,
-                             const float* b, int64_t b_rs, float* t, bool accumulate) {
+                             const float* b, const int64_t* b_off, float* t, bool accumulate) {
     FLEXPIPE_DCHECK(panels >= 1 && panels <= 2 && cols >= 1 && cols <= max_cols && kc >= 0);
     narrow_cols<max_cols>(cols, [&](auto p) {
         constexpr int P = decltype(p)::value;
         if (panels == 2) {
-            tile<2, P>(kc, a, a_next, b, b_rs, t, accumulate);
+            tile<2, P>(kc, a, a_next, b, b_off, t, accumulate);
         } else {
-            tile<1, P>(kc, a, a_next, b, b_rs, t, accumulate);
+            tile<1, P>(kc, a, a_next, b, b_off, t, accumulate);
         }
     });
 }

@@ -28,13 +28,13 @@ __attribute__((always_inline)) inline void step(std::index_sequence<Js...>, floa
 }
 
 template <int P>
-void tile(int64_t kc, const float* a, const float* b, int64_t b_rs, float* t, bool accumulate) {
+void tile(int64_t kc, const float* a, const float* b, const int64_t* b_off, float* t, bool accumulate) {
     float32x4_t acc[P][4];
     for (int j = 0; j < P; ++j)
         for (int q = 0; q < 4; ++q) acc[j][q] = accumulate ? vld1q_f32(t + j * narrow_ldt + 4 * q) : vdupq_n_f32(0.0f);
-    for (int64_t p = 0; p < kc; ++p, a += 16, b += b_rs) {
+    for (int64_t p = 0; p < kc; ++p, a += 16) {
         const float32x4_t av[4] = {vld1q_f32(a), vld1q_f32(a + 4), vld1q_f32(a + 8), vld1q_f32(a + 12)};
-        step<P>(std::make_index_sequence<P>{}, acc, av, b);
+        step<P>(std::make_index_sequence<P>{}, acc, av, b + b_off[p]);
     }
     for (int j = 0; j < P; ++j)
         for (int q = 0; q < 4; ++q) vst1q_f32(t + j * narrow_ldt + 4 * q, acc[j][q]);
@@ -43,11 +43,11 @@ void tile(int64_t kc, const float* a, const float* b, int64_t b_rs, float* t, bo
 }  // namespace
 
 void gemm_f32_narrow__neon(int64_t panels, int64_t cols, int64_t kc, const float* a, int64_t a_next,
-                           const float* b, int64_t b_rs, float* t, bool accumulate) {
+                           const float* b, const int64_t* b_off, float* t, bool accumulate) {
     FLEXPIPE_DCHECK(panels >= 1 && panels <= 2 && cols >= 1 && cols <= max_cols && kc >= 0);
     for (int64_t v = 0; v < panels; ++v)
         narrow_cols<max_cols>(cols, [&](auto p) {
-            tile<decltype(p)::value>(kc, a + v * a_next, b, b_rs, t + v * narrow_panel_rows, accumulate);
+            tile<decltype(p)::value>(kc, a + v * a_next, b, b_off, t + v * narrow_panel_rows, accumulate);
         });
 }
 

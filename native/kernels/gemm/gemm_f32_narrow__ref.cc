@@ -5,14 +5,14 @@
 namespace flexpipe {
 
 void gemm_f32_narrow__ref(int64_t panels, int64_t cols, int64_t kc, const float* a, int64_t a_next,
-                          const float* b, int64_t b_rs, float* t, bool accumulate) {
+                          const float* b, const int64_t* b_off, float* t, bool accumulate) {
     for (int64_t v = 0; v < panels; ++v) {
         const float* av = a + v * a_next;
         for (int64_t j = 0; j < cols; ++j) {
             float* tj = t + j * narrow_ldt + v * narrow_panel_rows;
             for (int64_t i = 0; i < narrow_panel_rows; ++i) {
                 float acc = accumulate ? tj[i] : 0.0f;
-                for (int64_t p = 0; p < kc; ++p) acc += av[p * narrow_panel_rows + i] * b[p * b_rs + j];
+                for (int64_t p = 0; p < kc; ++p) acc += av[p * narrow_panel_rows + i] * b[b_off[p] + j];
                 tj[i] = acc;
             }
         }
