@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 // The narrow GEMM convolution (runtime/conv_narrow.h) in whole graphs: on small planes with long
-// reductions the Conv op chooses it, and the plain engine and a memory-budgeted package (whose slicing
-// cuts its 16-channel weight panels into channel ranges) compute what onnxruntime computes.
+// reductions, for strided convolutions and for 3x3 ones over few channels the Conv op chooses it, and
+// the plain engine and a memory-budgeted package (whose slicing cuts its 16-channel weight panels into
+// channel ranges and its output pixels into slices) compute what onnxruntime computes.
 import t from 'tap'
 import { open } from '../../lib/index.js'
 import { decodeConvCall } from '../../lib/model/ops/nn-conv.js'
@@ -14,10 +15,10 @@ import { runOrt } from '../helpers/ort.js'
 const weights = seededWeights(41)
 
 /**
- * x [1, 64, 7, 7] -> 3x3 64->256 + Relu = a       (K = 576 over 49 pixels: im2col columns)
- * a -> 1x1 256->272 = h                           (17 panels of 16 channels: an odd count)
+ * x [1, 64, 7, 7] -> 3x3 64->256 + Relu = a       (K = 576 over 49 pixels: one padded phase plane per channel)
+ * a -> 1x1 256->272 = h                           (17 panels of 16 channels: an odd count; B in place)
  * h -> 1x1 272->256, + a (a fused residual), Relu = c
- * c -> 1x1 stride 2 256->40 = y [1, 40, 4, 4]     (im2col columns; 40 channels end in a partial panel)
+ * c -> 1x1 stride 2 256->40 = y [1, 40, 4, 4]     (the one phase a strided 1x1 reads; a partial last panel)
  */
 function narrowModel(): Uint8Array {
   return makeModel({
@@ -40,6 +41,26 @@ function narrowModel(): Uint8Array {
 
 const input = () => seededInput([1, 64, 7, 7], 9)
 
+/**
+ * Where the phase planes replace im2col and Winograd:
+ * x [1, 16, 23, 23] -> 3x3 16->256 + Relu = a       (16 input channels: narrow, not Winograd; 23 + 2 columns per plane row)
+ * a -> 3x3 stride 2 256->40, pad 1 = y [1, 40, 12, 12] (four phase planes of 13 x 13 per channel)
+ */
+function phaseModel(): Uint8Array {
+  return makeModel({
+    inputs: [{ name: 'x', dtype: 'float32', dims: [1, 16, 23, 23] }],
+    outputs: [{ name: 'y', dtype: 'float32' }],
+    initializers: [
+      weights('v0', [256, 16, 3, 3], 0.1), weights('c0', [256], 0.3),
+      weights('v1', [40, 256, 3, 3], 0.03), weights('c1', [40], 0.3),
+    ],
+    nodes: [
+      conv('x', 'v0', 'c0', 'a0', 3), { op: 'Relu', inputs: ['a0'], outputs: ['a'] },
+      conv('a', 'v1', 'c1', 'y', 3, { stride: 2 }),
+    ],
+  })
+}
+
 t.test('every Conv of the model chooses the narrow GEMM', async (t) => {
   const { steps } = concreteGraph(narrowModel(), [1, 64, 7, 7]).inferred
   const kernels = steps.filter((s) => s.kernel?.op === 'Conv').map((s) => decodeConvCall(s.kernel!, s.inputs[0]!.dims as number[], s.outputs[0]!.dims as number[]).kernel)
@@ -50,6 +71,29 @@ t.test('every Conv of the model chooses the narrow GEMM', async (t) => {
 t.test('the plain engine and a budgeted package match onnxruntime', async (t) => {
   const path = tempFile('narrow.onnx', narrowModel())
   const feeds = { x: input() }
+  const want = await runOrt(path, feeds)
+  for (const threads of [1, 2]) {
+    const engine = await open(path, { threads })
+    const got = await engine.infer(feeds)
+    await engine.close()
+    const c = compareTensors(got.y!, want.y!, 1e-4, 1e-4)
+    t.ok(c.ok, `plain engine, ${threads} threads: max |diff| ${c.maxAbsDiff}${c.ok ? '' : ` (${c.reason})`}`)
+  }
+  let sliced = 0
+  for (const { budget, outputs, stats: s } of (await packageRunsAtMinimum(t, path, feeds)).runs) {
+    sliced += s.slicedLayers
+    const c = compareTensors(outputs.y!, want.y!, 1e-4, 1e-4)
+    t.ok(c.ok, `package at ${budget ?? 'unlimited'} budget (${s.slicedLayers} sliced layers, ${s.changedKernels} changed kernels): max |diff| ${c.maxAbsDiff}${c.ok ? '' : ` (${c.reason})`}`)
+  }
+  t.ok(sliced > 0, 'at its minimum budget the package slices layers')
+})
+
+t.test('phase planes: a 3x3 over 16 channels and a stride-2 3x3 match onnxruntime, plain and budgeted', async (t) => {
+  const { steps } = concreteGraph(phaseModel(), [1, 16, 23, 23]).inferred
+  const kernels = steps.filter((s) => s.kernel?.op === 'Conv').map((s) => decodeConvCall(s.kernel!, s.inputs[0]!.dims as number[], s.outputs[0]!.dims as number[]).kernel)
+  t.same(kernels, ['narrow', 'narrow'], 'both choose the narrow GEMM over Winograd and im2col')
+  const path = tempFile('phases.onnx', phaseModel())
+  const feeds = { x: seededInput([1, 16, 23, 23], 11) }
   const want = await runOrt(path, feeds)
   for (const threads of [1, 2]) {
     const engine = await open(path, { threads })
