@@ -55,12 +55,12 @@ void fill_phases(const ConvShape& s, const NarrowGeometry& g, const float* x, in
                         std::fill(d, d + g.wq, 0.0f);
                         continue;
                     }
-                    const float* src = xc + iy * W + first;
+                    const float* row = xc + iy * W;  // column q reads row[q sw + first], >= 0 from q0 on
                     std::fill(d, d + q0, 0.0f);
                     if (sw == 1) {
-                        std::memcpy(d + q0, src + q0, static_cast<size_t>(q1 - q0) * sizeof(float));
+                        if (q1 > q0) std::memcpy(d + q0, row + q0 + first, static_cast<size_t>(q1 - q0) * sizeof(float));
                     } else {
-                        for (int64_t q = q0; q < q1; ++q) d[q] = src[q * sw];
+                        for (int64_t q = q0; q < q1; ++q) d[q] = row[q * sw + first];
                     }
                     std::fill(d + q1, d + g.wq, 0.0f);
                 }
@@ -133,7 +133,7 @@ Status conv_narrow(const GemmKernels& gk, Im2colFn im2col, const ConvShape& s, c
     char* gws = reinterpret_cast<char*>(bbuf) + round_up64(4 * g.b_floats);
     const size_t used = static_cast<size_t>(gws - static_cast<char*>(args.workspace));
     if (used > ws_bytes) return Status::error(StatusCode::invalid_argument, "failed to run Conv: workspace too small");
-    fill_offsets(s, g, S, off);
+    fill_offsets(s, g, S, off);  // columns: refilled per slice
     const int64_t max_off = g.b == NarrowB::phases ? *std::max_element(off, off + K) : 0;
     const int64_t extra_rows = s.dilation[1] * (s.kernel[1] - 1) / s.stride[1];
     for (int64_t n = 0; n < s.batch; ++n) {

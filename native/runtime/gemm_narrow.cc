@@ -3,7 +3,7 @@
 #include "runtime/gemm_narrow.h"
 
 #include <algorithm>
-#include <utility>
+#include <numeric>
 
 #include "common/align.h"
 #include "runtime/parallel.h"
@@ -89,9 +89,7 @@ Status gemm_narrow_run(const GemmKernels& g, const NarrowProblem& p, void* ws, s
     // Work items: units, each cut into column parts when the units do not divide among the threads
     // (lcm(units, want) items), so that one 16-channel layer or three units on two threads still
     // split evenly. A part re-reads its unit's panels; with units a multiple of want nothing is cut.
-    int64_t gcd = units, r = want;
-    while (r != 0) gcd = std::exchange(r, gcd % r);
-    const int64_t parts = std::min(want / gcd, std::max<int64_t>(1, p.cols / g.narrow_cols));
+    const int64_t parts = std::min(want / std::gcd(units, want), std::max<int64_t>(1, p.cols / g.narrow_cols));
     const int64_t items = units * parts;
     int t = static_cast<int>(std::min(want, items));
     while (t > 1 && gemm_narrow_workspace_bytes(p.cols, t) > ws_bytes) --t;

@@ -3,8 +3,8 @@
 // reductions, for strided convolutions and for 3x3 ones over few channels the Conv op chooses it, and
 // the plain engine and a memory-budgeted package (whose slicing cuts its 16-channel weight panels into
 // channel ranges and its output pixels into slices) compute what onnxruntime computes.
-import t from 'tap'
-import { open } from '../../lib/index.js'
+import t, { type Test } from 'tap'
+import { open, type Tensor } from '../../lib/index.js'
 import { decodeConvCall } from '../../lib/model/ops/nn-conv.js'
 import { packageRunsAtMinimum } from '../helpers/budget.js'
 import { compareTensors } from '../helpers/compare.js'
@@ -61,52 +61,42 @@ function phaseModel(): Uint8Array {
   })
 }
 
+/** The Conv kernels the graph of `model` chooses for input `dims`, in order. */
+function convKernels(model: Uint8Array, dims: number[]): string[] {
+  const { steps } = concreteGraph(model, dims).inferred
+  return steps.filter((s) => s.kernel?.op === 'Conv').map((s) => decodeConvCall(s.kernel!, s.inputs[0]!.dims as number[], s.outputs[0]!.dims as number[]).kernel)
+}
+
+/** The plain engine (1 and 2 threads) and the package at its minimum budget, which must slice, give onnxruntime's y. */
+async function matchesOnnxruntime(t: Test, path: string, feeds: Record<string, Tensor>): Promise<void> {
+  const want = await runOrt(path, feeds)
+  for (const threads of [1, 2]) {
+    const engine = await open(path, { threads })
+    const got = await engine.infer(feeds)
+    await engine.close()
+    const c = compareTensors(got.y!, want.y!, 1e-4, 1e-4)
+    t.ok(c.ok, `plain engine, ${threads} threads: max |diff| ${c.maxAbsDiff}${c.ok ? '' : ` (${c.reason})`}`)
+  }
+  let sliced = 0
+  for (const { budget, outputs, stats: s } of (await packageRunsAtMinimum(t, path, feeds)).runs) {
+    sliced += s.slicedLayers
+    const c = compareTensors(outputs.y!, want.y!, 1e-4, 1e-4)
+    t.ok(c.ok, `package at ${budget ?? 'unlimited'} budget (${s.slicedLayers} sliced layers, ${s.changedKernels} changed kernels): max |diff| ${c.maxAbsDiff}${c.ok ? '' : ` (${c.reason})`}`)
+  }
+  t.ok(sliced > 0, 'at its minimum budget the package slices layers')
+}
+
 t.test('every Conv of the model chooses the narrow GEMM', async (t) => {
+  t.same(convKernels(narrowModel(), [1, 64, 7, 7]), ['narrow', 'narrow', 'narrow', 'narrow'])
   const { steps } = concreteGraph(narrowModel(), [1, 64, 7, 7]).inferred
-  const kernels = steps.filter((s) => s.kernel?.op === 'Conv').map((s) => decodeConvCall(s.kernel!, s.inputs[0]!.dims as number[], s.outputs[0]!.dims as number[]).kernel)
-  t.same(kernels, ['narrow', 'narrow', 'narrow', 'narrow'])
   t.ok(steps.every((s) => s.kernel?.op !== 'Conv' || s.kernel.prepack?.[0]?.transform === 'conv_narrow_filter'), 'each reads its weight through conv_narrow_filter')
 })
 
 t.test('the plain engine and a budgeted package match onnxruntime', async (t) => {
-  const path = tempFile('narrow.onnx', narrowModel())
-  const feeds = { x: input() }
-  const want = await runOrt(path, feeds)
-  for (const threads of [1, 2]) {
-    const engine = await open(path, { threads })
-    const got = await engine.infer(feeds)
-    await engine.close()
-    const c = compareTensors(got.y!, want.y!, 1e-4, 1e-4)
-    t.ok(c.ok, `plain engine, ${threads} threads: max |diff| ${c.maxAbsDiff}${c.ok ? '' : ` (${c.reason})`}`)
-  }
-  let sliced = 0
-  for (const { budget, outputs, stats: s } of (await packageRunsAtMinimum(t, path, feeds)).runs) {
-    sliced += s.slicedLayers
-    const c = compareTensors(outputs.y!, want.y!, 1e-4, 1e-4)
-    t.ok(c.ok, `package at ${budget ?? 'unlimited'} budget (${s.slicedLayers} sliced layers, ${s.changedKernels} changed kernels): max |diff| ${c.maxAbsDiff}${c.ok ? '' : ` (${c.reason})`}`)
-  }
-  t.ok(sliced > 0, 'at its minimum budget the package slices layers')
+  await matchesOnnxruntime(t, tempFile('narrow.onnx', narrowModel()), { x: input() })
 })
 
 t.test('phase planes: a 3x3 over 16 channels and a stride-2 3x3 match onnxruntime, plain and budgeted', async (t) => {
-  const { steps } = concreteGraph(phaseModel(), [1, 16, 23, 23]).inferred
-  const kernels = steps.filter((s) => s.kernel?.op === 'Conv').map((s) => decodeConvCall(s.kernel!, s.inputs[0]!.dims as number[], s.outputs[0]!.dims as number[]).kernel)
-  t.same(kernels, ['narrow', 'narrow'], 'both choose the narrow GEMM over Winograd and im2col')
-  const path = tempFile('phases.onnx', phaseModel())
-  const feeds = { x: seededInput([1, 16, 23, 23], 11) }
-  const want = await runOrt(path, feeds)
-  for (const threads of [1, 2]) {
-    const engine = await open(path, { threads })
-    const got = await engine.infer(feeds)
-    await engine.close()
-    const c = compareTensors(got.y!, want.y!, 1e-4, 1e-4)
-    t.ok(c.ok, `plain engine, ${threads} threads: max |diff| ${c.maxAbsDiff}${c.ok ? '' : ` (${c.reason})`}`)
-  }
-  let sliced = 0
-  for (const { budget, outputs, stats: s } of (await packageRunsAtMinimum(t, path, feeds)).runs) {
-    sliced += s.slicedLayers
-    const c = compareTensors(outputs.y!, want.y!, 1e-4, 1e-4)
-    t.ok(c.ok, `package at ${budget ?? 'unlimited'} budget (${s.slicedLayers} sliced layers, ${s.changedKernels} changed kernels): max |diff| ${c.maxAbsDiff}${c.ok ? '' : ` (${c.reason})`}`)
-  }
-  t.ok(sliced > 0, 'at its minimum budget the package slices layers')
+  t.same(convKernels(phaseModel(), [1, 16, 23, 23]), ['narrow', 'narrow'], 'both choose the narrow GEMM over Winograd and im2col')
+  await matchesOnnxruntime(t, tempFile('phases.onnx', phaseModel()), { x: seededInput([1, 16, 23, 23], 11) })
 })
