@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 // Conv and ConvTranspose (float32, 1-D to 3-D spatial): output dims, pads resolution, native encoding,
-// and the choice of convolution algorithm per shape (depthwise, 1x1 GEMM, Winograd, im2col, direct).
+// and the choice of convolution algorithm per shape (depthwise, narrow GEMM, 1x1 GEMM, Winograd, im2col, direct).
 import { convAlgoCode, convApplies, convCost, convTransposeWorkspaceBytes, defaultConvTransposeSlices, slicePixels, type ConvKernel, type ConvShape } from '../../plan/conv-cost.js'
 import { attrInt, attrInts } from '../attrs.js'
 import { concrete, dimAdd, dimMul, dimSub, isConcrete } from '../dims.js'
