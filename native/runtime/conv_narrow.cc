@@ -70,7 +70,7 @@ void fill_phases(const ConvShape& s, const NarrowGeometry& g, const float* x, in
 }
 
 // The row offsets of B: tap (c, kh, kw) -> its phase plane and shift (phases), c * plane (in place),
-// p * row stride (columns).
+// p * col_rs (columns, col_rs = the slice's pixels).
 void fill_offsets(const ConvShape& s, const NarrowGeometry& g, int64_t col_rs, int64_t* off) {
     if (g.b == NarrowB::in_place) {
         const int64_t plane = s.in[0] * s.in[1] * s.in[2];
@@ -133,7 +133,7 @@ Status conv_narrow(const GemmKernels& gk, Im2colFn im2col, const ConvShape& s, c
     char* gws = reinterpret_cast<char*>(bbuf) + round_up64(4 * g.b_floats);
     const size_t used = static_cast<size_t>(gws - static_cast<char*>(args.workspace));
     if (used > ws_bytes) return Status::error(StatusCode::invalid_argument, "failed to run Conv: workspace too small");
-    fill_offsets(s, g, S, off);  // columns: refilled per slice
+    if (g.b != NarrowB::columns) fill_offsets(s, g, 0, off);  // columns: per slice, below
     const int64_t max_off = g.b == NarrowB::phases ? *std::max_element(off, off + K) : 0;
     const int64_t extra_rows = s.dilation[1] * (s.kernel[1] - 1) / s.stride[1];
     for (int64_t n = 0; n < s.batch; ++n) {

@@ -100,3 +100,15 @@ t.test('phase planes: a 3x3 over 16 channels and a stride-2 3x3 match onnxruntim
   t.same(convKernels(phaseModel(), [1, 16, 23, 23]), ['narrow', 'narrow'], 'both choose the narrow GEMM over Winograd and im2col')
   await matchesOnnxruntime(t, tempFile('phases.onnx', phaseModel()), { x: seededInput([1, 16, 23, 23], 11) })
 })
+
+t.test('a 3-D convolution takes the narrow GEMM over im2col columns and matches onnxruntime, plain and budgeted', async (t) => {
+  // x [1, 32, 4, 4, 4] -> 3x3x3 32->40, pad 1: K = 864 over 64 pixels (narrow; 3-D keeps row-major columns)
+  const model = makeModel({
+    inputs: [{ name: 'x', dtype: 'float32', dims: [1, 32, 4, 4, 4] }],
+    outputs: [{ name: 'y', dtype: 'float32' }],
+    initializers: [weights('u', [40, 32, 3, 3, 3], 0.05), weights('d', [40], 0.3)],
+    nodes: [{ op: 'Conv', inputs: ['x', 'u', 'd'], outputs: ['y'], name: 'conv3d', ints: { kernel_shape: [3, 3, 3], pads: Array(6).fill(1) } }],
+  })
+  t.same(convKernels(model, [1, 32, 4, 4, 4]), ['narrow'])
+  await matchesOnnxruntime(t, tempFile('conv3d.onnx', model), { x: seededInput([1, 32, 4, 4, 4], 13) })
+})
