@@ -55,14 +55,16 @@ export function convShape(
 
 /**
  * Whether the narrow GEMM (vectors along output channels, the weight in 16-channel panels) beats the
- * pixel-vectorized ones: small planes with long reductions (K >= 256), where a row of pixels leaves
- * partial vectors and the weight, used only once per pixel, is read as one stream. Up to 64 pixels
- * (7x7) always; up to 256 (14x14, 13x13) only with at most 512 output channels, and not for 3x3
- * stride-1 layers, which keep Winograd there. `node dist/bench/kernels/conv.bench.js` (1 thread,
- * AVX-512): ResNet's 1x1 2048->512 at 7x7 0.68 vs 1.27-1.61 ms (gemm1x1, two runs), its 1x1 stride-2 downsample
- * 1024->2048 1.54 vs 2.43 ms (im2col), MobileNetV2's 1x1 384->64 at 14x14 0.069 vs 0.083 ms;
- * SqueezeNet's 1x1 64->256 at 13x13 (K = 64) 0.063 vs 0.049 ms, and its classifier (1000 channels at
- * 13x13) ran 4% slower in the model (an ad hoc A/B of both choices, alternated in one process).
+ * pixel-vectorized ones: small planes (up to 256 pixels: 16x16, 14x14, 13x13) with long reductions
+ * (K >= 256), where a row of pixels leaves partial vectors and the weight, used only once per pixel, is
+ * read as one stream; not for 3x3 stride-1 layers, which keep Winograd there. `node
+ * dist/bench/kernels/conv.bench.js` (1 thread, AVX-512): ResNet's 1x1 2048->512 at 7x7 0.70 vs 1.26 ms
+ * (gemm1x1), its 1x1 stride-2 downsample 1024->2048 1.50 vs 2.46 ms (im2col), MobileNetV2's 1x1
+ * 384->64 at 14x14 0.062 vs 0.082 ms, SqueezeNet's classifier (1000 channels at 13x13) 1.16 vs 1.27 ms;
+ * SqueezeNet's 1x1 64->256 at 13x13 (K = 64) is a tie and stays with gemm1x1. Since the transposing
+ * store epilogue, the classifier and ResNet-50's 1x1 256->1024 at 14x14 also win in the model (whole
+ * SqueezeNet and ResNet-50 1.5-3% faster at 1 and 2 threads, an ad hoc A/B of both choices), so
+ * there is no cap on output channels any more.
  */
 function prefersNarrow(s: ConvShape): boolean {
   if (!convApplies('narrow', s)) return false
@@ -70,7 +72,7 @@ function prefersNarrow(s: ConvShape): boolean {
   const k = s.inChannels * s.kernel[0] * s.kernel[1] * s.kernel[2]
   if (k < 256 || s.outChannels < 16) return false
   if (pixels <= 64) return true
-  return pixels <= 256 && s.outChannels <= 512 && !convApplies('winograd63', s)
+  return pixels <= 256 && !convApplies('winograd63', s)
 }
 
 /**
@@ -84,6 +86,12 @@ function prefersNarrow(s: ConvShape): boolean {
  * at 2; with 32 input channels F(6,3) still wins (0.33 vs 0.37 ms). Stems with 3 input channels:
  * 0.54-0.58 vs 0.62-0.65 ms at 1 thread but 0.36 vs 0.32 at 2, and with 16-32 output channels narrow
  * loses (PP-OCR's 3->16: 2.06 vs 1.71 ms).
+ * On planes too small for F(6,3) (< 16 6x6 tiles) it also replaces F(2,3) up to 64 input channels.
+ * There F(2,3)'s filter (16 transformed taps per 9 weights, 1.8x the narrow panels) is read from
+ * beyond L2 in a model (likely; a kernel benchmark re-reads it warm): SqueezeNet's 3x3 64->256 at 13x13 takes 0.36 ms
+ * either way isolated (`conv.bench.js --layers sqe3c,resnet14`, 1 thread), and the whole model ran 2-4%
+ * faster with narrow at 1 and 2 threads (an ad hoc A/B of both choices). With 256 input channels
+ * (ResNet's 14x14) F(2,3) keeps a clear lead: 1.23 vs 1.68 ms.
  */
 function prefersImplicitNarrow(s: ConvShape): boolean {
   return convApplies('narrow', s) && s.inChannels >= 8 && s.outChannels >= 32
@@ -103,8 +111,8 @@ export function chooseConvKernel(s: ConvShape, constantWeight: boolean): ConvKer
   if (convApplies('gemm1x1', s)) return s.outChannels / s.group >= 4 ? 'gemm1x1' : 'direct'
   const implicit = constantWeight && prefersImplicitNarrow(s)
   if (constantWeight && convApplies('winograd63', s) && s.inChannels >= 8 && s.outChannels >= 8) {
-    if (implicit && s.inChannels <= 16) return 'narrow'
     const tiles63 = Math.ceil(s.out[1] / 6) * Math.ceil(s.out[2] / 6)
+    if (implicit && (s.inChannels <= 16 || (s.inChannels <= 64 && tiles63 < 16))) return 'narrow'
     return tiles63 >= 16 ? 'winograd63' : 'winograd23'
   }
   if (implicit) return 'narrow'
