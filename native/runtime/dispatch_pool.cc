@@ -32,6 +32,7 @@ PoolKernels pool_kernels_for(Isa isa) {
                         resize_blend_f32__avx2};
         t.max3x3s2 = pool_max3x3s2_f32__avx2;
     }
+    if (isa == Isa::avx512) t.max3x3s2 = pool_max3x3s2_f32__avx512;  // the rest as avx2
 #elif defined(__aarch64__)
     if (isa == Isa::neon) {
         t = PoolKernels{Isa::neon,

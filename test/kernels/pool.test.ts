@@ -140,7 +140,7 @@ t.test('the row path equals the reference on 2-D windows, strides, pads and ceil
   t.same(failures.slice(0, 10), [], `${n} cases`)
 })
 
-t.test('the row path equals the reference at every width 1..40 (vector tails) for 3x3 and 2x2', async (t) => {
+t.test('the row path equals the reference at every width 1..40 (vector tails) for 3x3 and 2x2, and for the fused 3x3 stride-2 max up to 136', async (t) => {
   const failures: string[] = []
   for (let w = 1; w <= 40; w++) {
     for (const [k, s, p] of [[3, 2, 0], [3, 2, 1], [3, 1, 1], [2, 2, 0], [3, 3, 1]] as const) {
@@ -148,6 +148,11 @@ t.test('the row path equals the reference at every width 1..40 (vector tails) fo
     }
   }
   t.same(failures.slice(0, 10), [], 'widths 1..40')
+  // the fused 3x3 stride-2 max: 16 outputs per AVX-512 step, so up to four steps and every tail
+  for (let w = 41; w <= 136; w += w < 72 ? 1 : 7) {
+    failures.push(...checkCase(case2d(3 + (w % 3), w, [3, 3], [2, 2], [w % 2, w % 2, 0, 0], 0), 4000 + w))
+  }
+  t.same(failures.slice(0, 10), [], 'the fused 3x3 stride-2 max, widths 41..136')
 })
 
 t.test('the row path equals the reference in 1-D, 3-D, many planes and rows past the row buffer', async (t) => {

@@ -95,6 +95,7 @@ void pool_hsum_f32__avx2(const float* b, float* y, int64_t n, int64_t k, int64_t
 double pool_sum_f32__avx2(const float* x, int64_t n);
 float pool_max_f32__avx2(const float* x, int64_t n);
 void pool_max3x3s2_f32__avx2(const float* r0, const float* r1, const float* r2, float* y, int64_t n);
+void pool_max3x3s2_f32__avx512(const float* r0, const float* r1, const float* r2, float* y, int64_t n);
 
 void pool_vmax_f32__neon(float* y, const float* a, const float* b, int64_t n);
 void pool_vsum_f32__neon(float* y, const float* a, const float* b, int64_t n);
