@@ -112,3 +112,22 @@ t.test('a 3-D convolution takes the narrow GEMM over im2col columns and matches 
   t.same(convKernels(model, [1, 32, 4, 4, 4]), ['narrow'])
   await matchesOnnxruntime(t, tempFile('conv3d.onnx', model), { x: seededInput([1, 32, 4, 4, 4], 13) })
 })
+
+t.test("SqueezeNet's tail: a 3x3 over 64 channels at 13x13 (not F(2,3)) and a 1x1 to 1000 channels (not gemm1x1) match onnxruntime, plain and budgeted", async (t) => {
+  // x [1, 64, 13, 13] -> 3x3 64->256 pad 1 + Relu = e     (too few 6x6 tiles for F(6,3); 64 input channels: narrow, not F(2,3))
+  // e -> 1x1 256->1000 = y [1, 1000, 13, 13]               (169 pixels, K = 256, 1000 channels: 63 panels of 16, the last partial)
+  const model = makeModel({
+    inputs: [{ name: 'x', dtype: 'float32', dims: [1, 64, 13, 13] }],
+    outputs: [{ name: 'y', dtype: 'float32' }],
+    initializers: [
+      weights('s0', [256, 64, 3, 3], 0.04), weights('t0', [256], 0.3),
+      weights('s1', [1000, 256, 1, 1], 0.06), weights('t1', [1000], 0.3),
+    ],
+    nodes: [
+      conv('x', 's0', 't0', 'e0', 3), { op: 'Relu', inputs: ['e0'], outputs: ['e'] },
+      conv('e', 's1', 't1', 'y', 1),
+    ],
+  })
+  t.same(convKernels(model, [1, 64, 13, 13]), ['narrow', 'narrow'])
+  await matchesOnnxruntime(t, tempFile('squeeze-tail.onnx', model), { x: seededInput([1, 64, 13, 13], 17) })
+})
