@@ -1,8 +1,11 @@
 // SPDX-License-Identifier: Apache-2.0
 // The parent's side of measure-child.js: spawn it with one JSON request and read its one JSON line;
-// and the packages it prepares (reused from .cache/bench-packages/ while newer than the model).
+// and the packages it prepares (reused from .cache/bench-packages/ while newer than the model and
+// prepared by the same build of the library).
 import { spawnSync } from 'node:child_process'
-import { existsSync, mkdirSync, readFileSync, statSync, writeFileSync } from 'node:fs'
+import { createHash } from 'node:crypto'
+import { existsSync, mkdirSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs'
+import { createRequire } from 'node:module'
 import { dirname, join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { prepareOptions, type ChildFailure, type ChildRequest, type ChildResult, type PackageKind, type PrepareOptions, type PrepareReport, type PrepareRequest } from './configs.js'
@@ -41,17 +44,47 @@ function packagePath(model: string, kind: string, options: PrepareOptions): stri
   return join(packageDir, `${model}-${kind}${budget}.fpk`)
 }
 
-/** Prepares one package in a child (or reuses it: same options, newer than the model); its report sits beside it. */
+const repoRoot = join(dirname(fileURLToPath(import.meta.url)), '..', '..', '..')
+let buildIdMemo: string | undefined
+
+/**
+ * A hash of the code that prepares a package: the compiled library (dist/lib) and the native addon.
+ * A package from another build may hold other kernel choices and slicings, so it is prepared again.
+ */
+function buildId(): string {
+  if (buildIdMemo !== undefined) return buildIdMemo
+  const h = createHash('sha1')
+  const walk = (dir: string): void => {
+    for (const e of readdirSync(dir, { withFileTypes: true }).sort((a, b) => (a.name < b.name ? -1 : 1))) {
+      const p = join(dir, e.name)
+      if (e.isDirectory()) walk(p)
+      else if (e.name.endsWith('.js')) h.update(p).update(readFileSync(p))
+    }
+  }
+  walk(join(repoRoot, 'dist', 'lib'))
+  const gypBuild = createRequire(import.meta.url)('node-gyp-build') as { path(dir: string): string }
+  h.update(readFileSync(process.env.FLEXPIPE_ADDON ?? gypBuild.path(repoRoot)))
+  buildIdMemo = h.digest('hex')
+  return buildIdMemo
+}
+
+/**
+ * Prepares one package in a child, or reuses it (same options, newer than the model, prepared by this
+ * build: buildId); its report sits beside it.
+ */
 function prepareOne(c: MemoryCase, kind: PreparedPackage['kind'], options: PrepareOptions, timeoutS: number): PreparedPackage {
   const path = packagePath(c.name, kind, options)
   const side = `${path}.json`
+  const build = buildId()
   if (existsSync(path) && existsSync(side) && statSync(path).mtimeMs > statSync(c.path).mtimeMs) {
-    const saved = JSON.parse(readFileSync(side, 'utf8')) as { options: PrepareOptions; report: PrepareReport }
-    if (JSON.stringify(saved.options) === JSON.stringify(options)) return { kind, path, options, report: saved.report, reused: true }
+    const saved = JSON.parse(readFileSync(side, 'utf8')) as { options: PrepareOptions; report: PrepareReport; build?: string }
+    if (JSON.stringify(saved.options) === JSON.stringify(options) && saved.build === build) {
+      return { kind, path, options, report: saved.report, reused: true }
+    }
   }
   mkdirSync(packageDir, { recursive: true })
   const report = spawnChild({ prepare: { model: c.name, file: c.path, out: path, options } }, timeoutS) as PrepareReport
-  writeFileSync(side, `${JSON.stringify({ options, report }, null, 2)}\n`)
+  writeFileSync(side, `${JSON.stringify({ options, report, build }, null, 2)}\n`)
   return { kind, path, options, report, reused: false }
 }
 

@@ -158,7 +158,8 @@ export async function prepare(modelPath: string, outPath: string, options: Prepa
   const bookkeeping = bookkeepingBytes(bookkeepingLayers(restrict))
   const atBudget = options.budget === undefined ? undefined : planOrExplain(restrict, options.budget, bookkeeping, policy)
 
-  // The forms to write: chosen ones, plus raw conv weights (the lean fallback).
+  // The forms to write: chosen ones, plus raw conv weights (the lean fallback) and, for Winograd layers,
+  // the narrow GEMM's panels (the lean form streamed weights switch to when reads bound the latency).
   const needed = new Set<string>()
   const addChosen = (p: typeof unlimited): void => {
     for (const r of p.build.resident) if (r.source.kind === 'blob') needed.add(r.source.blob)
@@ -171,6 +172,8 @@ export async function prepare(modelPath: string, outPath: string, options: Prepa
     const w = layer.step.node.inputs[1] ?? ''
     const s = stored.get(w)
     if (s?.forms.raw !== undefined) needed.add(s.forms.raw)
+    const narrow = s?.forms['#conv_narrow_filter()']
+    if (narrow !== undefined && layer.defaultKernel.startsWith('winograd') && layer.options.some((o) => o.kernel === 'narrow')) needed.add(narrow)
   }
   for (const s of stored.values()) for (const [form, b] of Object.entries(s.forms)) if (!needed.has(b)) delete s.forms[form]
   const storedFinal = new Map([...stored].filter(([, s]) => Object.keys(s.forms).length > 0))

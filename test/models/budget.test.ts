@@ -334,6 +334,47 @@ t.test("a slow disk moves layers from Winograd's transformed filters to im2col's
   })
 })
 
+t.test("a Winograd layer's lean form is the narrow GEMM's raw-sized panels: streamed through a slow disk they replace Winograd's filters, outputs unchanged", async (t) => {
+  const model = ocr.det
+  const prepared = await preparedPackage(model)
+  const budget = preparedBudget(prepared.report)
+  // A fixed profile: a fast disk, Winograd at half and narrow at three quarters of the layer's fastest
+  // measured kernel, im2col at twice it, so that at 1 MB/s narrow is the cheapest leaner kernel.
+  const path = join(tempDir(t), 'narrow-lean.fpk')
+  copyFileSync(prepared.path, path)
+  const reader = await PackageReader.open(path)
+  const meta = reader.manifest.meta
+  const blobNames = reader.manifest.blobs.map((b) => b.name)
+  await reader.close()
+  t.ok(blobNames.some((n) => n.endsWith('#conv_narrow_filter()')), 'the package stores narrow panels')
+  const recorded = meta.profile as { layers: Record<string, Record<string, number>> }
+  const layers = Object.fromEntries(
+    Object.entries(recorded.layers).map(([name, kernels]) => {
+      const fastest = Math.min(...Object.values(kernels))
+      const scale: Record<string, number> = { winograd63: 0.5, winograd23: 0.5, narrow: 0.75, im2col: 2 }
+      return [name, { ...Object.fromEntries(Object.entries(kernels).map(([k, ms]) => [k, fastest * (scale[k] ?? 1)])), ...('narrow' in kernels ? { im2col: fastest * 2 } : {}) }]
+    }),
+  )
+  await rewritePackageMeta(path, { ...meta, profile: { ...recorded, readBandwidth: 1e12, layers } })
+  type Inside = { model: { layers: Array<{ defaultKernel: string; options: Array<{ kernel: string }> }> }; active: { plan: { choices: Array<{ option: number }> } } }
+  const kernelsRun = (e: BudgetedEngine): string[] => {
+    const { model: m, active } = e as unknown as Inside
+    return active.plan.choices.map((c, i) => m.layers[i]!.options[c.option]!.kernel)
+  }
+  const want = await onnxOutputs(model)
+  const feeds = await model.feeds()
+  await withEngine(path, { memoryBudget: budget, ioBandwidth: 1e6 }, async (e) => {
+    const { model: m } = e as unknown as Inside
+    const winograd = m.layers.filter((l) => l.defaultKernel.startsWith('winograd'))
+    t.ok(winograd.length > 0, `${winograd.length} Winograd layers`)
+    t.ok(winograd.every((l) => l.options.some((o) => o.kernel === 'narrow')), 'each offers the narrow GEMM')
+    const run = kernelsRun(e)
+    t.ok(run.filter((k) => k === 'narrow').length > 0, `at 1 MB/s layers run the narrow GEMM (${run.filter((k) => k === 'narrow').length})`)
+    t.notOk(run.some((k) => k.startsWith('winograd')), 'and none reads a Winograd filter')
+    checkOutputs(t, await e.infer(feeds), want, false, 'narrow as the lean kernel')
+  })
+})
+
 // g. -------------------------------------------------------------------------------------------------
 
 t.test("an NCNN-Direct package (kernels: 'direct') and a package without slicing", async (t) => {

@@ -3,7 +3,8 @@
 // them: which kernels can compute it (latency order), the weight each reads in which storage form, how
 // that weight splits into channel slices, and the workspace per input slice count.
 //
-//   Conv (constant weight):  its default kernel first (Winograd, narrow, 1x1 GEMM or im2col), then im2col + GEMM
+//   Conv (constant weight):  its default kernel first (Winograd, narrow, 1x1 GEMM or im2col), then for a
+//                            Winograd layer the narrow GEMM (raw-sized panels), then im2col + GEMM
 //                            (input slices), then direct. Weight slices along output channels need batch 1
 //                            and group 1 (each slice writes a contiguous channel range of Y).
 //   Gemm / MatMul, packed B: the packed-panel GEMM; weight slices are column ranges of B (multiples of the
@@ -125,6 +126,10 @@ function convOptions(ctx: OptionContext, step: Step, call: KernelCall): StepOpti
   const name = constantName(step, call, 1)
   if (name === undefined || c.kernel === 'depthwise') return [asIs(ctx, step, call)]
   const kernels: ConvKernel[] = [c.kernel]
+  // The narrow GEMM reads 16-channel panels of the raw filter: for a Winograd layer, the lean form a
+  // streamed weight can switch to (Winograd's filters are 16/9 or 64/9 the raw bytes) at a fraction of
+  // im2col's extra compute (balanceIo in plan-budget.ts weighs the two).
+  if ((c.kernel === 'winograd63' || c.kernel === 'winograd23') && convApplies('narrow', s)) kernels.push('narrow')
   if (c.kernel !== 'im2col' && c.kernel !== 'direct' && convApplies('im2col', s)) kernels.push('im2col')
   if (c.kernel !== 'direct') kernels.push('direct')
   const sliceable = s.batch === 1 && s.group === 1
