@@ -60,6 +60,31 @@ export interface ChildRequest {
   readonly runs: number
 }
 
+/**
+ * The latency ratio of a budget against the unconstrained engine, measured in one process: engines
+ * opened in turn (one at a time, so no two OpenMP teams spin against each other), `runs` timed runs
+ * each, `rounds` rounds in alternating order. Separate children can land in different states of a
+ * shared VM (whole processes 1.5x slower), so a ratio of two children's medians moves with that state;
+ * the per-round ratios of one process do not.
+ */
+export interface PairedRequest {
+  readonly paired: { readonly model: string; readonly file: string; readonly budgetBytes: number; readonly threads: number; readonly throttle: number | undefined; readonly runs: number; readonly rounds: number }
+}
+
+export interface PairedResult {
+  readonly ok: true
+  readonly model: string
+  readonly budgetBytes: number
+  readonly throttle: number | undefined
+  readonly threads: number
+  /** Per round: the median of the budgeted engine's runs, of the unconstrained engine's, and their ratio. */
+  readonly rounds: Array<{ budgetedMs: number; unconstrainedMs: number; ratio: number }>
+  readonly budgetedMedianMs: number
+  readonly unconstrainedMedianMs: number
+  /** Median over rounds of the per-round ratio. */
+  readonly ratio: number
+}
+
 export interface ChildResult {
   readonly ok: true
   readonly model: string

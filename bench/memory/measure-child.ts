@@ -3,6 +3,7 @@
 //
 //   node dist/bench/memory/measure-child.js '<ChildRequest json>'     # prints one ChildResult line
 //   node dist/bench/memory/measure-child.js '<PrepareRequest json>'   # prints one PrepareReport line
+//   node dist/bench/memory/measure-child.js '<PairedRequest json>'    # prints one PairedResult line
 //
 // Order matters: the library and the addon are loaded and the inputs made before the baseline RSS is
 // read, so peakBytes = VmHWM - baseline counts what opening and running the engine costs, and not
@@ -10,7 +11,7 @@
 import { readFileSync } from 'node:fs'
 import * as lib from '../../lib/index.js'
 import { binding } from '../../lib/native/binding.js'
-import type { BudgetOpenOptions, ChildFailure, ChildRequest, ChildResult, PrepareRequest } from './configs.js'
+import type { BudgetOpenOptions, ChildFailure, ChildRequest, ChildResult, PairedRequest, PairedResult, PrepareRequest } from './configs.js'
 import { minimumBudgetOf, openBudgeted, prepareApi } from './lead-api.js'
 import { memoryCase } from './memory-cases.js'
 
@@ -105,10 +106,56 @@ async function measure(req: ChildRequest): Promise<ChildResult> {
   }
 }
 
+/** PairedRequest: the budgeted and the unconstrained engine of one package, opened in turn in this process. */
+async function paired(req: PairedRequest['paired']): Promise<PairedResult> {
+  const feeds = memoryCase(req.model).feeds()
+  const open = (budget: number | undefined) =>
+    openBudgeted(req.file, { threads: req.threads, direct: true, ...(budget === undefined ? {} : { memoryBudget: budget }), ...(req.throttle === undefined ? {} : { ioBandwidth: req.throttle }) })
+  const block = async (budget: number | undefined): Promise<number> => {
+    const engine = await open(budget)
+    try {
+      await engine.infer(feeds) // warm-up
+      const ms: number[] = []
+      for (let i = 0; i < req.runs; i++) {
+        const t = performance.now()
+        await engine.infer(feeds)
+        ms.push(performance.now() - t)
+        collect()
+      }
+      return quantile(ms, 0.5)
+    } finally {
+      await engine.close()
+    }
+  }
+  const rounds: PairedResult['rounds'] = []
+  for (let r = 0; r < req.rounds; r++) {
+    const first = r % 2 === 0 ? req.budgetBytes : undefined
+    const a = await block(first)
+    const b = await block(first === undefined ? req.budgetBytes : undefined)
+    const [budgetedMs, unconstrainedMs] = first === undefined ? [b, a] : [a, b]
+    rounds.push({ budgetedMs, unconstrainedMs, ratio: budgetedMs / unconstrainedMs })
+  }
+  return {
+    ok: true,
+    model: req.model,
+    budgetBytes: req.budgetBytes,
+    throttle: req.throttle,
+    threads: req.threads,
+    rounds,
+    budgetedMedianMs: quantile(rounds.map((x) => x.budgetedMs), 0.5),
+    unconstrainedMedianMs: quantile(rounds.map((x) => x.unconstrainedMs), 0.5),
+    ratio: quantile(rounds.map((x) => x.ratio), 0.5),
+  }
+}
+
 async function main(): Promise<void> {
   const arg = process.argv[2]
   if (arg === undefined) throw new Error('usage: measure-child.js <json request>')
-  const req = JSON.parse(arg) as ChildRequest | PrepareRequest
+  const req = JSON.parse(arg) as ChildRequest | PrepareRequest | PairedRequest
+  if ('paired' in req) {
+    console.log(JSON.stringify(await paired(req.paired)))
+    return
+  }
   if ('prepare' in req) {
     const p = req.prepare
     if (prepareApi === undefined) throw new Error('prepare() is not exported by lib/index.ts yet (lead API)')

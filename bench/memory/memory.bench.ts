@@ -11,7 +11,8 @@
 // --points / FLEXPIPE_BENCH_POINTS (budgets on the flexpipe curve, 8), --throttle /
 // FLEXPIPE_BENCH_THROTTLE (on | off | both: ioBandwidth 257e6 B/s, the paper's Raspberry Pi),
 // --floor / FLEXPIPE_BENCH_FLOOR_MB (budget the curve package is prepared for; per model by default),
-// --timeout / FLEXPIPE_BENCH_TIMEOUT_S (per child, 1800).
+// --timeout / FLEXPIPE_BENCH_TIMEOUT_S (per child, 1800), --paired-rounds / FLEXPIPE_BENCH_PAIRED_ROUNDS
+// (rounds of the one-process latency ratio at 100 MB, 6; 0 skips it).
 //
 // Every configuration runs in its own child (measure-child.ts), so each peak is that configuration's
 // VmHWM. Prints a table, the acceptance checks and one JSON line per configuration, and writes
@@ -21,12 +22,12 @@ import { mkdirSync, writeFileSync } from 'node:fs'
 import { join, relative } from 'node:path'
 import tap from 'tap'
 import { ensureModels, exportCommand, machine, manifestEntry, numberOption, option, resultsDir, versions } from '../models/cases.js'
-import { curveBudgets, label, pointConfigurations, type ChildFailure, type ChildRequest, type ChildResult, type Configuration } from './configs.js'
+import { curveBudgets, label, pointConfigurations, type ChildFailure, type ChildRequest, type ChildResult, type Configuration, type PairedResult } from './configs.js'
 import { fakeApi, prepareApi } from './lead-api.js'
 import { MB, memoryCases, repoRoot, type MemoryCase } from './memory-cases.js'
 import { checks, plot, table, throttleLabel, type Pending, type ReadBandwidth } from './report.js'
 import { measureReadBandwidth } from '../../lib/prepare/profile.js'
-import { measureChild, preparePackages, type PreparedPackage } from './run-child.js'
+import { measureChild, measurePaired, preparePackages, type PreparedPackage } from './run-child.js'
 
 const THROTTLE = 257e6 // bytes/s: the Raspberry Pi 4B's average read speed in the FlexNN paper
 
@@ -34,6 +35,8 @@ const threads = Math.round(numberOption('threads', 'FLEXPIPE_BENCH_THREADS', 2))
 const runs = Math.round(numberOption('runs', 'FLEXPIPE_BENCH_RUNS', 5))
 const warmup = Math.round(Number(option('warmup', 'FLEXPIPE_BENCH_WARMUP') ?? 1))
 const points = Math.round(numberOption('points', 'FLEXPIPE_BENCH_POINTS', 8))
+// Rounds of the paired latency measurement at 100 MB (PairedRequest; 0 skips it).
+const pairedRounds = Math.round(numberOption('paired-rounds', 'FLEXPIPE_BENCH_PAIRED_ROUNDS', 6))
 const timeoutS = numberOption('timeout', 'FLEXPIPE_BENCH_TIMEOUT_S', 1800)
 const floorOption = option('floor', 'FLEXPIPE_BENCH_FLOOR_MB')
 const throttleMode = option('throttle', 'FLEXPIPE_BENCH_THROTTLE') ?? 'both'
@@ -58,6 +61,8 @@ function selectedModels(): MemoryCase[] {
 
 interface Collected {
   readonly results: ChildResult[]
+  /** The 100 MB latency ratio measured in one process (checks quote it beside the children's ratio). */
+  readonly paired: PairedResult[]
   readonly failures: ChildFailure[]
   readonly pending: Pending[]
   readonly packages: Record<string, Record<string, Omit<PreparedPackage, 'kind'>>>
@@ -125,6 +130,17 @@ async function runModel(c: MemoryCase, out: Collected, measure: Measure, log: (s
   const before = await readBandwidth(curve)
   log(`${c.name}: cold read bandwidth ${(before.bytesPerSecond / 1e9).toFixed(2)} GB/s (O_DIRECT ${before.direct})`)
   packageRuns(c, pkgs, measure)
+  if (pairedRounds > 0 && c.extraBudgets.includes(100 * MB)) {
+    for (const throttle of throttles) {
+      const p = measurePaired({ paired: { model: c.name, file: curve, budgetBytes: 100 * MB, threads, throttle, runs, rounds: pairedRounds } }, timeoutS)
+      if (p.ok) {
+        out.paired.push(p)
+        log(`${c.name}: paired at 100 MB, throttle ${throttleLabel(throttle)}: ${p.rounds.map((r) => `${r.budgetedMs.toFixed(1)}/${r.unconstrainedMs.toFixed(1)}`).join(', ')} ms`)
+      } else {
+        log(`${c.name}: paired at 100 MB failed: ${p.error}`)
+      }
+    }
+  }
   const after = await readBandwidth(curve)
   log(`${c.name}: cold read bandwidth after the runs ${(after.bytesPerSecond / 1e9).toFixed(2)} GB/s`)
   out.bandwidth[c.name] = { before: before.bytesPerSecond, after: after.bytesPerSecond, direct: before.direct && after.direct }
@@ -139,7 +155,7 @@ tap.test('memory: latency against measured peak memory', { timeout: 0 }, async (
   if (fakeApi) log('FLEXPIPE_BENCH_FAKE_API=1: packages are copies of the ONNX files, budgets are ignored; this tests the harness, not the engine')
   log(`models: ${cases.map((c) => c.name).join(', ')}; threads ${threads}; runs ${runs}, warm-up ${warmup}; points ${points}; throttle ${throttleMode}; MB = 1e6 bytes`)
   const unavailable = ensureModels(cases.map((c) => ({ ...c, exported: true, feeds: async () => ({}) })), log)
-  const out: Collected = { results: [], failures: [], pending: [], packages: {}, bandwidth: {} }
+  const out: Collected = { results: [], paired: [], failures: [], pending: [], packages: {}, bandwidth: {} }
   const measure = makeMeasure(out, t)
   for (const c of cases) {
     const why = unavailable.get(c.name)
@@ -151,7 +167,7 @@ tap.test('memory: latency against measured peak memory', { timeout: 0 }, async (
     log(`${c.name}:`)
     await runModel(c, out, measure, log)
   }
-  const lines = [...table(out.results, out.failures, out.pending), '', ...checks(out.results, cases.map((c) => c.name), out.bandwidth)]
+  const lines = [...table(out.results, out.failures, out.pending), '', ...checks(out.results, cases.map((c) => c.name), out.bandwidth, out.paired)]
   for (const line of lines) log(line)
 
   mkdirSync(resultsDir, { recursive: true })
@@ -173,6 +189,7 @@ tap.test('memory: latency against measured peak memory', { timeout: 0 }, async (
       points,
       mb: '1 MB = 1e6 bytes',
       peak: 'VmHWM at the end of the child minus its VmRSS after loading the library + addon and making the inputs',
+      paired: `at 100 MB: one child opens the budgeted and the unconstrained engine of the curve package in turn (one at a time), ${runs} timed runs after one warm-up each, ${pairedRounds} rounds in alternating order; ratio = median over rounds of budgeted median / unconstrained median`,
       io: { packages: 'cold: open(fpk, { direct: true }) reads with O_DIRECT (no page cache)', onnx: 'open(model.onnx): the file is read through the page cache (warm after the first run)' },
       throttle: { mode: throttleMode, bandwidthBytesPerSecond: THROTTLE },
       prepareApi: prepareApi !== undefined,
@@ -186,6 +203,7 @@ tap.test('memory: latency against measured peak memory', { timeout: 0 }, async (
     packages: out.packages,
     readBandwidth: out.bandwidth,
     results: out.results,
+    paired: out.paired,
     failures: out.failures,
     pending: out.pending,
     checks: lines.slice(lines.indexOf('') + 1),

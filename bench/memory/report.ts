@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 // The memory benchmark's outputs: the table, the acceptance checks (printed, not asserted) and one
 // latency-memory SVG per model.
-import { label, type ChildFailure, type ChildResult, type Series } from './configs.js'
+import { label, type ChildFailure, type ChildResult, type PairedResult, type Series } from './configs.js'
 import { MB } from './memory-cases.js'
 import { lineChart, type Marker, type PlotSeries } from './svg-plot.js'
 
@@ -82,7 +82,7 @@ function curvePoint(results: readonly ChildResult[], model: string, budget: numb
 }
 
 /** The acceptance checks of the issue, printed as PASS / MISS / not measured. */
-export function checks(results: readonly ChildResult[], models: readonly string[], bandwidth: Readonly<Record<string, ReadBandwidth>> = {}): string[] {
+export function checks(results: readonly ChildResult[], models: readonly string[], bandwidth: Readonly<Record<string, ReadBandwidth>> = {}, paired: readonly PairedResult[] = []): string[] {
   const lines = ['Checks (MB = 1e6 bytes; "100 MB" = 100e6 bytes):']
   const verdict = (ok: boolean) => (ok ? 'PASS' : 'MISS')
   const at100 = (model: string, withLatency: boolean) => {
@@ -105,6 +105,14 @@ export function checks(results: readonly ChildResult[], models: readonly string[
       }
       const lanes = pipelineSummary(r)
       if (withLatency && lanes !== undefined) lines.push(`    ${lanes}`)
+      const p = paired.find((q) => q.model === model && q.throttle === r.throttle)
+      if (withLatency && p !== undefined) {
+        const range = `${Math.min(...p.rounds.map((x) => x.ratio)).toFixed(2)}-${Math.max(...p.rounds.map((x) => x.ratio)).toFixed(2)}`
+        lines.push(
+          `    in one process (${p.rounds.length} alternating rounds): ${p.budgetedMedianMs.toFixed(1)} ms against ${p.unconstrainedMedianMs.toFixed(1)} unconstrained, ` +
+            `median per-round ratio ${p.ratio.toFixed(2)}x (${range}) <= 1.10: ${verdict(p.ratio <= 1.1)}`,
+        )
+      }
     }
   }
   at100('resnet152', true)

@@ -8,13 +8,13 @@ import { existsSync, mkdirSync, readdirSync, readFileSync, statSync, writeFileSy
 import { createRequire } from 'node:module'
 import { dirname, join } from 'node:path'
 import { fileURLToPath } from 'node:url'
-import { prepareOptions, type ChildFailure, type ChildRequest, type ChildResult, type PackageKind, type PrepareOptions, type PrepareReport, type PrepareRequest } from './configs.js'
+import { prepareOptions, type ChildFailure, type ChildRequest, type ChildResult, type PackageKind, type PairedRequest, type PairedResult, type PrepareOptions, type PrepareReport, type PrepareRequest } from './configs.js'
 import { MB, packageDir, type MemoryCase } from './memory-cases.js'
 
 const childJs = join(dirname(fileURLToPath(import.meta.url)), 'measure-child.js')
 
 /** Runs the child; its stdout's last JSON line is the answer, anything else is an error with stderr's tail. */
-function spawnChild(request: ChildRequest | PrepareRequest, timeoutS: number): unknown {
+function spawnChild(request: ChildRequest | PrepareRequest | PairedRequest, timeoutS: number): unknown {
   const r = spawnSync(process.execPath, ['--expose-gc', childJs, JSON.stringify(request)], { encoding: 'utf8', timeout: timeoutS * 1000, maxBuffer: 64 << 20 })
   const line = (r.stdout ?? '').split('\n').filter((l) => l.startsWith('{')).pop()
   if (line !== undefined) return JSON.parse(line) as unknown
@@ -28,6 +28,15 @@ export function measureChild(request: ChildRequest, timeoutS: number): ChildResu
     return spawnChild(request, timeoutS) as ChildResult | ChildFailure
   } catch (err) {
     return { ok: false, model: request.model, config: request.config, throttle: request.throttle, error: err instanceof Error ? err.message : String(err) }
+  }
+}
+
+/** The paired latency measurement (PairedRequest) in a child; an Error's message on failure. */
+export function measurePaired(request: PairedRequest, timeoutS: number): PairedResult | { ok: false; error: string } {
+  try {
+    return spawnChild(request, timeoutS) as PairedResult
+  } catch (err) {
+    return { ok: false, error: err instanceof Error ? err.message : String(err) }
   }
 }
 
