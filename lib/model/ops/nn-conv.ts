@@ -87,11 +87,11 @@ function prefersNarrow(s: ConvShape): boolean {
  * 0.54-0.58 vs 0.62-0.65 ms at 1 thread but 0.36 vs 0.32 at 2, and with 16-32 output channels narrow
  * loses (PP-OCR's 3->16: 2.06 vs 1.71 ms).
  * On planes too small for F(6,3) (< 16 6x6 tiles) it also replaces F(2,3) up to 64 input channels.
- * There F(2,3)'s filter (16 transformed taps per 9 weights, 1.8x the narrow panels) is read from
- * beyond L2 in a model (likely; a kernel benchmark re-reads it warm): SqueezeNet's 3x3 64->256 at 13x13 takes 0.36 ms
- * either way isolated (`conv.bench.js --layers sqe3c,resnet14`, 1 thread), and the whole model ran 2-4%
- * faster with narrow at 1 and 2 threads (an ad hoc A/B of both choices). With 256 input channels
- * (ResNet's 14x14) F(2,3) keeps a clear lead: 1.23 vs 1.68 ms.
+ * There F(2,3)'s filter (16 transformed taps per 9 weights, 1.8x the narrow panels) is likely read
+ * from beyond L2 in a model, where a kernel benchmark re-reads it warm: SqueezeNet's 3x3 64->256 at
+ * 13x13 takes 0.36 ms either way alone (`conv.bench.js --layers sqe3c,resnet14`, 1 thread), and the
+ * whole model ran 2-4% faster with narrow at 1 and 2 threads (an ad hoc A/B of both choices). With
+ * 256 input channels (ResNet's 14x14) F(2,3) keeps a clear lead: 1.23 vs 1.68 ms.
  */
 function prefersImplicitNarrow(s: ConvShape): boolean {
   return convApplies('narrow', s) && s.inChannels >= 8 && s.outChannels >= 32
