@@ -1,13 +1,16 @@
 // SPDX-License-Identifier: Apache-2.0
 // The benchmark's elastic package in .cache/bench-elastic/: prepared once from the model folder, with
 // shard importance from the dev set and one device profile per IO mode (threads, O_DIRECT, throttle),
-// each added only when missing or stale (or with --reprofile), so later runs reuse everything.
-import { existsSync, mkdirSync, readFileSync, statSync } from 'node:fs'
+// each added only when missing or stale (or with --reprofile), so later runs reuse everything. The
+// package is stale when it is older than the model's files or was prepared by another build of the
+// library (buildId, recorded beside it in <package>.build).
+import { existsSync, mkdirSync, readFileSync, statSync, writeFileSync } from 'node:fs'
 import { basename, join, relative } from 'node:path'
 import { findDeviceProfile, profileKey, type DeviceProfile } from '../../lib/elastic/device-profile.js'
 import { readElasticPackage, type ElasticPackage } from '../../lib/elastic/elastic-engine.js'
 import { prepareElastic } from '../../lib/elastic/elastic-package.js'
 import { profileElastic } from '../../lib/elastic/profile-elastic.js'
+import { buildId } from '../build-id.js'
 import { repoRoot } from '../models/cases.js'
 import { ioSettings, type IoMode } from './configs.js'
 import { maxLengthOf } from './dev-inputs.js'
@@ -55,8 +58,10 @@ export async function benchPackage(modelDir: string, o: PackageOptions, log: (li
   mkdirSync(cacheDir, { recursive: true })
   const path = join(cacheDir, `${basename(modelDir)}.fpk`)
   const work: string[] = []
-  if (!newer(path, inputs)) {
+  const built = `${path}.build`
+  if (!newer(path, inputs) || !existsSync(built) || readFileSync(built, 'utf8').trim() !== buildId()) {
     const r = await prepareElastic(modelDir, path)
+    writeFileSync(built, `${buildId()}\n`)
     work.push(`prepared ${relative(repoRoot, path)}: ${r.packageBytes} bytes, bitwidths ${r.bitwidths.join(',')}, outliers ${(100 * r.outlierFraction).toFixed(3)}%, ${(r.ms / 1000).toFixed(1)} s`)
     log(work[work.length - 1]!)
   }

@@ -3,12 +3,11 @@
 // and the packages it prepares (reused from .cache/bench-packages/ while newer than the model and
 // prepared by the same build of the library).
 import { spawnSync } from 'node:child_process'
-import { createHash } from 'node:crypto'
-import { existsSync, mkdirSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs'
-import { createRequire } from 'node:module'
+import { existsSync, mkdirSync, readFileSync, statSync, writeFileSync } from 'node:fs'
 import { dirname, join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { prepareOptions, type ChildFailure, type ChildRequest, type ChildResult, type PackageKind, type PairedRequest, type PairedResult, type PrepareOptions, type PrepareReport, type PrepareRequest } from './configs.js'
+import { buildId } from '../build-id.js'
 import { MB, packageDir, type MemoryCase } from './memory-cases.js'
 
 const childJs = join(dirname(fileURLToPath(import.meta.url)), 'measure-child.js')
@@ -51,30 +50,6 @@ export interface PreparedPackage {
 function packagePath(model: string, kind: string, options: PrepareOptions): string {
   const budget = options.budget === undefined ? '' : `-${Math.round(options.budget / MB)}MB`
   return join(packageDir, `${model}-${kind}${budget}.fpk`)
-}
-
-const repoRoot = join(dirname(fileURLToPath(import.meta.url)), '..', '..', '..')
-let buildIdMemo: string | undefined
-
-/**
- * A hash of the code that prepares a package: the compiled library (dist/lib) and the native addon.
- * A package from another build may hold other kernel choices and slicings, so it is prepared again.
- */
-function buildId(): string {
-  if (buildIdMemo !== undefined) return buildIdMemo
-  const h = createHash('sha1')
-  const walk = (dir: string): void => {
-    for (const e of readdirSync(dir, { withFileTypes: true }).sort((a, b) => (a.name < b.name ? -1 : 1))) {
-      const p = join(dir, e.name)
-      if (e.isDirectory()) walk(p)
-      else if (e.name.endsWith('.js')) h.update(p).update(readFileSync(p))
-    }
-  }
-  walk(join(repoRoot, 'dist', 'lib'))
-  const gypBuild = createRequire(import.meta.url)('node-gyp-build') as { path(dir: string): string }
-  h.update(readFileSync(process.env.FLEXPIPE_ADDON ?? gypBuild.path(repoRoot)))
-  buildIdMemo = h.digest('hex')
-  return buildIdMemo
 }
 
 /**
