@@ -110,7 +110,7 @@ async function measure(req: ChildRequest): Promise<ChildResult> {
 async function paired(req: PairedRequest['paired']): Promise<PairedResult> {
   const feeds = memoryCase(req.model).feeds()
   const open = (budget: number | undefined) =>
-    openBudgeted(req.file, { threads: req.threads, direct: true, ...(budget === undefined ? {} : { memoryBudget: budget }), ...(req.throttle === undefined ? {} : { ioBandwidth: req.throttle }) })
+    openFor({ model: req.model, file: req.file, config: { series: 'flexpipe', pkg: 'curve', budget: budget ?? 'unlimited' }, budgetBytes: budget, threads: req.threads, throttle: req.throttle, warmup: 1, runs: req.runs })
   const block = async (budget: number | undefined): Promise<number> => {
     const engine = await open(budget)
     try {

@@ -1,27 +1,14 @@
 // SPDX-License-Identifier: Apache-2.0
 // NEON epilogue of the narrow GEMM (contract in narrow.h): 4 columns of the Cᵀ tile (4 rows each)
-// are one 4x4 block, turned into 4 rows of C by trn1/trn2 of floats, then of float pairs. A block
-// narrower than 4 columns is written lane by lane.
+// are one 4x4 block, turned into 4 rows of C by the shared register transpose (transpose_neon.h). A
+// block narrower than 4 columns is written lane by lane.
 #include <arm_neon.h>
 
 #include "common/macros.h"
 #include "kernels/gemm/narrow.h"
+#include "kernels/gemm/transpose_neon.h"
 
 namespace flexpipe {
-
-namespace {
-
-// r[j] (j < 4) = column j of the block (4 rows) -> r[i] = row i (4 columns).
-inline void transpose4(float32x4_t (&r)[4]) {
-    const float32x4_t a0 = vtrn1q_f32(r[0], r[1]), a1 = vtrn2q_f32(r[0], r[1]);
-    const float32x4_t a2 = vtrn1q_f32(r[2], r[3]), a3 = vtrn2q_f32(r[2], r[3]);
-    r[0] = vreinterpretq_f32_f64(vtrn1q_f64(vreinterpretq_f64_f32(a0), vreinterpretq_f64_f32(a2)));
-    r[2] = vreinterpretq_f32_f64(vtrn2q_f64(vreinterpretq_f64_f32(a0), vreinterpretq_f64_f32(a2)));
-    r[1] = vreinterpretq_f32_f64(vtrn1q_f64(vreinterpretq_f64_f32(a1), vreinterpretq_f64_f32(a3)));
-    r[3] = vreinterpretq_f32_f64(vtrn2q_f64(vreinterpretq_f64_f32(a1), vreinterpretq_f64_f32(a3)));
-}
-
-}  // namespace
 
 void gemm_f32_narrow_store__neon(int64_t rows, int64_t cols, const float* t, const float* bias, const float* add,
                                  float* c, int64_t c_rs, bool clamp, float lo, float hi) {
@@ -33,7 +20,7 @@ void gemm_f32_narrow_store__neon(int64_t rows, int64_t cols, const float* t, con
             const int64_t nc = cols - j0 < 4 ? cols - j0 : 4;
             float32x4_t v[4];
             for (int j = 0; j < 4; ++j) v[j] = j < nc ? vld1q_f32(t + (j0 + j) * narrow_ldt + r0) : vdupq_n_f32(0.0f);
-            transpose4(v);
+            transpose_4x4_neon(v);  // v[j] = column j of the block -> v[i] = row i
             for (int64_t i = 0; i < nr; ++i) {
                 const int64_t r = r0 + i;
                 float* cr = c + r * c_rs + j0;

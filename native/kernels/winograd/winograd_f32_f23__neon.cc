@@ -3,6 +3,7 @@
 #include <arm_neon.h>
 
 #include "common/macros.h"
+#include "kernels/gemm/transpose_neon.h"
 #include "kernels/winograd/winograd.h"
 #include "kernels/winograd/winograd_impl.h"
 
@@ -16,14 +17,6 @@ struct NeonOps {
     static V mul(V a, float s) { return vmulq_n_f32(a, s); }
     static V madd(V a, float s, V c) { return vfmaq_n_f32(c, a, s); }
 };
-
-inline void transpose4(float32x4_t* r) {
-    const float32x4x2_t a = vtrnq_f32(r[0], r[1]), b = vtrnq_f32(r[2], r[3]);
-    r[0] = vcombine_f32(vget_low_f32(a.val[0]), vget_low_f32(b.val[0]));
-    r[1] = vcombine_f32(vget_low_f32(a.val[1]), vget_low_f32(b.val[1]));
-    r[2] = vcombine_f32(vget_high_f32(a.val[0]), vget_high_f32(b.val[0]));
-    r[3] = vcombine_f32(vget_high_f32(a.val[1]), vget_high_f32(b.val[1]));
-}
 
 // d[j] = pixel (y, ix + j), j < 4, of channels 0..3 (lanes), zero outside the image or for channels >= nc.
 inline void load_row(const float* x, int64_t plane, int64_t h, int64_t w, int64_t y, int64_t ix, int nc,
@@ -44,7 +37,7 @@ inline void load_row(const float* x, int64_t plane, int64_t h, int64_t w, int64_
             d[l] = vld1q_f32(buf);
         }
     }
-    transpose4(d);
+    transpose_4x4_neon(d);
 }
 
 void input_half(const float* x, int64_t plane, int64_t h, int64_t w, int64_t iy, int64_t ix, int nc, float* v,

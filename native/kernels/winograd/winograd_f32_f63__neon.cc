@@ -3,6 +3,7 @@
 #include <arm_neon.h>
 
 #include "common/macros.h"
+#include "kernels/gemm/transpose_neon.h"
 #include "kernels/winograd/winograd.h"
 #include "kernels/winograd/winograd_impl.h"
 
@@ -16,15 +17,6 @@ struct NeonOps {
     static V mul(V a, float s) { return vmulq_n_f32(a, s); }
     static V madd(V a, float s, V c) { return vfmaq_n_f32(c, a, s); }
 };
-
-// In-register 4 x 4 transpose: r[i] lane j becomes r[j] lane i.
-inline void transpose4(float32x4_t* r) {
-    const float32x4x2_t a = vtrnq_f32(r[0], r[1]), b = vtrnq_f32(r[2], r[3]);
-    r[0] = vcombine_f32(vget_low_f32(a.val[0]), vget_low_f32(b.val[0]));
-    r[1] = vcombine_f32(vget_low_f32(a.val[1]), vget_low_f32(b.val[1]));
-    r[2] = vcombine_f32(vget_high_f32(a.val[0]), vget_high_f32(b.val[0]));
-    r[3] = vcombine_f32(vget_high_f32(a.val[1]), vget_high_f32(b.val[1]));
-}
 
 // d[j] = pixel (y, ix + j), j < 8, of channels 0..3 (lanes), zero outside the image or for channels >= nc.
 inline void load_row(const float* x, int64_t plane, int64_t h, int64_t w, int64_t y, int64_t ix, int nc,
@@ -50,8 +42,8 @@ inline void load_row(const float* x, int64_t plane, int64_t h, int64_t w, int64_
             d[4 + l] = vld1q_f32(buf + 4);
         }
     }
-    transpose4(d);
-    transpose4(d + 4);
+    transpose_4x4_neon(d);
+    transpose_4x4_neon(d + 4);
 }
 
 inline float32x4_t bias_act(float32x4_t v, float32x4_t b, const ConvActivation& act) {
@@ -93,8 +85,8 @@ void output_half(const float* m, int64_t m_stride, const float* bias, float* y, 
         f63_output_1d<NeonOps>(t + 8 * k, 1, o, 1);  // row k of o = t A
         for (int c = 0; c < 6; ++c) o[c] = bias_act(o[c], b, act);
         o[6] = o[7] = vdupq_n_f32(0.0f);
-        transpose4(o);      // o[l]: pixels 0..3 of channel l
-        transpose4(o + 4);  // o[4 + l]: pixels 4, 5 of channel l
+        transpose_4x4_neon(o);      // o[l]: pixels 0..3 of channel l
+        transpose_4x4_neon(o + 4);  // o[4 + l]: pixels 4, 5 of channel l
         float* yr = y + k * w;
         for (int l = 0; l < nc; ++l) {
             if (cols == 6) {
