@@ -45,10 +45,9 @@ void tile(int64_t kc, const float* a, const float* b, const int64_t* b_off, floa
 void gemm_f32_narrow__neon(int64_t panels, int64_t cols, int64_t kc, const float* a, int64_t a_next,
                            const float* b, const int64_t* b_off, float* t, bool accumulate) {
     FLEXPIPE_DCHECK(panels >= 1 && panels <= 2 && cols >= 1 && cols <= max_cols && kc >= 0);
-    for (int64_t v = 0; v < panels; ++v)
-        narrow_cols<max_cols>(cols, [&](auto p) {
-            tile<decltype(p)::value>(kc, a + v * a_next, b, b_off, t + v * narrow_panel_rows, accumulate);
-        });
+    narrow_each_panel<max_cols>(panels, cols, [&](auto p, int64_t v) {
+        tile<decltype(p)::value>(kc, a + v * a_next, b, b_off, t + v * narrow_panel_rows, accumulate);
+    });
 }
 
 }  // namespace flexpipe

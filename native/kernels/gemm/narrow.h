@@ -75,6 +75,13 @@ inline void narrow_cols(int64_t cols, Body&& body) {
     narrow_cols_impl<MaxCols>(cols, body, std::make_index_sequence<MaxCols>{});
 }
 
+// The entry of a variant whose tile holds one panel (AVX2, NEON): for each of the `panels` panels v,
+// tile(std::integral_constant<int, cols>{}, v) computes the Cᵀ rows [16 v, 16 v + 16).
+template <int MaxCols, typename Tile>
+inline void narrow_each_panel(int64_t panels, int64_t cols, Tile&& tile) {
+    for (int64_t v = 0; v < panels; ++v) narrow_cols<MaxCols>(cols, [&](auto p) { tile(p, v); });
+}
+
 // Packs a row-major A [m, k] (rows a_rs floats apart) into ceil(m / 16) panels [k][16] at dst,
 // rows past m zero (the layout above).
 void gemm_pack_narrow_a(int64_t m, int64_t k, const float* a, int64_t a_rs, float* dst);
