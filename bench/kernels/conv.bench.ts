@@ -46,13 +46,13 @@ interface Layer {
 }
 
 const layers: Layer[] = [
-  { id: 'resnet', name: 'ResNet 3x3 64->64 56x56', shape: conv2d(64, 64, 56, 3), kernels: ['winograd63', 'winograd23', 'im2col', 'narrow', 'direct'] },
-  { id: 'resnet14', name: '3x3 256->256 14x14', shape: conv2d(256, 256, 14, 3), kernels: ['winograd63', 'winograd23', 'im2col', 'narrow', 'direct'] },
-  { id: 'resnet7', name: 'ResNet 3x3 512->512 7x7', shape: conv2d(512, 512, 7, 3), kernels: ['winograd63', 'winograd23', 'im2col', 'narrow', 'direct'] },
+  { id: 'resnet', name: 'ResNet 3x3 64->64 56x56', shape: conv2d(64, 64, 56, 3), kernels: ['winograd63', 'winograd23', 'winograd63_lean', 'winograd23_lean', 'im2col', 'narrow', 'direct'] },
+  { id: 'resnet14', name: '3x3 256->256 14x14', shape: conv2d(256, 256, 14, 3), kernels: ['winograd63', 'winograd23', 'winograd63_lean', 'winograd23_lean', 'im2col', 'narrow', 'direct'] },
+  { id: 'resnet7', name: 'ResNet 3x3 512->512 7x7', shape: conv2d(512, 512, 7, 3), kernels: ['winograd63', 'winograd23', 'winograd63_lean', 'winograd23_lean', 'im2col', 'narrow', 'direct'] },
   { id: 'resnet7s2', name: 'ResNet 3x3 s2 256->256 28x28', shape: conv2d(256, 256, 28, 3, 2), kernels: ['im2col', 'narrow', 'direct'] },
   { id: 'down7', name: 'ResNet 1x1 s2 1024->2048 14x14', shape: conv2d(1024, 2048, 14, 1, 2, 1, 0), kernels: ['im2col', 'narrow', 'direct'] },
   { id: 'pointwise', name: '1x1 256->64 56x56', shape: conv2d(256, 64, 56, 1), kernels: ['gemm1x1', 'im2col', 'direct'] },
-  { id: 'vgg', name: 'VGG 3x3 128->128 112x112', shape: conv2d(128, 128, 112, 3), kernels: ['winograd63', 'winograd23', 'im2col', 'narrow', 'direct'] },
+  { id: 'vgg', name: 'VGG 3x3 128->128 112x112', shape: conv2d(128, 128, 112, 3), kernels: ['winograd63', 'winograd23', 'winograd63_lean', 'winograd23_lean', 'im2col', 'narrow', 'direct'] },
   { id: 'dw-s1', name: 'MobileNetV2 dw 3x3 s1 144ch 56x56', shape: conv2d(144, 144, 56, 3, 1, 144), kernels: ['depthwise', 'im2col', 'direct'] },
   { id: 'dw-s2', name: 'MobileNetV2 dw 3x3 s2 144ch 56x56', shape: conv2d(144, 144, 56, 3, 2, 144), kernels: ['depthwise', 'im2col', 'direct'] },
   { id: 'dw14', name: 'MobileNetV2 dw 3x3 s1 384ch 14x14', shape: conv2d(384, 384, 14, 3, 1, 384), kernels: ['depthwise', 'direct'] },

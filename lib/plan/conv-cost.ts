@@ -4,7 +4,14 @@
 // latency for memory per layer without the addon; test/kernels/conv-cost.test.ts checks it against the
 // native numbers on random shapes for every ISA.
 
-export type ConvKernel = 'direct' | 'im2col' | 'gemm1x1' | 'winograd63' | 'winograd23' | 'depthwise' | 'narrow'
+export type ConvKernel = 'direct' | 'im2col' | 'gemm1x1' | 'winograd63' | 'winograd23' | 'depthwise' | 'narrow' | 'winograd63_lean' | 'winograd23_lean'
+
+/** The Winograd kernels; the lean ones read the narrow GEMM's raw-sized panels and transform each at run time. */
+export type WinogradKernel = 'winograd63' | 'winograd23' | 'winograd63_lean' | 'winograd23_lean'
+export const isWinograd = (k: ConvKernel): k is WinogradKernel =>
+  k === 'winograd63' || k === 'winograd23' || k === 'winograd63_lean' || k === 'winograd23_lean'
+/** The lean kernel of a Winograd kernel (same tiles, the raw-sized weight form). */
+export const leanWinograd = (k: 'winograd63' | 'winograd23'): WinogradKernel => (k === 'winograd63' ? 'winograd63_lean' : 'winograd23_lean')
 
 /** Native ConvAlgo codes (runtime/conv_cost.h), the `algo` int of the Conv op. */
 export const convAlgoCode: Readonly<Record<ConvKernel, number>> = {
@@ -15,6 +22,8 @@ export const convAlgoCode: Readonly<Record<ConvKernel, number>> = {
   winograd23: 4,
   depthwise: 5,
   narrow: 6,
+  winograd63_lean: 7,
+  winograd23_lean: 8,
 }
 
 /** A convolution in the native 3-D form: 1-D and 2-D shapes have leading unit axes (kernel 1, no pad). */
@@ -79,6 +88,8 @@ export function convApplies(kernel: ConvKernel, s: ConvShape): boolean {
       return s.group === 1
     case 'winograd63':
     case 'winograd23':
+    case 'winograd63_lean':
+    case 'winograd23_lean':
       return planar3x3 && s.group === 1 && s.stride[1] === 1 && s.stride[2] === 1
     case 'depthwise':
       return planar3x3 && s.group === s.inChannels && s.group === s.outChannels && s.stride[1] === s.stride[2] &&
@@ -96,8 +107,8 @@ export interface WinogradGeometry {
 }
 
 /** Tiles, tile block and buffer sizes of Winograd F(6,3) / F(2,3) (winograd_geometry). */
-export function winogradGeometry(kernel: 'winograd63' | 'winograd23', s: ConvShape, slices: number): WinogradGeometry {
-  const alpha = kernel === 'winograd63' ? 8 : 4
+export function winogradGeometry(kernel: WinogradKernel, s: ConvShape, slices: number): WinogradGeometry {
+  const alpha = kernel === 'winograd63' || kernel === 'winograd63_lean' ? 8 : 4
   const m = alpha - 2
   const a2 = alpha * alpha
   const tiles = s.batch * ceilDiv(s.out[1], m) * ceilDiv(s.out[2], m)
@@ -190,9 +201,13 @@ function workspaceBytes(kernel: ConvKernel, s: ConvShape, slices: number, thread
       return 64 + align64(8 * k) + align64(4 * n.bFloats) + 64 + threads * align64(4 * NARROW_LDT * Math.min(n.maxCols, NARROW_MAX_COLS))
     }
     case 'winograd63':
-    case 'winograd23': {
+    case 'winograd23':
+    case 'winograd63_lean':
+    case 'winograd23_lean': {
       const w = winogradGeometry(kernel, s, slices)
-      return 64 + 4 * (roundUp(w.vFloats, 16) + threads * w.mwFloats)
+      // the lean kernels: each thread's transformed panel, a² x C x 16 floats
+      const panel = kernel.endsWith('_lean') ? w.alpha * w.alpha * s.inChannels * 16 : 0
+      return 64 + 4 * (roundUp(w.vFloats, 16) + threads * w.mwFloats + threads * panel)
     }
   }
 }
@@ -203,17 +218,23 @@ export function convCost(kernel: ConvKernel, s: ConvShape, slices: number, optio
   const pixels = s.out[0] * s.out[1] * s.out[2]
   const k = (s.inChannels / s.group) * s.kernel[0] * s.kernel[1] * s.kernel[2]
   const workspace = workspaceBytes(kernel, s, slices, threads, options.gemm)
-  if (kernel !== 'winograd63' && kernel !== 'winograd23') {
+  if (!isWinograd(kernel)) {
     // narrow's weight is its 16-channel panels (conv_narrow_filter), the last one zero-padded
     const rows = kernel === 'narrow' ? roundUp(s.outChannels, 16) : s.outChannels
     return { workspaceBytes: workspace, flops: 2 * s.batch * s.outChannels * k * pixels, weightBytes: 4 * rows * k }
   }
   const w = winogradGeometry(kernel, s, slices)
-  const [bt, at] = kernel === 'winograd63' ? [44, 38] : [8, 6]
+  const f63 = w.alpha === 8
+  const [bt, at] = f63 ? [44, 38] : [8, 6]
   const inT = 2 * w.alpha * 2 * bt
   const outT = (w.alpha + w.m) * 2 * at
   const a2 = w.alpha * w.alpha
   const flops = w.tiles * (2 * a2 * s.inChannels * s.outChannels + inT * s.inChannels + outT * s.outChannels)
+  if (kernel.endsWith('_lean')) {
+    // + the filter transform, per tile block, of every (output channel rounded up to 16, input channel)
+    const filter = ceilDiv(w.tiles, w.block) * (3 + w.alpha) * (f63 ? 19 : 6) * roundUp(s.outChannels, 16) * s.inChannels
+    return { workspaceBytes: workspace, flops: flops + filter, weightBytes: 4 * roundUp(s.outChannels, 16) * s.inChannels * 9 }
+  }
   return { workspaceBytes: workspace, flops, weightBytes: 4 * a2 * ceilDiv(s.outChannels, 16) * s.inChannels * 16 }
 }
 

@@ -159,7 +159,8 @@ export async function prepare(modelPath: string, outPath: string, options: Prepa
   const atBudget = options.budget === undefined ? undefined : planOrExplain(restrict, options.budget, bookkeeping, policy)
 
   // The forms to write: chosen ones, plus raw conv weights (the lean fallback) and, for Winograd layers,
-  // the narrow GEMM's panels (the lean form streamed weights switch to when reads bound the latency).
+  // the narrow GEMM's panels (the lean form streamed weights switch to when reads bound the latency,
+  // read by the lean Winograd kernel or the narrow GEMM).
   const needed = new Set<string>()
   const addChosen = (p: typeof unlimited): void => {
     for (const r of p.build.resident) if (r.source.kind === 'blob') needed.add(r.source.blob)
@@ -173,7 +174,7 @@ export async function prepare(modelPath: string, outPath: string, options: Prepa
     const s = stored.get(w)
     if (s?.forms.raw !== undefined) needed.add(s.forms.raw)
     const narrow = s?.forms['#conv_narrow_filter()']
-    if (narrow !== undefined && layer.defaultKernel.startsWith('winograd') && layer.options.some((o) => o.kernel === 'narrow')) needed.add(narrow)
+    if (narrow !== undefined && layer.defaultKernel.startsWith('winograd') && layer.options.some((o) => o.kernel === 'narrow' || o.kernel.endsWith('_lean'))) needed.add(narrow)
   }
   for (const s of stored.values()) for (const [form, b] of Object.entries(s.forms)) if (!needed.has(b)) delete s.forms[form]
   const storedFinal = new Map([...stored].filter(([, s]) => Object.keys(s.forms).length > 0))

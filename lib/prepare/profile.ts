@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 // The device profile prepare records in the package: per layer, the measured time of each kernel the
-// planner may choose (the default kernels, then the lean ones that read raw weights), and the cold read
+// planner may choose (the default kernels, then the lean ones that read raw-sized weights: the lean
+// Winograd kernels in one pass, the narrow GEMM or im2col in another), and the cold read
 // bandwidth of the package's file system (O_DIRECT). The budget planner uses it to order kernels by
 // measured latency and to trade compute for IO when weight loading, not compute, bounds the latency.
 import { ArgumentError } from '../errors.js'
@@ -43,7 +44,7 @@ const median = (xs: number[]): number => {
   return s[Math.floor(s.length / 2)]!
 }
 
-async function layerTimes(path: string, threads: number, lean: boolean, runs: number, into: Record<string, Record<string, number>>): Promise<void> {
+async function layerTimes(path: string, threads: number, lean: 'winograd' | 'other' | undefined, runs: number, into: Record<string, Record<string, number>>): Promise<void> {
   const engine = await BudgetedEngine.open(path, { threads, verify: 'header' }, { leanKernels: lean })
   try {
     const feeds = profileFeeds(engine.inputs)
@@ -113,8 +114,9 @@ export async function measureReadBandwidth(path: string): Promise<{ bytesPerSeco
 /** Measures the profile of a written package (every weight resident: this runs offline, in prepare). */
 export async function profilePackage(path: string, threads: number, runs = 3): Promise<DeviceProfile> {
   const layers: Record<string, Record<string, number>> = {}
-  await layerTimes(path, threads, false, runs, layers)
-  await layerTimes(path, threads, true, runs, layers)
+  await layerTimes(path, threads, undefined, runs, layers)
+  await layerTimes(path, threads, 'winograd', runs, layers)
+  await layerTimes(path, threads, 'other', runs, layers)
   const bw = await measureReadBandwidth(path)
   return { threads, readBandwidth: Math.round(bw.bytesPerSecond), direct: bw.direct, layers }
 }

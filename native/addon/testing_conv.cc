@@ -125,7 +125,7 @@ Napi::Value conv_run_js(const Napi::CallbackInfo& info) {
         u.resize(static_cast<size_t>(winograd_filter_floats(a, M, C)));
         (a == ConvAlgo::winograd63 ? winograd_f32_f63_filter__ref : winograd_f32_f23_filter__ref)(w, M, C, u.data());
         args.w = u.data();
-    } else if (a == ConvAlgo::narrow) {
+    } else if (a == ConvAlgo::narrow || is_winograd_lean(a)) {
         const int64_t K = C * kvol;
         u.resize(static_cast<size_t>((M + narrow_panel_rows - 1) / narrow_panel_rows * K * narrow_panel_rows));
         gemm_pack_narrow_a(M, K, w, K, u.data());
@@ -185,6 +185,20 @@ Napi::Value winograd_gemm(const Napi::CallbackInfo& info) {
     return info.Env().Undefined();
 }
 
+// convWinogradFilterPanel(isa, 63 | 23, {a, C, u}): one panel's run-time filter transform, a the
+// narrow panel [C * 9][16], u the transformed panel [a²][C][16].
+Napi::Value winograd_filter_panel(const Napi::CallbackInfo& info) {
+    const KernelTable k = kernels_for(isa_arg(info[0]));
+    const bool f63 = info[1].As<Napi::Number>().Int32Value() == 63;
+    const Napi::Object o = info[2].As<Napi::Object>();
+    const int64_t C = num(o, "C", 1), a2 = f63 ? 64 : 16;
+    if (C < 1) throw Napi::RangeError::New(info.Env(), "bad filter panel arguments");
+    const float* a = floats(o, "a", C * 9 * 16);
+    float* u = floats(o, "u", a2 * C * 16);
+    (f63 ? k.conv.f63 : k.conv.f23).filter_panel(a, C, u);
+    return info.Env().Undefined();
+}
+
 Napi::Value depthwise(const Napi::CallbackInfo& info) {
     const KernelTable k = kernels_for(isa_arg(info[0]));
     const Napi::Object o = info[1].As<Napi::Object>();
@@ -225,6 +239,7 @@ void add_conv_testing(Napi::Env env, Napi::Object testing) {
     testing.Set("convWinogradInput", Napi::Function::New(env, winograd_input));
     testing.Set("convWinogradOutput", Napi::Function::New(env, winograd_output));
     testing.Set("convWinogradGemm", Napi::Function::New(env, winograd_gemm));
+    testing.Set("convWinogradFilterPanel", Napi::Function::New(env, winograd_filter_panel));
     testing.Set("convDepthwise", Napi::Function::New(env, depthwise));
     testing.Set("convIm2col", Napi::Function::New(env, im2col));
 }

@@ -19,6 +19,8 @@ const char* conv_algo_name(ConvAlgo a) {
         case ConvAlgo::winograd23: return "winograd23";
         case ConvAlgo::depthwise: return "depthwise";
         case ConvAlgo::narrow: return "narrow";
+        case ConvAlgo::winograd63_lean: return "winograd63_lean";
+        case ConvAlgo::winograd23_lean: return "winograd23_lean";
     }
     return "unknown";
 }
@@ -39,6 +41,8 @@ bool conv_algo_applies(ConvAlgo a, const ConvShape& s) {
             return true;
         case ConvAlgo::winograd63:
         case ConvAlgo::winograd23:
+        case ConvAlgo::winograd63_lean:
+        case ConvAlgo::winograd23_lean:
             return is_2d_3x3_unit(s) && s.groups == 1 && s.stride[1] == 1 && s.stride[2] == 1;
         case ConvAlgo::narrow:
             return s.groups == 1;
@@ -51,7 +55,7 @@ bool conv_algo_applies(ConvAlgo a, const ConvShape& s) {
 
 WinogradGeometry winograd_geometry(ConvAlgo a, const ConvShape& s, int64_t slices) {
     WinogradGeometry g;
-    g.alpha = a == ConvAlgo::winograd63 ? 8 : 4;
+    g.alpha = is_winograd63(a) ? 8 : 4;
     g.m = g.alpha - 2;
     const int64_t a2 = int64_t{g.alpha} * g.alpha;
     g.tiles_h = ceil_div(s.out[1], g.m);
@@ -69,7 +73,7 @@ WinogradGeometry winograd_geometry(ConvAlgo a, const ConvShape& s, int64_t slice
 }
 
 int64_t winograd_filter_floats(ConvAlgo a, int64_t M, int64_t C) {
-    const int64_t a2 = a == ConvAlgo::winograd63 ? 64 : 16;
+    const int64_t a2 = is_winograd63(a) ? 64 : 16;
     return a2 * ceil_div(M, 16) * C * 16;
 }
 
@@ -125,17 +129,26 @@ ConvCost conv_cost(ConvAlgo a, const ConvShape& s, int64_t slices, int threads, 
             c.weight_bytes = 4 * round_up(s.out_channels, 16) * K;
             break;
         case ConvAlgo::winograd63:
-        case ConvAlgo::winograd23: {
+        case ConvAlgo::winograd23:
+        case ConvAlgo::winograd63_lean:
+        case ConvAlgo::winograd23_lean: {
             const WinogradGeometry g = winograd_geometry(a, s, slices);
-            c.workspace_bytes = 64 + 4 * (round_up(g.v_floats, 16) + p * g.mw_floats);
             const int64_t a2 = int64_t{g.alpha} * g.alpha;
+            c.workspace_bytes = 64 + 4 * (round_up(g.v_floats, 16) + p * g.mw_floats);
             // Nonzeros of Bᵀ (44 or 8) and Aᵀ (38 or 6); a 2-D transform is a + a (input) or a + m
             // (output) 1-D transforms, each 2 * nnz flops.
-            const int64_t bt = a == ConvAlgo::winograd63 ? 44 : 8, at = a == ConvAlgo::winograd63 ? 38 : 6;
+            const bool f63 = is_winograd63(a);
+            const int64_t bt = f63 ? 44 : 8, at = f63 ? 38 : 6;
             const int64_t in_t = 2 * g.alpha * 2 * bt, out_t = (g.alpha + g.m) * 2 * at;
             c.flops = g.tiles * (2 * a2 * s.in_channels * s.out_channels + in_t * s.in_channels +
                                  out_t * s.out_channels);
             c.weight_bytes = 4 * winograd_filter_floats(a, s.out_channels, s.in_channels);
+            if (is_winograd_lean(a)) {
+                c.workspace_bytes += 4 * p * a2 * s.in_channels * 16;
+                const int64_t f1d = f63 ? 19 : 6, blocks = ceil_div(g.tiles, g.block);
+                c.flops += blocks * (3 + g.alpha) * f1d * round_up(s.out_channels, 16) * s.in_channels;
+                c.weight_bytes = 4 * round_up(s.out_channels, 16) * s.in_channels * 9;
+            }
             break;
         }
     }

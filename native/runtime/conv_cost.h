@@ -9,6 +9,7 @@
 //       of one tile block, shared by the threads), Mw = block * a² * 16 (one thread's GEMM output for a
 //       16-channel panel); block = min(2304 / a², ceil(tiles / slices)) tiles, tiles = N * ceil(OH / m) *
 //       ceil(OW / m). F(6,3): a = 8, m = 6 (block <= 36); F(2,3): a = 4, m = 2 (block <= 144).
+//   winograd63_lean/23_lean: as winograd63/23 + 4 * P * a² * C * 16 (each thread's transformed panel).
 //   im2col: 64 + 4 * K * round_up(S, nr) + gemm_workspace_bytes(packed B, M / group rows, K, P), with
 //       K = C / group * kd * kh * kw and S = ceil(OD * OH * OW / slices) pixels per slice: one slice of the
 //       column matrix, written in the GEMM's packed-panel layout (shared by the threads), plus each
@@ -26,7 +27,9 @@
 // blocking as a parameter and defaults to an upper bound over every ISA.
 // FLOPs count multiply and add separately: 2 * N * M * K * pixels for direct, im2col and gemm1x1;
 // Winograd adds its transforms as dense matrix products (nonzeros of Bᵀ and Aᵀ, twice per pass) to
-// 2 * a² * C * M * tiles.
+// 2 * a² * C * M * tiles; the lean forms add the filter transform (f1d flops of one 1-D pass, 19 for
+// F(6,3) and 6 for F(2,3), times 3 + a passes) per output channel (rounded up to 16) and input channel,
+// once per tile block.
 #pragma once
 
 #include <cstdint>
@@ -36,9 +39,21 @@
 
 namespace flexpipe {
 
-enum class ConvAlgo : int { direct = 0, im2col = 1, gemm1x1 = 2, winograd63 = 3, winograd23 = 4, depthwise = 5, narrow = 6 };
-constexpr int conv_algo_count = 7;
+// winograd63_lean / winograd23_lean: Winograd on the narrow GEMM's raw-sized filter panels, each
+// panel's transform computed at run time (FlexNN's streamed layers read 9/16 or 9/64 of the transformed
+// filter's bytes, and keep most of Winograd's speed).
+enum class ConvAlgo : int {
+    direct = 0, im2col = 1, gemm1x1 = 2, winograd63 = 3, winograd23 = 4, depthwise = 5, narrow = 6,
+    winograd63_lean = 7, winograd23_lean = 8
+};
+constexpr int conv_algo_count = 9;
 const char* conv_algo_name(ConvAlgo a);
+inline bool is_winograd(ConvAlgo a) {
+    return a == ConvAlgo::winograd63 || a == ConvAlgo::winograd23 || a == ConvAlgo::winograd63_lean ||
+           a == ConvAlgo::winograd23_lean;
+}
+inline bool is_winograd_lean(ConvAlgo a) { return a == ConvAlgo::winograd63_lean || a == ConvAlgo::winograd23_lean; }
+inline bool is_winograd63(ConvAlgo a) { return a == ConvAlgo::winograd63 || a == ConvAlgo::winograd63_lean; }
 
 struct ConvCost {
     int64_t workspace_bytes = 0;
@@ -61,7 +76,7 @@ struct WinogradGeometry {
     int64_t v_floats = 0, mw_floats = 0;
 };
 WinogradGeometry winograd_geometry(ConvAlgo a, const ConvShape& s, int64_t slices);
-// Floats of the transformed filter: a² * panels * C * 16.
+// Floats of the transformed filter: a² * panels * C * 16 (a = 8 for F(6,3), 4 for F(2,3), lean or not).
 int64_t winograd_filter_floats(ConvAlgo a, int64_t M, int64_t C);
 
 struct Im2colGeometry {

@@ -37,6 +37,8 @@ Status conv_run(const KernelTable& k, ConvAlgo a, const ConvShape& s, const Conv
     switch (a) {
         case ConvAlgo::winograd63:
         case ConvAlgo::winograd23:
+        case ConvAlgo::winograd63_lean:
+        case ConvAlgo::winograd23_lean:
             conv_winograd(k.conv, a, s, args);
             return Status::ok();
         case ConvAlgo::im2col:

@@ -19,6 +19,7 @@ struct Block {
     const WinogradGeometry* g;
     float* v;
     float* mw;  // threads * g->mw_floats
+    float* u;   // lean: threads * g->u_floats (each thread's transformed panel); else null
     int64_t t0, nt;
 };
 
@@ -37,14 +38,20 @@ void input_stage(const Block& b, int64_t item_begin, int64_t item_end) {
     }
 }
 
-// Stage 2 for one panel p and the 6-tile groups [q0, q1) of the block, using Mw buffer mw.
-void panel_stage(const Block& b, int64_t p, int64_t q0, int64_t q1, float* mw) {
+// Stage 2 for one panel p and the 6-tile groups [q0, q1) of the block, using Mw buffer mw and, for the
+// lean kernels, the panel buffer up (the panel's filter transformed here from its narrow GEMM panel).
+void panel_stage(const Block& b, int64_t p, int64_t q0, int64_t q1, float* mw, float* up) {
     const ConvShape& s = *b.s;
     const WinogradGeometry& g = *b.g;
     const int64_t a2 = int64_t{g.alpha} * g.alpha, C = s.in_channels, M = s.out_channels;
     const int64_t tl0 = q0 * winograd_mr, tl1 = q1 * winograd_mr < b.nt ? q1 * winograd_mr : b.nt;
+    const float* panel = b.args->w + p * a2 * C * winograd_nr;
+    if (up != nullptr) {
+        b.tr->filter_panel(b.args->w + p * C * 9 * winograd_nr, C, up);
+        panel = up;
+    }
     for (int64_t xi = 0; xi < a2; ++xi) {
-        const float* u = b.args->w + (p * a2 + xi) * C * winograd_nr;
+        const float* u = panel + xi * C * winograd_nr;
         for (int64_t tl = tl0; tl < tl1; tl += winograd_mr) {
             const int rows = static_cast<int>(tl1 - tl < winograd_mr ? tl1 - tl : winograd_mr);
             b.k->winograd_gemm(C, b.v + (tl * a2 + xi) * g.cv, a2 * g.cv, u,
@@ -76,22 +83,27 @@ void conv_winograd(const ConvKernels& k, ConvAlgo a, const ConvShape& s, const C
     const int threads = args.threads < 1 ? 1 : args.threads;
     float* v = reinterpret_cast<float*>(align_ptr(args.workspace, arena_alignment));
     float* mw = v + (g.v_floats + 15) / 16 * 16;
-    Block b{&k, a == ConvAlgo::winograd63 ? &k.f63 : &k.f23, &s, &args, &g, v, mw, 0, 0};
+    const bool lean = is_winograd_lean(a);
+    const int64_t u_floats = int64_t{g.alpha} * g.alpha * s.in_channels * winograd_nr;
+    Block b{&k, is_winograd63(a) ? &k.f63 : &k.f23, &s, &args, &g, v, mw, lean ? mw + threads * g.mw_floats : nullptr,
+            0, 0};
     const int64_t groups_c = (s.in_channels + 7) / 8;
     for (int64_t t0 = 0; t0 < g.tiles; t0 += g.block) {
         b.t0 = t0;
         b.nt = g.tiles - t0 < g.block ? g.tiles - t0 : g.block;
         parallel_for(b.nt * groups_c, threads, [&](int64_t i0, int64_t i1) { input_stage(b, i0, i1); });
         // Items (panel, tile range), taken from a shared counter: split tiles only when panels alone
-        // cannot give every thread chunks_per_thread items.
+        // cannot give every thread chunks_per_thread items (the lean kernels, which transform the panel
+        // per item: only when there are fewer panels than threads).
         const int64_t q = (b.nt + winograd_mr - 1) / winograd_mr;
-        const int64_t want = static_cast<int64_t>(threads) * chunks_per_thread;
+        const int64_t want = static_cast<int64_t>(threads) * (lean ? 1 : chunks_per_thread);
         int64_t ranges = threads == 1 || g.panels >= want ? 1 : (want + g.panels - 1) / g.panels;
         if (ranges > q) ranges = q;
         const int64_t items = g.panels * ranges;
         parallel_items(items, threads, [&](int64_t it, int slot) {
             const int64_t p = it / ranges, r = it % ranges;
-            panel_stage(b, p, q * r / ranges, q * (r + 1) / ranges, mw + slot * g.mw_floats);
+            panel_stage(b, p, q * r / ranges, q * (r + 1) / ranges, mw + slot * g.mw_floats,
+                        lean ? b.u + slot * u_floats : nullptr);
         });
     }
 }

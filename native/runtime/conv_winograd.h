@@ -7,7 +7,11 @@
 //   2. per 16-channel output panel: the a² tile GEMMs into the thread's own Mw, then the output transform
 //      (+ bias, activation) into y. Items are (panel, range of 6-tile groups); when there are fewer panels
 //      than threads the block's tiles are split too, so small layers still use every thread.
-// The filter arrives transformed (prepack winograd_f63_filter / winograd_f23_filter).
+// The filter arrives transformed (prepack winograd_f63_filter / winograd_f23_filter), or for the lean
+// kernels (winograd63_lean, winograd23_lean) as the narrow GEMM's raw-sized panels (conv_narrow_filter):
+// each item then first transforms its panel into the thread's own buffer (filter_panel), so the
+// transform runs once per panel and tile block, and panels are split by tiles only when there are
+// fewer than threads.
 #pragma once
 
 #include <cstdint>
@@ -19,7 +23,7 @@ namespace flexpipe {
 
 struct ConvArgs {
     const float* x = nullptr;
-    const float* w = nullptr;     // raw [M, C/group, k...], or transformed for Winograd
+    const float* w = nullptr;     // raw [M, C/group, k...], transformed for Winograd, panels for narrow and lean
     const float* bias = nullptr;  // may be null
     float* y = nullptr;
     ConvActivation act;

@@ -6,15 +6,19 @@ namespace flexpipe {
 
 void fill_conv_kernels(ConvKernels* t, Isa isa) {
     *t = ConvKernels{};
-    t->f63 = {winograd_f32_f63_input__ref, winograd_f32_f63_output__ref};
-    t->f23 = {winograd_f32_f23_input__ref, winograd_f32_f23_output__ref};
+    t->f63 = {winograd_f32_f63_input__ref, winograd_f32_f63_output__ref,
+                  winograd_f32_f63_filter_panel__ref};
+    t->f23 = {winograd_f32_f23_input__ref, winograd_f32_f23_output__ref,
+                  winograd_f32_f23_filter_panel__ref};
     switch (base_isa(isa)) {
         case Isa::ref:
             break;
         case Isa::avx2:
 #if defined(__x86_64__) || defined(_M_X64)
-            t->f63 = {winograd_f32_f63_input__avx2, winograd_f32_f63_output__avx2};
-            t->f23 = {winograd_f32_f23_input__avx2, winograd_f32_f23_output__avx2};
+            t->f63 = {winograd_f32_f63_input__avx2, winograd_f32_f63_output__avx2,
+                  winograd_f32_f63_filter_panel__avx2};
+            t->f23 = {winograd_f32_f23_input__avx2, winograd_f32_f23_output__avx2,
+                  winograd_f32_f23_filter_panel__avx2};
             t->winograd_gemm = winograd_f32_6x16__avx2;
             t->depthwise_3x3 = depthwise_f32_3x3__avx2;
             t->direct = conv_f32__avx2;
@@ -26,8 +30,10 @@ void fill_conv_kernels(ConvKernels* t, Isa isa) {
             break;
         case Isa::neon:
 #if defined(__aarch64__)
-            t->f63 = {winograd_f32_f63_input__neon, winograd_f32_f63_output__neon};
-            t->f23 = {winograd_f32_f23_input__neon, winograd_f32_f23_output__neon};
+            t->f63 = {winograd_f32_f63_input__neon, winograd_f32_f63_output__neon,
+                  winograd_f32_f63_filter_panel__neon};
+            t->f23 = {winograd_f32_f23_input__neon, winograd_f32_f23_output__neon,
+                  winograd_f32_f23_filter_panel__neon};
             t->winograd_gemm = winograd_f32_6x16__neon;
             t->depthwise_3x3 = depthwise_f32_3x3__neon;
             t->direct = conv_f32__neon;
@@ -39,6 +45,8 @@ void fill_conv_kernels(ConvKernels* t, Isa isa) {
 #if defined(__x86_64__) || defined(_M_X64)
     if (isa == Isa::avx512) {  // the rest as avx2
         t->winograd_gemm = winograd_f32_6x16__avx512;
+        t->f63.filter_panel = winograd_f32_f63_filter_panel__avx512;
+        t->f23.filter_panel = winograd_f32_f23_filter_panel__avx512;
         t->depthwise_3x3 = depthwise_f32_3x3__avx512;
         t->im2col_rows = im2col_rows_f32__avx512;
     }

@@ -18,6 +18,7 @@ namespace flexpipe {
 struct WinogradTransforms {
     WinogradInputFn input = nullptr;
     WinogradOutputFn output = nullptr;
+    WinogradFilterPanelFn filter_panel = nullptr;  // the lean kernels' run-time filter transform
 };
 
 struct ConvKernels {

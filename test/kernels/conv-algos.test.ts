@@ -1,13 +1,15 @@
 // SPDX-License-Identifier: Apache-2.0
 // Every convolution algorithm (direct, im2col + GEMM with input slices, 1x1 GEMM, Winograd F(6,3) and
-// F(2,3), depthwise 3x3, the narrow GEMM) on every ISA this machine runs, 1 and 2 threads, against a float64 direct
+// F(2,3) on transformed or (lean) raw-sized filters, depthwise 3x3, the narrow GEMM) on every ISA this machine runs, 1 and 2 threads, against a float64 direct
 // convolution: odd sizes, asymmetric padding, strides, dilations, groups, several channel counts, bias
 // and a Relu/Clip clamp. x is read 4 bytes into its buffer, y carries a canary, and the native side
 // checks a canary after the workspace (sized exactly by conv_cost).
 // Tolerance per output, S = |bias| + sum |x * w|: direct, im2col, gemm1x1, narrow and depthwise 16 * 2^-20 * S
 // (float32 sums in any order); Winograd F(2,3) 2^-18 * S and F(6,3) 2^-14 * S (the transforms scale values
-// by up to 5.25 and 32 around the sums). Measured worst cases here: 2^-22 for the direct-like algorithms,
-// 2^-21.7 for F(2,3), 2^-16.2 for F(6,3); the test prints them.
+// by up to 5.25 and 32 around the sums; the lean kernels, whose filter transform runs in float, the
+// same bounds). Measured worst cases here: 2^-22 for the direct-like algorithms, 2^-21.7 for F(2,3),
+// 2^-16.2 for F(6,3), 2^-22.2 and 2^-15.5 for the lean F(2,3) and F(6,3) (2^-14.7 on arm64's scalar
+// path under qemu); the test prints them.
 import t from 'tap'
 import { seededRandom } from '../../lib/cli/inputs.js'
 import { binding } from '../../lib/native/binding.js'
@@ -35,7 +37,7 @@ interface Shape {
   pb: number
   pr: number
 }
-type Algo = 'direct' | 'im2col' | 'gemm1x1' | 'winograd63' | 'winograd23' | 'depthwise' | 'narrow'
+type Algo = 'direct' | 'im2col' | 'gemm1x1' | 'winograd63' | 'winograd23' | 'depthwise' | 'narrow' | 'winograd63_lean' | 'winograd23_lean'
 
 const tolScale: Record<Algo, number> = {
   direct: 16 * 2 ** -20,
@@ -45,6 +47,8 @@ const tolScale: Record<Algo, number> = {
   narrow: 16 * 2 ** -20,
   winograd23: 2 ** -18,
   winograd63: 2 ** -14,
+  winograd23_lean: 2 ** -18,
+  winograd63_lean: 2 ** -14,
 }
 
 function random(n: number, seed: number): Float32Array {
@@ -156,6 +160,12 @@ cases.push({ algos: ['direct', 'narrow'], s: shape({ n: 2, c: 300, m: 33, h: 17,
 cases.push({ algos: ['direct', 'narrow'], s: shape({ c: 48, m: 64, h: 14, w: 14, kh: 1, kw: 1, sh: 2, sw: 2, pt: 0, pl: 0, pb: 0, pr: 0 }) })
 // ... and every other case of group 1 (narrow computes any convolution without groups).
 for (const c of cases) if (c.s.group === 1 && !c.algos.includes('narrow')) c.algos.push('narrow')
+// The lean Winograd kernels (the filter transformed per panel at run time from narrow's panels) wherever
+// Winograd runs; a 14x14 plane over more than one F(2,3) tile block at 1000 slices.
+cases.push({ algos: ['winograd63', 'winograd23'], s: shape({ c: 40, m: 50, h: 14, w: 14 }) })
+for (const c of cases) {
+  for (const a of ['winograd63', 'winograd23'] as const) if (c.algos.includes(a)) c.algos.push(`${a}_lean`)
+}
 
 const valid = cases.filter(({ s }) => outDims(s).every((d) => d >= 1))
 

@@ -2,7 +2,8 @@
 // Conv kernel variants on every ISA this machine runs, against float64 maths and against `ref`:
 // Winograd F(6,3)/F(2,3) input and output transforms (interior, border and fully padded patches,
 // 0..8 channels, plane strides wider than the image, output tails of 1..m rows/columns), the 6x16 tile
-// GEMM (k = 1, 7, 8, 9, 61, rows 1..6, strides wider than the data), depthwise 3x3 stride 1 and 2 (sizes
+// GEMM (k = 1, 7, 8, 9, 61, rows 1..6, strides wider than the data), the lean kernels' filter panel
+// transform (1, 3 and 17 input channels), depthwise 3x3 stride 1 and 2 (sizes
 // 1..33, pads 0..2 on each side, Relu clamp), and the reference im2col in packed-panel layouts.
 // Inputs are read through views 4 bytes into their buffers (misaligned); every output array carries a
 // canary region that must stay untouched.
@@ -223,6 +224,58 @@ t.test('winograd tile GEMM 6x16: every ISA matches float64', async (t) => {
   }
   t.ok(checked > 0, `${checked} GEMM outputs within tolerance`)
 })
+
+// The lean kernels' run-time filter transform, G g Gᵀ per (output channel lane, input channel), from the
+// narrow GEMM's panel layout into U's; G as in native/kernels/winograd/winograd_f32_f63__ref.cc.
+const G63 = [
+  [1, 0, 0],
+  [-2 / 9, -2 / 9, -2 / 9],
+  [-2 / 9, 2 / 9, -2 / 9],
+  [1 / 90, 1 / 45, 2 / 45],
+  [1 / 90, -1 / 45, 2 / 45],
+  [1 / 45, 1 / 90, 1 / 180],
+  [1 / 45, -1 / 90, 1 / 180],
+  [0, 0, 1],
+]
+const G23 = [
+  [1, 0, 0],
+  [1 / 2, 1 / 2, 1 / 2],
+  [1 / 2, -1 / 2, 1 / 2],
+  [0, 0, 1],
+]
+
+for (const variant of [63, 23] as const) {
+  t.test(`winograd F(${variant === 63 ? 6 : 2},3) filter panel transform: every ISA matches float64`, async (t) => {
+    const G = variant === 63 ? G63 : G23
+    const alpha = G.length
+    let checked = 0
+    for (const C of [1, 3, 17]) {
+      const a = random(C * 9 * 16, C * 31 + variant)
+      for (const isa of isas) {
+        const n = alpha * alpha * C * 16
+        const u = withCanary(n, NaN)
+        testing.convWinogradFilterPanel!(isa, variant, { a, C, u })
+        t.ok(canaryIntact(u, n), `${isa} filter panel canary C=${C}`)
+        for (let c = 0; c < C; c++) {
+          for (let lane = 0; lane < 16; lane++) {
+            const { v, s } = sandwich(G, (i, j) => a[(c * 9 + i * 3 + j) * 16 + lane]!)
+            for (let r = 0; r < alpha; r++) {
+              for (let q = 0; q < alpha; q++) {
+                const got = u[((r * alpha + q) * C + c) * 16 + lane]!
+                if (!(Math.abs(got - v[r]![q]!) <= 4 * ulp20 * s[r]![q]!)) {
+                  t.fail(`${isa} C=${C} c=${c} lane=${lane} xi=${r * alpha + q}: got ${got}, want ${v[r]![q]}`)
+                  return
+                }
+                checked++
+              }
+            }
+          }
+        }
+      }
+    }
+    t.ok(checked > 0, `${checked} transformed taps within tolerance`)
+  })
+}
 
 // Planes up to 33x33 take the SIMD variants' zero-padded copy; the 130x131 ones (more than the 16384
 // padded floats of kernels/depthwise/depthwise_padded.h) their in-place path with scalar borders.

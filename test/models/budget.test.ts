@@ -334,13 +334,16 @@ t.test("a slow disk moves layers from Winograd's transformed filters to im2col's
   })
 })
 
-t.test("a Winograd layer's lean form is the narrow GEMM's raw-sized panels: streamed through a slow disk they replace Winograd's filters, outputs unchanged", async (t) => {
+/**
+ * A copy of ocr.det's package whose profile has a fast disk and, per layer, each kernel at `scale` times
+ * the layer's fastest measured kernel (im2col, where narrow is measured, at scale.im2col or 2), run at its prepared
+ * budget through a 1 MB/s throttle: which kernels the streamed Winograd layers switch to, and the outputs.
+ */
+async function leanKernelsAt(t: Test, scale: Record<string, number>, name: string): Promise<{ layers: Array<{ defaultKernel: string; options: Array<{ kernel: string }> }>; run: string[]; outputs: Awaited<ReturnType<BudgetedEngine['infer']>> }> {
   const model = ocr.det
   const prepared = await preparedPackage(model)
   const budget = preparedBudget(prepared.report)
-  // A fixed profile: a fast disk, Winograd at half and narrow at three quarters of the layer's fastest
-  // measured kernel, im2col at twice it, so that at 1 MB/s narrow is the cheapest leaner kernel.
-  const path = join(tempDir(t), 'narrow-lean.fpk')
+  const path = join(tempDir(t), name)
   copyFileSync(prepared.path, path)
   const reader = await PackageReader.open(path)
   const meta = reader.manifest.meta
@@ -349,30 +352,43 @@ t.test("a Winograd layer's lean form is the narrow GEMM's raw-sized panels: stre
   t.ok(blobNames.some((n) => n.endsWith('#conv_narrow_filter()')), 'the package stores narrow panels')
   const recorded = meta.profile as { layers: Record<string, Record<string, number>> }
   const layers = Object.fromEntries(
-    Object.entries(recorded.layers).map(([name, kernels]) => {
+    Object.entries(recorded.layers).map(([layer, kernels]) => {
       const fastest = Math.min(...Object.values(kernels))
-      const scale: Record<string, number> = { winograd63: 0.5, winograd23: 0.5, narrow: 0.75, im2col: 2 }
-      return [name, { ...Object.fromEntries(Object.entries(kernels).map(([k, ms]) => [k, fastest * (scale[k] ?? 1)])), ...('narrow' in kernels ? { im2col: fastest * 2 } : {}) }]
+      return [layer, { ...Object.fromEntries(Object.entries(kernels).map(([k, ms]) => [k, fastest * (scale[k] ?? 1)])), ...('narrow' in kernels ? { im2col: fastest * (scale.im2col ?? 2) } : {}) }]
     }),
   )
   await rewritePackageMeta(path, { ...meta, profile: { ...recorded, readBandwidth: 1e12, layers } })
   type Inside = { model: { layers: Array<{ defaultKernel: string; options: Array<{ kernel: string }> }> }; active: { plan: { choices: Array<{ option: number }> } } }
-  const kernelsRun = (e: BudgetedEngine): string[] => {
-    const { model: m, active } = e as unknown as Inside
-    return active.plan.choices.map((c, i) => m.layers[i]!.options[c.option]!.kernel)
-  }
-  const want = await onnxOutputs(model)
   const feeds = await model.feeds()
+  let result: { layers: Inside['model']['layers']; run: string[]; outputs: Awaited<ReturnType<BudgetedEngine['infer']>> } | undefined
   await withEngine(path, { memoryBudget: budget, ioBandwidth: 1e6 }, async (e) => {
-    const { model: m } = e as unknown as Inside
-    const winograd = m.layers.filter((l) => l.defaultKernel.startsWith('winograd'))
-    t.ok(winograd.length > 0, `${winograd.length} Winograd layers`)
-    t.ok(winograd.every((l) => l.options.some((o) => o.kernel === 'narrow')), 'each offers the narrow GEMM')
-    const run = kernelsRun(e)
-    t.ok(run.filter((k) => k === 'narrow').length > 0, `at 1 MB/s layers run the narrow GEMM (${run.filter((k) => k === 'narrow').length})`)
-    t.notOk(run.some((k) => k.startsWith('winograd')), 'and none reads a Winograd filter')
-    checkOutputs(t, await e.infer(feeds), want, false, 'narrow as the lean kernel')
+    const { model: m, active } = e as unknown as Inside
+    const run = active.plan.choices.map((c, i) => m.layers[i]!.options[c.option]!.kernel)
+    result = { layers: m.layers, run, outputs: await e.infer(feeds) }
   })
+  return result!
+}
+
+t.test("a Winograd layer's lean form is the narrow GEMM's raw-sized panels: streamed through a slow disk they replace Winograd's filters, read by the narrow GEMM or the lean Winograd kernel, outputs unchanged", async (t) => {
+  const want = await onnxOutputs(ocr.det)
+  // Winograd at half and narrow at three quarters of the layer's fastest kernel, the lean Winograd
+  // kernels at once it: at 1 MB/s narrow is the cheapest leaner kernel.
+  const narrow = await leanKernelsAt(t, { winograd63: 0.5, winograd23: 0.5, narrow: 0.75 }, 'narrow-lean.fpk')
+  const winograd = narrow.layers.filter((l) => l.defaultKernel.startsWith('winograd'))
+  t.ok(winograd.length > 0, `${winograd.length} Winograd layers`)
+  t.ok(winograd.every((l) => l.options.some((o) => o.kernel === 'narrow')), 'each offers the narrow GEMM')
+  t.ok(winograd.every((l) => l.options.some((o) => o.kernel === `${l.defaultKernel}_lean`)), 'and its lean Winograd kernel')
+  t.ok(narrow.run.filter((k) => k === 'narrow').length > 0, `at 1 MB/s layers run the narrow GEMM (${narrow.run.filter((k) => k === 'narrow').length})`)
+  t.notOk(narrow.run.some((k) => k.startsWith('winograd')), 'and none reads a Winograd filter')
+  checkOutputs(t, narrow.outputs, want, false, 'narrow as the lean kernel')
+  // The lean Winograd kernels at 0.55 and im2col at 1000 (its raw filter, smaller than the panels when
+  // the output channels are not a multiple of 16, would save too little): now the lean Winograd kernels
+  // are the cheapest leaner kernel, and no layer reads a transformed filter.
+  const lean = await leanKernelsAt(t, { winograd63: 0.5, winograd23: 0.5, winograd63_lean: 0.55, winograd23_lean: 0.55, narrow: 0.75, im2col: 1000 }, 'winograd-lean.fpk')
+  const leanRun = lean.run.filter((k) => k.endsWith('_lean')).length
+  t.ok(leanRun > 0, `at 1 MB/s layers run the lean Winograd kernels (${leanRun})`)
+  t.notOk(lean.run.some((k) => k === 'winograd63' || k === 'winograd23'), 'and none reads a transformed filter')
+  checkOutputs(t, lean.outputs, want, false, 'lean Winograd as the lean kernel')
 })
 
 // g. -------------------------------------------------------------------------------------------------

@@ -149,7 +149,13 @@ function convCall(ctx: OpContext, s: ConvShape, ints: readonly number[]): Kernel
 
 /** The prepack transform `kernel` reads its filter through (Winograd's, narrow's panels), if any. */
 export function convWeightTransform(kernel: ConvKernel): string | undefined {
-  return { winograd63: 'winograd_f63_filter', winograd23: 'winograd_f23_filter', narrow: 'conv_narrow_filter' }[kernel as string]
+  return {
+    winograd63: 'winograd_f63_filter',
+    winograd23: 'winograd_f23_filter',
+    narrow: 'conv_narrow_filter',
+    winograd63_lean: 'conv_narrow_filter',
+    winograd23_lean: 'conv_narrow_filter',
+  }[kernel as string]
 }
 
 function convPrepack(kernel: ConvKernel): Pick<KernelCall, 'prepack'> {

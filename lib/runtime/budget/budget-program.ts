@@ -264,10 +264,11 @@ function emitSliced(b: Builder, step: Step, o: StepOption, call: KernelCall, sli
     const outs = outputSlots(b, step, call, k)
     let ints = call.ints
     if (sl.axis === 'conv-out') {
-      // Winograd's [panels, a², C, 16] and narrow's [panels, K, 16]: whole 16-channel panels (c0 is a
-      // multiple of 16, the slicing unit of both)
+      // Winograd's [panels, a², C, 16] and narrow's [panels, K, 16] (also read by the lean Winograd
+      // kernels): whole 16-channel panels (c0 is a multiple of 16, the slicing unit of all of them)
       const panels = wShape.dims[wShape.dims.length - 1] === 16 && wShape.dims[0] === Math.ceil(y[1]! / 16) &&
-        ((wShape.dims.length === 4 && o.kernel.startsWith('winograd')) || (wShape.dims.length === 3 && o.kernel === 'narrow'))
+        ((wShape.dims.length === 4 && o.kernel.startsWith('winograd')) ||
+          (wShape.dims.length === 3 && (o.kernel === 'narrow' || o.kernel.endsWith('_lean'))))
       if (panels) {
         const panelBytes = (numel(wShape.dims) / wShape.dims[0]!) * 4
         const p0 = c0 / 16

@@ -33,7 +33,7 @@ import { isConstantValue, stepLayers, type OptionContext, type StepLayer } from 
 import type { DeviceProfile } from '../../prepare/profile.js'
 import { pipelineEdges, type PipelineEdges, type PipelineSchedule } from './pipeline.js'
 import { opTimes, planSchedule, planTimes } from './plan-times.js'
-import { directConvolutionOnly, orderByProfile, withoutWinograd, liveBytesPerStep, type PlanProfile, budgetPlans, minimumBudget, planForBudget, unlimitedBudget, type BudgetModel, type BudgetPlan, type PlanPolicy } from './plan-budget.js'
+import { directConvolutionOnly, leanWinogradOnly, orderByProfile, withoutWinograd, liveBytesPerStep, type PlanProfile, budgetPlans, minimumBudget, planForBudget, unlimitedBudget, type BudgetModel, type BudgetPlan, type PlanPolicy } from './plan-budget.js'
 
 export interface PackageOpenOptions {
   /** Threads for compute (OpenMP). Default: available cores, at most 4. */
@@ -174,8 +174,11 @@ export class BudgetedEngine {
     this.session = new (binding().Session)(options.threads, options.io)
   }
 
-  /** Opens a package for inference within `memoryBudget`. */
-  static async open(path: string, options: PackageOpenOptions = {}, internal: { leanKernels?: boolean } = {}): Promise<BudgetedEngine> {
+  /**
+   * Opens a package for inference within `memoryBudget`. `internal.leanKernels` (profiling): 'winograd'
+   * runs Winograd layers with their lean Winograd kernels, 'other' with their other kernels.
+   */
+  static async open(path: string, options: PackageOpenOptions = {}, internal: { leanKernels?: 'winograd' | 'other' } = {}): Promise<BudgetedEngine> {
     const opts = checkOptions(options)
     const reader = await PackageReader.open(path, { verify: opts.verify })
     let model: PackageModel
@@ -195,7 +198,8 @@ export class BudgetedEngine {
       const pg = decodePackageGraph(reader.manifest.graph, reader.path, (n) => blobs.get(n), label)
       model = budgetModel(pg.graph, pg.stored, blobs, nr, opts.threads, planProfile(meta.profile, opts.threads, opts.ioBandwidth))
       if (meta.kernels === 'direct') model = directConvolutionOnly(model)
-      if (internal.leanKernels === true) model = withoutWinograd(model)
+      if (internal.leanKernels === 'winograd') model = leanWinogradOnly(model)
+      if (internal.leanKernels === 'other') model = withoutWinograd(model)
       if (meta.slicing === false) policy = { ...policy, slicing: false }
       const recorded = typeof meta.minimumBudget === 'number' ? meta.minimumBudget : undefined
       const defaults = opts.preload && opts.pin && opts.staticPlan

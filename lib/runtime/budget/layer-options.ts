@@ -18,7 +18,7 @@ import { numel, type ValueInfo } from '../../model/ir.js'
 import { decodeConvCall, withConvKernel } from '../../model/ops/nn-conv.js'
 import type { KernelCall, Prepack } from '../../model/ops/op-def.js'
 import { hostTensor } from '../../model/values.js'
-import { convApplies, slicePixels, type ConvKernel } from '../../plan/conv-cost.js'
+import { convApplies, isWinograd, leanWinograd, slicePixels, type ConvKernel } from '../../plan/conv-cost.js'
 import type { KernelOption, LayerInfo, SliceableWeight } from '../../plan/slicing.js'
 import { prepackKey } from '../constants.js'
 
@@ -127,15 +127,17 @@ function convOptions(ctx: OptionContext, step: Step, call: KernelCall): StepOpti
   if (name === undefined || c.kernel === 'depthwise') return [asIs(ctx, step, call)]
   const kernels: ConvKernel[] = [c.kernel]
   // The narrow GEMM reads 16-channel panels of the raw filter: for a Winograd layer, the lean form a
-  // streamed weight can switch to (Winograd's filters are 16/9 or 64/9 the raw bytes) at a fraction of
-  // im2col's extra compute (balanceIo in plan-budget.ts weighs the two).
-  if ((c.kernel === 'winograd63' || c.kernel === 'winograd23') && convApplies('narrow', s)) kernels.push('narrow')
+  // streamed weight can switch to (Winograd's filters are 16/9 or 64/9 the raw bytes), read either by
+  // the lean Winograd kernel (the same tiles, each panel transformed at run time) or by the narrow GEMM
+  // itself, at a fraction of im2col's extra compute (balanceIo in plan-budget.ts weighs them).
+  if (c.kernel === 'winograd63' || c.kernel === 'winograd23') kernels.push(leanWinograd(c.kernel))
+  if (isWinograd(c.kernel) && convApplies('narrow', s)) kernels.push('narrow')
   if (c.kernel !== 'im2col' && c.kernel !== 'direct' && convApplies('im2col', s)) kernels.push('im2col')
   if (c.kernel !== 'direct') kernels.push('direct')
   const sliceable = s.batch === 1 && s.group === 1
   const options: StepOption[] = []
   for (const kernel of kernels) {
-    const winograd = kernel === 'winograd63' || kernel === 'winograd23'
+    const winograd = isWinograd(kernel)
     const defaultSlices = kernel === c.kernel ? c.slices : 1
     const probe = withConvKernel(call, c, kernel, defaultSlices, ctx.threads)
     const form = formOf(probe, 1)

@@ -217,7 +217,19 @@ export function directConvolutionOnly<M extends BudgetModel>(m: M): M {
   return { ...m, layers }
 }
 
-/** The model with Winograd options dropped where another kernel remains (profiling the lean kernels). */
+/**
+ * The model with each Winograd layer restricted to its lean Winograd kernel (winograd63_lean /
+ * winograd23_lean: profiling it; the other layers keep their options).
+ */
+export function leanWinogradOnly<M extends BudgetModel>(m: M): M {
+  const layers = m.layers.map((l) => {
+    const lean = l.options.filter((o) => o.kernel.startsWith('winograd') && o.kernel.endsWith('_lean'))
+    return lean.length === 0 ? l : { ...l, options: lean }
+  })
+  return { ...m, layers }
+}
+
+/** The model with Winograd options (lean ones too) dropped where another kernel remains (profiling the other lean kernels). */
 export function withoutWinograd<M extends BudgetModel>(m: M): M {
   const layers = m.layers.map((l) => {
     const lean = l.options.filter((o) => !o.kernel.startsWith('winograd'))

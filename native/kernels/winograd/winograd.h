@@ -63,6 +63,12 @@ using WinogradOutputFn = void (*)(const float* m, int64_t m_stride, const float*
 using WinogradGemmFn = void (*)(int64_t k, const float* a, int64_t a_stride, const float* b, float* d,
                                 int64_t d_stride, int rows);
 
+// The lean kernels' run-time filter transform of one panel of 16 output channels: a is the narrow
+// GEMM's packed panel [C * 9][16] (conv_narrow_filter: row c * 9 + kh * 3 + kw, lane = output
+// channel), u receives the panel's part of U, [a²][C][16]. Float arithmetic (the offline transform
+// uses double): variants match __ref within 2^-20 * sum |terms|.
+using WinogradFilterPanelFn = void (*)(const float* a, int64_t C, float* u);
+
 void winograd_f32_f63_input__ref(const float* x, int64_t plane, int64_t h, int64_t w, int64_t iy, int64_t ix,
                                  int nc, float* v, int64_t v_stride);
 void winograd_f32_f63_output__ref(const float* m, int64_t m_stride, const float* bias, float* y, int64_t plane,
@@ -73,6 +79,8 @@ void winograd_f32_f23_output__ref(const float* m, int64_t m_stride, const float*
                                   int64_t w, int rows, int cols, int nc, const ConvActivation& act);
 void winograd_f32_6x16__ref(int64_t k, const float* a, int64_t a_stride, const float* b, float* d,
                             int64_t d_stride, int rows);
+void winograd_f32_f63_filter_panel__ref(const float* a, int64_t C, float* u);
+void winograd_f32_f23_filter_panel__ref(const float* a, int64_t C, float* u);
 
 #if defined(__x86_64__) || defined(_M_X64)
 void winograd_f32_f63_input__avx2(const float* x, int64_t plane, int64_t h, int64_t w, int64_t iy, int64_t ix,
@@ -87,6 +95,10 @@ void winograd_f32_6x16__avx2(int64_t k, const float* a, int64_t a_stride, const 
                              int64_t d_stride, int rows);
 void winograd_f32_6x16__avx512(int64_t k, const float* a, int64_t a_stride, const float* b, float* d,
                                int64_t d_stride, int rows);
+void winograd_f32_f63_filter_panel__avx2(const float* a, int64_t C, float* u);
+void winograd_f32_f23_filter_panel__avx2(const float* a, int64_t C, float* u);
+void winograd_f32_f63_filter_panel__avx512(const float* a, int64_t C, float* u);
+void winograd_f32_f23_filter_panel__avx512(const float* a, int64_t C, float* u);
 #endif
 
 #if defined(__aarch64__)
@@ -100,6 +112,8 @@ void winograd_f32_f23_output__neon(const float* m, int64_t m_stride, const float
                                    int64_t w, int rows, int cols, int nc, const ConvActivation& act);
 void winograd_f32_6x16__neon(int64_t k, const float* a, int64_t a_stride, const float* b, float* d,
                              int64_t d_stride, int rows);
+void winograd_f32_f63_filter_panel__neon(const float* a, int64_t C, float* u);
+void winograd_f32_f23_filter_panel__neon(const float* a, int64_t C, float* u);
 #endif
 
 }  // namespace flexpipe

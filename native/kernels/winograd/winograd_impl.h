@@ -69,6 +69,63 @@ inline void f23_output_1d(const typename O::V* r, int rs, typename O::V* o, int 
     o[os] = O::sub(O::sub(r[rs], r[2 * rs]), r[3 * rs]);
 }
 
+// F(2,3) filter, u = G g, G = [1 0 0; 1/2 1/2 1/2; 1/2 -1/2 1/2; 0 0 1] (the run-time transform of the
+// lean Winograd kernels; prepack's offline transform computes the same in double).
+template <class O>
+inline void f23_filter_1d(const typename O::V* g, int gs, typename O::V* u, int us) {
+    using V = typename O::V;
+    const V g0 = g[0], g1 = g[gs], g2 = g[2 * gs];
+    const V e = O::mul(O::add(g0, g2), 0.5f);
+    u[0] = g0;
+    u[us] = O::madd(g1, 0.5f, e);
+    u[2 * us] = O::madd(g1, -0.5f, e);
+    u[3 * us] = g2;
+}
+
+// F(6,3) filter, u = G g (8 x 3), G as in winograd_f32_f63__ref.cc:
+//   u0 = g0   u1,2 = -2/9 ((g0 + g2) ± g1)   u3,4 = (g0 / 90 + 2 g2 / 45) ± g1 / 45
+//   u5,6 = (g0 / 45 + g2 / 180) ± g1 / 90    u7 = g2
+template <class O>
+inline void f63_filter_1d(const typename O::V* g, int gs, typename O::V* u, int us) {
+    using V = typename O::V;
+    const V g0 = g[0], g1 = g[gs], g2 = g[2 * gs];
+    const V s = O::add(g0, g2);
+    u[0] = g0;
+    u[us] = O::mul(O::add(s, g1), -2.0f / 9);
+    u[2 * us] = O::mul(O::sub(s, g1), -2.0f / 9);
+    const V a = O::madd(g2, 2.0f / 45, O::mul(g0, 1.0f / 90));
+    u[3 * us] = O::madd(g1, 1.0f / 45, a);
+    u[4 * us] = O::madd(g1, -1.0f / 45, a);
+    const V b = O::madd(g2, 1.0f / 180, O::mul(g0, 1.0f / 45));
+    u[5 * us] = O::madd(g1, 1.0f / 90, b);
+    u[6 * us] = O::madd(g1, -1.0f / 90, b);
+    u[7 * us] = g2;
+}
+
+// The filter transform of one 16-channel panel at run time (the lean Winograd kernels): a is the narrow
+// GEMM's panel [C * 9][16] (kernels/gemm/narrow.h; row c * 9 + kh * 3 + kw), u the transformed panel
+// [A²][C][16] (layout of winograd.h). Lanes are output channels, O::lanes at a time; O adds lanes,
+// load and store to the ops above. r = (G g) Gᵀ, as the offline transform orders it.
+template <class O, int A>
+inline void filter_panel(const float* a, int64_t C, float* u) {
+    using V = typename O::V;
+    for (int64_t c = 0; c < C; ++c) {
+        for (int l = 0; l < 16; l += O::lanes) {
+            V g[9], t[A * 3], r[A * A];
+            for (int i = 0; i < 9; ++i) g[i] = O::load(a + (c * 9 + i) * 16 + l);
+            for (int j = 0; j < 3; ++j) {
+                if (A == 8) f63_filter_1d<O>(g + j, 3, t + j, 3);  // t = G g   (A x 3)
+                else f23_filter_1d<O>(g + j, 3, t + j, 3);
+            }
+            for (int k = 0; k < A; ++k) {
+                if (A == 8) f63_filter_1d<O>(t + 3 * k, 1, r + A * k, 1);  // r = t Gᵀ (A x A)
+                else f23_filter_1d<O>(t + 3 * k, 1, r + A * k, 1);
+            }
+            for (int xi = 0; xi < A * A; ++xi) O::store(u + (xi * C + c) * 16 + l, r[xi]);
+        }
+    }
+}
+
 // Scalar ops (the reference: separate multiply and add, no FMA).
 struct ScalarOps {
     using V = float;

@@ -80,8 +80,9 @@ static Status check_conv_tensors(const OpCall& c, const char* op, const SpatialA
 // ints: [group, nsp, kernel[nsp], strides[nsp], dilations[nsp], pads_begin[nsp], pads_end[nsp],
 //        algo = 0, slices = 1, act = 0] (auto_pad already resolved into explicit pads; the last three are
 // optional). algo is a ConvAlgo (runtime/conv_cost.h: 0 direct, 1 im2col, 2 gemm1x1, 3 winograd63,
-// 4 winograd23, 5 depthwise, 6 narrow); for Winograd, W arrives transformed by the prepack
-// winograd_f63_filter / winograd_f23_filter, for narrow packed by conv_narrow_filter. slices: input
+// 4 winograd23, 5 depthwise, 6 narrow, 7 winograd63_lean, 8 winograd23_lean); for Winograd, W arrives
+// transformed by the prepack winograd_f63_filter / winograd_f23_filter, for narrow and the lean
+// Winograd kernels packed by conv_narrow_filter. slices: input
 // slices (im2col, gemm1x1, narrow, Winograd tile blocks). act: 0 none, 1 Relu, 2 Clip with floats [min, max]. Y's spatial dims must equal
 // floor((in + pad_begin + pad_end - ((kernel - 1) * dilation + 1)) / stride) + 1.
 struct ConvPlan {
@@ -107,7 +108,7 @@ static Status read_conv_plan(const OpCall& c, int at, ConvPlan* p) {
 // narrow's panels [ceil(M/16), K, 16].
 static Status check_conv_weight(const TensorView& w, const ConvShape& cs, ConvAlgo algo) {
     if (algo == ConvAlgo::winograd63 || algo == ConvAlgo::winograd23) {
-        const int64_t a2 = algo == ConvAlgo::winograd63 ? 64 : 16;
+        const int64_t a2 = is_winograd63(algo) ? 64 : 16;
         FLEXPIPE_CHECK_ARG(w.rank == 4 && w.dims[1] == a2 && w.dims[0] == (cs.out_channels + 15) / 16 &&
                                w.dims[2] == cs.in_channels && w.dims[3] == 16,
                            "failed to run Conv: %s needs the transformed filter [%lld, %lld, %lld, 16] (W rank=%d)",
@@ -116,12 +117,13 @@ static Status check_conv_weight(const TensorView& w, const ConvShape& cs, ConvAl
                            static_cast<long long>(cs.in_channels), w.rank);
         return Status::ok();
     }
-    if (algo == ConvAlgo::narrow) {
+    if (algo == ConvAlgo::narrow || is_winograd_lean(algo)) {
         const int64_t k = cs.in_channels / cs.groups * cs.kernel[0] * cs.kernel[1] * cs.kernel[2];
         FLEXPIPE_CHECK_ARG(w.rank == 3 && w.dims[0] == (cs.out_channels + 15) / 16 && w.dims[1] == k && w.dims[2] == 16,
-                           "failed to run Conv: narrow needs the packed filter [%lld, %lld, 16] of conv_narrow_filter "
+                           "failed to run Conv: %s needs the packed filter [%lld, %lld, 16] of conv_narrow_filter "
                            "(W rank=%d)",
-                           static_cast<long long>((cs.out_channels + 15) / 16), static_cast<long long>(k), w.rank);
+                           conv_algo_name(algo), static_cast<long long>((cs.out_channels + 15) / 16),
+                           static_cast<long long>(k), w.rank);
         return Status::ok();
     }
     if (w.dims[0] != cs.out_channels || w.dims[1] * cs.groups != cs.in_channels) {
@@ -157,7 +159,7 @@ Status op_conv(const OpCall& c) {
     FLEXPIPE_RETURN_IF_ERROR(read_spatial(c, op, 1, true, &sa));
     ConvPlan plan;
     FLEXPIPE_RETURN_IF_ERROR(read_conv_plan(c, sa.next, &plan));
-    const bool raw_w = plan.algo != ConvAlgo::winograd63 && plan.algo != ConvAlgo::winograd23 && plan.algo != ConvAlgo::narrow;
+    const bool raw_w = !is_winograd(plan.algo) && plan.algo != ConvAlgo::narrow;
     ConvShape cs;
     FLEXPIPE_RETURN_IF_ERROR(check_conv_tensors(c, op, sa, &cs, raw_w));
     FLEXPIPE_RETURN_IF_ERROR(check_conv_weight(c.in[1], cs, plan.algo));
