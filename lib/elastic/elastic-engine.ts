@@ -20,6 +20,8 @@ import {
   type ElasticPlan,
   type ElasticPlanner,
   type ElasticProfile,
+  type MeasuredAccuracy,
+  type RankedImportance,
   type ShardRef,
 } from '../plan/elastic/index.js'
 import { SerialQueue } from '../runtime/serial-queue.js'
@@ -158,7 +160,7 @@ export class ElasticEngine {
     private readonly pkg: ElasticPackage,
     private readonly encoder: TextEncoder,
     private readonly profile: ElasticProfile,
-    private readonly importance: ShardRef[],
+    private readonly importance: RankedImportance,
     private readonly importanceKind: 'profiled' | 'layer order',
     private readonly opts: ElasticOpenOptions & ReturnType<typeof checkOptions>,
     readonly seq: number,
@@ -183,7 +185,8 @@ export class ElasticEngine {
     const profile = plannerProfile(pkg.config, pkg.blobs, device, seq, bitwidths)
     const imp = pkg.meta.importance as { ranking?: Array<[number, number]> } | undefined
     const ranking = Array.isArray(imp?.ranking) ? imp!.ranking.map(([layer, shard]) => ({ layer, shard })) : undefined
-    const importance = ranking ?? layerOrder(pkg.config)
+    const accuracy = measuredAccuracy(pkg.meta.importance, pkg.config.layers, pkg.config.heads)
+    const importance: RankedImportance = { ranking: ranking ?? layerOrder(pkg.config), ...(ranking && accuracy ? { accuracy } : {}) }
     // PreloadModel keeps the whole model in memory, the word embeddings included.
     const embeddings = o.planner === 'preload-model' ? 'resident' : 'on-demand'
     const x = await ElasticExecutor.open(path, pkg.config, pkg.blobs, { threads: o.threads, io: o.io, embeddings })
@@ -523,6 +526,23 @@ export class ElasticEngine {
 function sameShards(a: ElasticPlan, b: ElasticPlan): boolean {
   if (a.depth !== b.depth || a.width !== b.width) return false
   return a.shards.every((row, k) => row.every((s, j) => s.bits === b.shards[k]![j]!.bits && s.preloaded === b.shards[k]![j]!.preloaded))
+}
+
+/**
+ * The accuracies of a package's importance profile (dev-set.ts profileImportance: `accuracy[l][h]` with
+ * that shard alone at the highest bitwidth, `lowAccuracy`, `fullAccuracy`), or undefined when it has
+ * none or not of this shape (the planner then assumes more bits are never worse, as the seed does).
+ */
+export function measuredAccuracy(importance: unknown, layers: number, heads: number): MeasuredAccuracy | undefined {
+  const i = importance as { accuracy?: unknown; lowAccuracy?: unknown; fullAccuracy?: unknown } | undefined
+  const table = i?.accuracy
+  const lowest = i?.lowAccuracy
+  const highest = i?.fullAccuracy
+  if (typeof lowest !== 'number' || typeof highest !== 'number' || !Number.isFinite(lowest) || !Number.isFinite(highest)) return undefined
+  if (!Array.isArray(table) || table.length !== layers) return undefined
+  const rows = table as unknown[]
+  if (!rows.every((r) => Array.isArray(r) && r.length === heads && r.every((a) => typeof a === 'number' && Number.isFinite(a)))) return undefined
+  return { lowest, highest, gain: (rows as number[][]).map((r) => r.map((a) => a - lowest)) }
 }
 
 function layerOrder(c: EncoderConfig): ShardRef[] {

@@ -7,12 +7,13 @@ import { mkdtemp, readFile, rm } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import t from 'tap'
-import { readElasticPackage } from '../../lib/elastic/elastic-engine.js'
+import { measuredAccuracy, readElasticPackage } from '../../lib/elastic/elastic-engine.js'
 import { prepareElastic } from '../../lib/elastic/elastic-package.js'
 import { ElasticExecutor, type RunPlan } from '../../lib/elastic/executor.js'
 import { TextEncoder } from '../../lib/elastic/tokenize.js'
 import { tensor } from '../../lib/index.js'
 import { fixtures, repoRoot } from '../helpers/data.js'
+import { planElastic, type ElasticProfile } from '../../lib/plan/elastic/index.js'
 import { runOrt } from '../helpers/ort.js'
 
 const modelDir = join(fixtures, 'spam-encoder')
@@ -34,6 +35,21 @@ t.test('prepare --elastic on the fixture', async (t) => {
   t.equal(L * M, 48)
   t.ok(report.outlierFraction > 0 && report.outlierFraction < 0.01, `outlier fraction ${(report.outlierFraction * 100).toFixed(3)}%`)
   t.ok(report.ms < 60_000, `prepared in ${(report.ms / 1000).toFixed(1)} s`)
+})
+
+t.test("the fixture's importance profile: no shard gains from fp32 alone, so the planner reads every shard at 2 bits", async (t) => {
+  const a = measuredAccuracy(pkg.meta.importance, L, M)
+  if (a === undefined) return void t.fail('the package carries the importance profile of importance.json')
+  t.equal(a.highest, a.lowest, 'fp32 and 2 bits measure the same dev accuracy')
+  t.ok(a.gain.flat().every((g) => g <= 0), 'no shard gains')
+  t.equal(measuredAccuracy({ ...(pkg.meta.importance as object), accuracy: [[0.9]] }, L, M), undefined, 'a table of another shape is ignored')
+  // A profile where IO is free up to the whole model at fp32: the seed's rule would read fp32.
+  const bitwidths = pkg.meta.bitwidths as number[]
+  const profile: ElasticProfile = { layers: L, shardsPerLayer: M, bitwidths, shardBytes: (bits) => bits * 1000, readMsPerByte: 1e-6, readMsPerJob: 0, layerComputeMs: Array.from({ length: M + 1 }, (_, m) => m), fixedMs: 0 }
+  const ranking = (pkg.meta.importance as { ranking: Array<[number, number]> }).ranking.map(([layer, shard]) => ({ layer, shard }))
+  t.equal(planElastic(profile, ranking, { targetMs: 1000 }).uniformBits, 32, 'seed rule: fp32')
+  const plan = planElastic(profile, { ranking, accuracy: a }, { targetMs: 1000 })
+  t.same([plan.uniformBits, plan.bitsHistogram[2]], [2, L * M], 'measured: every shard at 2 bits')
 })
 
 t.test('prepare --elastic from the ONNX export gives the same package as from the Hugging Face folder', async (t) => {

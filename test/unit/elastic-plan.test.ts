@@ -175,6 +175,61 @@ t.test('pass 2 raises shards in importance order as far as the budget allows', a
   t.same(bitsOf(planElastic(p, [], { targetMs: 153 })), [[6, 4, 4]], 'shards left out of the ranking follow in layer order')
 })
 
+t.test('measured accuracies: bits are raised only where the dev set measured a gain', async (t) => {
+  // The profile of the pass-2 test above: seed rule 4 bits uniform, then shard 2 to 6 bits.
+  const p = flatProfile([1, 3], [2, 4, 6], [2000, 4000, 6000], [0, 1, 2, 3])
+  const ranking = [{ layer: 0, shard: 2 }, { layer: 0, shard: 0 }]
+  const gain = (g: number[]) => [g]
+  // No gain anywhere (the model is as accurate at the lowest bitwidth): nothing is raised.
+  const flat = planElastic(p, { ranking, accuracy: { lowest: 0.95, highest: 0.95, gain: gain([0, 0, -0.01]) } }, { targetMs: 153 })
+  t.same([flat.uniformBits, bitsOf(flat), flat.aib], [2, [[2, 2, 2]], [90]], 'no gain measured: every shard at the lowest bitwidth')
+  // The model gains from bits, but only shard 0 alone: pass 1 as the seed, pass 2 skips shard 2.
+  const some = planElastic(p, { ranking, accuracy: { lowest: 0.9, highest: 0.95, gain: gain([0.01, 0, 0]) } }, { targetMs: 153 })
+  t.same([some.uniformBits, bitsOf(some)], [4, [[6, 4, 4]]], 'pass 2 raises the shard with a gain')
+  // Without accuracies (a bare ranking) and with every shard gaining: the seed's plan.
+  const seed = planElastic(p, ranking, { targetMs: 153 })
+  t.same(bitsOf(seed), [[4, 4, 6]])
+  t.same(bitsOf(planElastic(p, { ranking, accuracy: { lowest: 0.9, highest: 0.95, gain: gain([0.01, 0.01, 0.02]) } }, { targetMs: 153 })), bitsOf(seed))
+  // The preload buffer holds shards at the lowest bitwidth when no gain was measured (3 of 2000 bytes
+  // fit in 6000, where the default preload bitwidth, 6, holds one).
+  const pre = planElastic(p, { ranking, accuracy: { lowest: 0.95, highest: 0.95, gain: gain([0, 0, 0]) } }, { targetMs: 153, preloadBytes: 6000 })
+  t.same(pre.preload.map((e) => e.bits), [2, 2, 2], 'preloaded at the lowest bitwidth')
+  t.same(planElastic(p, ranking, { targetMs: 153, preloadBytes: 6000 }).preload.map((e) => e.bits), [6], 'the seed rule preloads at 6 bits')
+  t.throws(() => planElastic(p, { ranking, accuracy: { lowest: 0.9, highest: 0.95, gain: [[0, 0]] } }, { targetMs: 153 }), ArgumentError)
+})
+
+t.test('random profiles and accuracies: plans stay valid and within the target, and never raise a shard without a gain', async (t) => {
+  const problems: string[] = []
+  let plans = 0
+  for (let seed = 1; seed <= cases; seed++) {
+    const c = randomProfile(seed)
+    const rand = prng(seed * 31)
+    const { layers, shardsPerLayer: M } = c.profile
+    const gain = Array.from({ length: layers }, () => Array.from({ length: M }, () => (rand() < 0.5 ? 0.01 * rand() : -0.01 * rand())))
+    const highest = rand() < 0.5 ? 0.9 : 0.95
+    const accuracy = { lowest: 0.93, highest, gain }
+    const preloads = preloadsFor(c)
+    for (const [i, targetMs] of targetsFor(c, 3).entries()) {
+      const preloadBytes = preloads[(seed + i) % preloads.length]!
+      const plan = tryPlan(() => planElastic(c.profile, { ranking: c.importance, accuracy }, { targetMs, preloadBytes }))
+      if (!plan) continue
+      plans++
+      const what = `seed ${seed} T=${targetMs} P=${preloadBytes}`
+      if (!checkAIB(c.profile, plan).valid) problems.push(`${what}: invalid AIBs`)
+      if (!(plan.modelledMs <= targetMs + eps)) problems.push(`${what}: modelled ${plan.modelledMs} > T`)
+      const low = lowestBits(c.profile)
+      if (highest <= 0.93 && plan.uniformBits !== low) problems.push(`${what}: uniform ${plan.uniformBits} bits without a measured gain`)
+      plan.shards.forEach((row, k) =>
+        row.forEach((s) => {
+          if (!s.preloaded && s.bits !== plan.uniformBits && gain[k]![s.shard]! <= 0) problems.push(`${what}: layer ${k} shard ${s.shard} raised without a gain`)
+        }),
+      )
+    }
+  }
+  t.ok(plans > cases, `${plans} plans checked`)
+  t.same(problems.slice(0, 5), [])
+})
+
 t.test('a size table that shrinks at a higher bitwidth needs a second walk over the ranking', async (t) => {
   // Shards a, b, c of one layer at 2 / 4 bits: a 100 / 300 ms, b 300 / 250 ms, c 100 / 1000 ms;
   // 660 ms of budget. Pass 1: 2 bits (500 ms). Walk 1 (a, b, c): a to 4 needs 700 ms, no; b to 4

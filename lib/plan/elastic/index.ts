@@ -14,10 +14,12 @@ export type {
   ElasticPlanner,
   ElasticProfile,
   ElasticSchedule,
+  MeasuredAccuracy,
   PipelineTimeline,
   PlannedShard,
   PlanShape,
   PreloadEntry,
+  RankedImportance,
   ShardBytes,
   ShardRef,
 } from './types.js'

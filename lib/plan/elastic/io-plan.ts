@@ -19,10 +19,15 @@
 // shard's bitwidth index, so the walks end after at most (shards x bitwidths) raises.
 // A raise is tested by recomputing its layer's debit with the same formula as the ledger (not by
 // adding a difference), so the final AIBs are bit-identical to a fresh computation of the plan.
+// With the dev set's measured accuracies (profile.ts accuracyRule), beyond the seed: pass 1 stays at
+// the lowest bitwidth when the model measured no more accurate at the highest than at the lowest,
+// and pass 2 skips shards whose own raise measured no gain. The seed assumes more bits are never
+// worse; on a model that loses nothing to the lowest bitwidth, reading more bits only spends IO
+// (and, measured on the dev set, can even cost an email or two).
 import { accumulatedBudgets, allNonNegative, isValid, layerDebit, ledgerOf, type BudgetRule } from './aib.js'
 import type { SubModel } from './compute-plan.js'
 import { uniformLayout, type Layout } from './layout.js'
-import type { Model, Resolved } from './profile.js'
+import type { AccuracyRule, Model, Resolved } from './profile.js'
 
 export interface IoPlan {
   readonly layout: Layout
@@ -32,8 +37,8 @@ export interface IoPlan {
   readonly walks: number
 }
 
-function uniformPass(model: Model, sub: SubModel, r: Resolved, rule: BudgetRule): number {
-  for (let b = model.bitwidths.length - 1; b >= 0; b--) {
+function uniformPass(model: Model, sub: SubModel, r: Resolved, rule: BudgetRule, raiseUniform: boolean): number {
+  for (let b = raiseUniform ? model.bitwidths.length - 1 : 0; b >= 0; b--) {
     if (isValid(model, uniformLayout(sub.depth, sub.width, sub.preloaded, r.preloadBi, b), r.targetMs, rule)) return b
   }
   /* c8 ignore next 2 */
@@ -65,17 +70,18 @@ function raisePass(model: Model, layout: Layout, order: readonly number[], targe
 
 /**
  * Bitwidths for the sub-model: pass 1 then pass 2. `ranking` holds flat full-model indices
- * (layer * M + shard) in visiting order (profile.ts rankingOf).
+ * (layer * M + shard) in visiting order (profile.ts rankingOf); `accuracy` limits both passes to
+ * raises the dev set measured a gain for (default: every raise).
  */
-export function planIO(model: Model, ranking: readonly number[], sub: SubModel, r: Resolved, rule: BudgetRule = accumulatedBudgets): IoPlan {
-  const uniformBi = uniformPass(model, sub, r, rule)
+export function planIO(model: Model, ranking: readonly number[], sub: SubModel, r: Resolved, rule: BudgetRule = accumulatedBudgets, accuracy: AccuracyRule = { uniform: true, raise: () => true }): IoPlan {
+  const uniformBi = uniformPass(model, sub, r, rule, accuracy.uniform)
   const layout = uniformLayout(sub.depth, sub.width, sub.preloaded, r.preloadBi, uniformBi)
   const M = model.shardsPerLayer
   const order: number[] = []
   for (const flat of ranking) {
     const [layer, shard] = [Math.floor(flat / M), flat % M]
     const i = layer * sub.width + shard
-    if (layer < sub.depth && shard < sub.width && !layout.preloaded[i]) order.push(i)
+    if (layer < sub.depth && shard < sub.width && !layout.preloaded[i] && accuracy.raise(flat)) order.push(i)
   }
   return { layout, uniformBi, walks: raisePass(model, layout, order, r.targetMs, rule) }
 }

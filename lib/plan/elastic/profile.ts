@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 // An ElasticProfile checked and flattened (the shard-size table as one array), plus argument checks.
 import { ArgumentError } from '../../errors.js'
-import type { ElasticOptions, ElasticProfile, ShardRef } from './types.js'
+import type { MeasuredAccuracy, ElasticOptions, ElasticProfile, ShardRef } from './types.js'
 
 export interface Model {
   /** N */
@@ -126,4 +126,27 @@ export function rankingOf(model: Model, importance: readonly ShardRef[]): number
   })
   for (let flat = 0; flat < model.layers * model.shardsPerLayer; flat++) if (!seen.has(flat)) order.push(flat)
   return order
+}
+
+/** What IO planning may spend bits on, from the measured accuracies (io-plan.ts). */
+export interface AccuracyRule {
+  /** Pass 1 may raise the uniform bitwidth above the lowest. */
+  readonly uniform: boolean
+  /** Pass 2 may raise flat shard i (layer * M + shard). */
+  readonly raise: (flat: number) => boolean
+}
+
+/**
+ * Without measured accuracies, the seed's assumption that more bits are never less accurate: every
+ * raise allowed. With them, pass 1 raises the uniform bitwidth only if the model at the highest
+ * bitwidth measured more accurate than at the lowest, and pass 2 visits only shards whose own raise
+ * measured a gain (> 0): reads that buy no measured accuracy are not made.
+ */
+export function accuracyRule(model: Model, a: MeasuredAccuracy | undefined): AccuracyRule {
+  if (a === undefined) return { uniform: true, raise: () => true }
+  const M = model.shardsPerLayer
+  const ok = Number.isFinite(a.lowest) && Number.isFinite(a.highest) && Array.isArray(a.gain) && a.gain.length === model.layers &&
+    a.gain.every((row) => Array.isArray(row) && row.length === M && row.every((g) => Number.isFinite(g)))
+  if (!ok) throw new ArgumentError(`accuracy: expected finite lowest, highest and gain[${model.layers}][${M}]`)
+  return { uniform: a.highest > a.lowest, raise: (flat) => a.gain[Math.floor(flat / M)]![flat % M]! > 0 }
 }

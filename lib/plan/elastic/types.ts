@@ -42,6 +42,26 @@ export interface ShardRef {
   readonly shard: number
 }
 
+/**
+ * What the dev set measured in the importance profile (seed §5.2): the accuracy with every shard at
+ * the lowest bitwidth, at the highest, and per shard the change when that shard alone is raised to the
+ * highest. With it, IO planning spends budget on bits only where they measured more accurate.
+ */
+export interface MeasuredAccuracy {
+  /** Dev accuracy, every shard at the lowest bitwidth. */
+  readonly lowest: number
+  /** Dev accuracy, every shard at the highest bitwidth. */
+  readonly highest: number
+  /** gain[layer][shard]: accuracy with that shard alone at the highest bitwidth, minus `lowest`. */
+  readonly gain: readonly (readonly number[])[]
+}
+
+/** A ranking, most important shard first, with the accuracies it was ranked by (optional). */
+export interface RankedImportance {
+  readonly ranking: readonly ShardRef[]
+  readonly accuracy?: MeasuredAccuracy
+}
+
 export interface ElasticOptions {
   /** T: the pipeline must finish within this many ms of the inference start. */
   readonly targetMs: number
