@@ -36,7 +36,7 @@ const runs = Math.round(numberOption('runs', 'FLEXPIPE_BENCH_RUNS', 5))
 const warmup = Math.round(Number(option('warmup', 'FLEXPIPE_BENCH_WARMUP') ?? 1))
 const points = Math.round(numberOption('points', 'FLEXPIPE_BENCH_POINTS', 8))
 // Rounds of the paired latency measurement at 100 MB (PairedRequest; 0 skips it).
-const pairedRounds = Math.round(numberOption('paired-rounds', 'FLEXPIPE_BENCH_PAIRED_ROUNDS', 6))
+const pairedRounds = Math.round(numberOption('paired-rounds', 'FLEXPIPE_BENCH_PAIRED_ROUNDS', 6, true))
 const timeoutS = numberOption('timeout', 'FLEXPIPE_BENCH_TIMEOUT_S', 1800)
 const floorOption = option('floor', 'FLEXPIPE_BENCH_FLOOR_MB')
 const throttleMode = option('throttle', 'FLEXPIPE_BENCH_THROTTLE') ?? 'both'

@@ -71,11 +71,11 @@ export function option(name: string, env: string): string | undefined {
   return process.env[env] || undefined
 }
 
-export function numberOption(name: string, env: string, fallback: number): number {
+export function numberOption(name: string, env: string, fallback: number, allowZero = false): number {
   const v = option(name, env)
   if (v === undefined) return fallback
   const n = Number(v)
-  if (!Number.isFinite(n) || n <= 0) throw new Error(`--${name} / ${env}: expected a positive number, got '${v}'`)
+  if (!Number.isFinite(n) || n < 0 || (n === 0 && !allowZero)) throw new Error(`--${name} / ${env}: expected a ${allowZero ? 'non-negative' : 'positive'} number, got '${v}'`)
   return n
 }
 
