@@ -19,7 +19,7 @@ struct Block {
     const WinogradGeometry* g;
     float* v;
     float* mw;  // threads * g->mw_floats
-    float* u;   // lean: threads * g->u_floats (each thread's transformed panel); else null
+    float* u;   // lean: threads * a² * C * 16 floats (each thread's transformed panel); else null
     int64_t t0, nt;
 };
 
@@ -45,11 +45,8 @@ void panel_stage(const Block& b, int64_t p, int64_t q0, int64_t q1, float* mw, f
     const WinogradGeometry& g = *b.g;
     const int64_t a2 = int64_t{g.alpha} * g.alpha, C = s.in_channels, M = s.out_channels;
     const int64_t tl0 = q0 * winograd_mr, tl1 = q1 * winograd_mr < b.nt ? q1 * winograd_mr : b.nt;
-    const float* panel = b.args->w + p * a2 * C * winograd_nr;
-    if (up != nullptr) {
-        b.tr->filter_panel(b.args->w + p * C * 9 * winograd_nr, C, up);
-        panel = up;
-    }
+    if (up != nullptr) b.tr->filter_panel(b.args->w + p * C * 9 * winograd_nr, C, up);
+    const float* panel = up != nullptr ? up : b.args->w + p * a2 * C * winograd_nr;
     for (int64_t xi = 0; xi < a2; ++xi) {
         const float* u = panel + xi * C * winograd_nr;
         for (int64_t tl = tl0; tl < tl1; tl += winograd_mr) {

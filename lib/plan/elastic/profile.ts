@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 // An ElasticProfile checked and flattened (the shard-size table as one array), plus argument checks.
 import { ArgumentError } from '../../errors.js'
-import type { MeasuredAccuracy, ElasticOptions, ElasticProfile, ShardRef } from './types.js'
+import type { ElasticOptions, ElasticProfile, MeasuredAccuracy, ShardRef } from './types.js'
 
 export interface Model {
   /** N */
