@@ -36,6 +36,15 @@ function quantile(xs: readonly number[], q: number): number {
   return s[lo]! + (s[hi]! - s[lo]!) * (pos - lo)
 }
 
+/** Milliseconds of one infer(); the outputs are dropped at once and gc() keeps at most one set alive. */
+async function timedInfer(engine: lib.Engine, feeds: Parameters<lib.Engine['infer']>[0]): Promise<number> {
+  const t = performance.now()
+  await engine.infer(feeds)
+  const ms = performance.now() - t
+  collect()
+  return ms
+}
+
 async function openFor(req: ChildRequest): Promise<lib.Engine> {
   const c = req.config
   if (c.pkg === 'onnx') return lib.open(req.file, { threads: req.threads })
@@ -61,13 +70,7 @@ async function measure(req: ChildRequest): Promise<ChildResult> {
   const engine = await openFor(req)
   const openMs = performance.now() - t0
   const opened = procStatus()
-  const time = async () => {
-    const t = performance.now()
-    await engine.infer(feeds) // the outputs are dropped at once; gc() keeps at most one set alive
-    const ms = performance.now() - t
-    collect()
-    return ms
-  }
+  const time = () => timedInfer(engine, feeds)
   const warmupMs: number[] = []
   const timesMs: number[] = []
   // per timed run of a streaming plan: the lanes' waits and the reads' time (BudgetStats.lastPipeline)
@@ -114,14 +117,9 @@ async function paired(req: PairedRequest['paired']): Promise<PairedResult> {
   const block = async (budget: number | undefined): Promise<number> => {
     const engine = await open(budget)
     try {
-      await engine.infer(feeds) // warm-up
+      await timedInfer(engine, feeds) // warm-up
       const ms: number[] = []
-      for (let i = 0; i < req.runs; i++) {
-        const t = performance.now()
-        await engine.infer(feeds)
-        ms.push(performance.now() - t)
-        collect()
-      }
+      for (let i = 0; i < req.runs; i++) ms.push(await timedInfer(engine, feeds))
       return quantile(ms, 0.5)
     } finally {
       await engine.close()

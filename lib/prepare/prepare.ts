@@ -174,7 +174,7 @@ export async function prepare(modelPath: string, outPath: string, options: Prepa
     const s = stored.get(w)
     if (s?.forms.raw !== undefined) needed.add(s.forms.raw)
     const narrow = s?.forms['#conv_narrow_filter()']
-    if (narrow !== undefined && layer.defaultKernel.startsWith('winograd') && layer.options.some((o) => o.kernel === 'narrow' || o.kernel.endsWith('_lean'))) needed.add(narrow)
+    if (narrow !== undefined && layer.defaultKernel.startsWith('winograd') && layer.options.some((o) => o.sliced?.form === '#conv_narrow_filter()')) needed.add(narrow)
   }
   for (const s of stored.values()) for (const [form, b] of Object.entries(s.forms)) if (!needed.has(b)) delete s.forms[form]
   const storedFinal = new Map([...stored].filter(([, s]) => Object.keys(s.forms).length > 0))

@@ -264,11 +264,11 @@ function emitSliced(b: Builder, step: Step, o: StepOption, call: KernelCall, sli
     const outs = outputSlots(b, step, call, k)
     let ints = call.ints
     if (sl.axis === 'conv-out') {
-      // Winograd's [panels, a², C, 16] and narrow's [panels, K, 16] (also read by the lean Winograd
-      // kernels): whole 16-channel panels (c0 is a multiple of 16, the slicing unit of all of them)
-      const panels = wShape.dims[wShape.dims.length - 1] === 16 && wShape.dims[0] === Math.ceil(y[1]! / 16) &&
-        ((wShape.dims.length === 4 && o.kernel.startsWith('winograd')) ||
-          (wShape.dims.length === 3 && (o.kernel === 'narrow' || o.kernel.endsWith('_lean'))))
+      // The panel-major forms, Winograd's [panels, a², C, 16] and the narrow GEMM's [panels, K, 16]
+      // (which the lean Winograd kernels read too): whole 16-channel panels (c0 is a multiple of 16,
+      // the slicing unit of every kernel reading them)
+      const panelForm = sl.form.startsWith('#winograd_') || sl.form === '#conv_narrow_filter()'
+      const panels = panelForm && wShape.dims[wShape.dims.length - 1] === 16 && wShape.dims[0] === Math.ceil(y[1]! / 16)
       if (panels) {
         const panelBytes = (numel(wShape.dims) / wShape.dims[0]!) * 4
         const p0 = c0 / 16

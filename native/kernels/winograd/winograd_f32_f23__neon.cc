@@ -6,17 +6,10 @@
 #include "kernels/gemm/transpose_neon.h"
 #include "kernels/winograd/winograd.h"
 #include "kernels/winograd/winograd_impl.h"
+#include "kernels/winograd/winograd_ops_neon.h"
 
 namespace flexpipe {
 namespace {
-
-struct NeonOps {
-    using V = float32x4_t;
-    static V add(V a, V b) { return vaddq_f32(a, b); }
-    static V sub(V a, V b) { return vsubq_f32(a, b); }
-    static V mul(V a, float s) { return vmulq_n_f32(a, s); }
-    static V madd(V a, float s, V c) { return vfmaq_n_f32(c, a, s); }
-};
 
 // d[j] = pixel (y, ix + j), j < 4, of channels 0..3 (lanes), zero outside the image or for channels >= nc.
 inline void load_row(const float* x, int64_t plane, int64_t h, int64_t w, int64_t y, int64_t ix, int nc,

@@ -5,17 +5,10 @@
 #include "common/macros.h"
 #include "kernels/winograd/winograd.h"
 #include "kernels/winograd/winograd_impl.h"
+#include "kernels/winograd/winograd_ops_avx2.h"
 
 namespace flexpipe {
 namespace {
-
-struct Avx2Ops {
-    using V = __m256;
-    static V add(V a, V b) { return _mm256_add_ps(a, b); }
-    static V sub(V a, V b) { return _mm256_sub_ps(a, b); }
-    static V mul(V a, float s) { return _mm256_mul_ps(a, _mm256_set1_ps(s)); }
-    static V madd(V a, float s, V c) { return _mm256_fmadd_ps(a, _mm256_set1_ps(s), c); }
-};
 
 // In-register 8 x 8 transpose: r[i] lane j becomes r[j] lane i.
 inline void transpose8(__m256* r) {

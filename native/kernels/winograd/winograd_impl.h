@@ -3,8 +3,10 @@
 // expressions (ref: float without FMA; SIMD: lanes = channels, FMA).
 //
 // An ops struct O provides: using V; static V add(V, V); sub(V, V); mul(V, float); madd(V a, float s, V c)
-// = a * s + c. Everything here has internal linkage (anonymous namespace): each ISA translation unit gets
-// its own copy compiled with its own flags, so no AVX2 code can leak into baseline code (STYLE.md §3).
+// = a * s + c; and for filter_panel also lanes, load(const float*) and store(float*, V). ScalarOps is
+// below; the SIMD ones are in winograd_ops_<isa>.h (AVX-512's in its one file). Everything here has
+// internal linkage (anonymous namespace): each ISA translation unit gets its own copy compiled with its
+// own flags, so no AVX2 code can leak into baseline code (STYLE.md §3).
 #pragma once
 
 namespace flexpipe {
@@ -104,8 +106,8 @@ inline void f63_filter_1d(const typename O::V* g, int gs, typename O::V* u, int 
 
 // The filter transform of one 16-channel panel at run time (the lean Winograd kernels): a is the narrow
 // GEMM's panel [C * 9][16] (kernels/gemm/narrow.h; row c * 9 + kh * 3 + kw), u the transformed panel
-// [A²][C][16] (layout of winograd.h). Lanes are output channels, O::lanes at a time; O adds lanes,
-// load and store to the ops above. r = (G g) Gᵀ, as the offline transform orders it.
+// [A²][C][16] (layout of winograd.h). Lanes are output channels, O::lanes at a time (O's lanes, load
+// and store: ScalarOps below, winograd_ops_<isa>.h). r = (G g) Gᵀ, as the offline transform orders it.
 template <class O, int A>
 inline void filter_panel(const float* a, int64_t C, float* u) {
     using V = typename O::V;
@@ -129,6 +131,9 @@ inline void filter_panel(const float* a, int64_t C, float* u) {
 // Scalar ops (the reference: separate multiply and add, no FMA).
 struct ScalarOps {
     using V = float;
+    static constexpr int lanes = 1;
+    static float load(const float* p) { return *p; }
+    static void store(float* p, float v) { *p = v; }
     static float add(float a, float b) { return a + b; }
     static float sub(float a, float b) { return a - b; }
     static float mul(float a, float s) { return a * s; }
