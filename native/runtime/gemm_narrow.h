@@ -17,7 +17,8 @@
 //
 // A weight slice (FlexNN) is a range of whole panels and the matching rows of C, row_bias and R:
 // pass them as the problem. Threads take units of the table's narrow_panels panels (cut into column
-// parts when there are fewer units than threads, or a count they do not divide); each unit
+// parts when there are fewer units than threads, or a count they do not divide), or, when B is at
+// least as wide as A is tall, every unit over their own share of the columns; each unit
 // runs k in blocks of narrow_kc, every column group of a block before the next, so each weight
 // element is read from memory once and then from L1 by the other column groups. The Cᵀ tile of a
 // unit (at most narrow_max_cols columns at a time) lives in the thread's part of the workspace.

@@ -50,6 +50,13 @@ inline RowsGeometry rows_geometry(const ConvShape& s) {
     return g;
 }
 
+// Copies every other float: d[i] = src[2 i] for i < n, reading nothing past src[2 n - 2] (the input
+// row may end there). The column phases of a stride-2 row; variants pass a vector one to rows_run.
+using RowsGather2Fn = void (*)(float* d, const float* src, int64_t n);
+inline void rows_gather2_scalar(float* d, const float* src, int64_t n) {
+    for (int64_t i = 0; i < n; ++i) d[i] = src[2 * i];
+}
+
 // The ring of one thread: rows [lo, hi] of the image are present once rows_advance(lo, hi) returned.
 struct RowsRing {
     const ConvShape* s = nullptr;
@@ -57,6 +64,7 @@ struct RowsRing {
     float* buf = nullptr;      // RowsGeometry::floats
     RowsGeometry g;
     int64_t filled = INT64_MIN;  // the highest input row present
+    RowsGather2Fn gather2 = rows_gather2_scalar;
 
     // Phase q of input row ih of channel c (ih in the window of the current output row).
     float* phase(int64_t c, int64_t ih, int64_t q) const {
@@ -82,6 +90,9 @@ struct RowsRing {
                 for (; j < j0 && j < g.panel; ++j) d[j] = 0.0f;
                 if (sw == 1) {
                     if (j1 > j) std::memcpy(d + j, r + j + q - pw, sizeof(float) * (j1 - j));
+                    j = j1 > j ? j1 : j;
+                } else if (sw == 2) {
+                    if (j1 > j) gather2(d + j, r + q - pw + 2 * j, j1 - j);
                     j = j1 > j ? j1 : j;
                 } else {
                     const float* src = r + q - pw;
@@ -119,6 +130,7 @@ struct RowsBlockArgs {
     const float* bias;         // its bias, or null
     float* y;                  // output row oh of the block's first channel
     int64_t T, plane;          // weights per channel (C KH KW), floats per output channel (OH OW)
+    int64_t next;              // OW when row oh + 1 follows in the same planes (y + next), else 0
     float lo, hi;              // clamp bounds, used when clamp
     bool clamp;
 };
@@ -135,19 +147,22 @@ inline void rows_channel_block(int64_t r, int64_t m, Block& block) {
 // The entry the SIMD variants share: for each output row [row_begin, row_end) of batch * OH rows,
 // makes its input rows present in the thread's ring, then calls channels(a, std::integral_constant<int,
 // R>{}) for the blocks of R <= MaxR output channels that cover [0, M) (R = MaxR but for the last), with
-// a set for that row and block.
-template <int MaxR, typename Channels>
+// a set for that row and block. With PrefetchRows, it first prefetches the next output row of every
+// channel for writing; a variant whose blocks prefetch their own (a.next) passes false.
+template <int MaxR, bool PrefetchRows, typename Channels>
 inline void rows_run(const ConvShape& s, const float* x, const float* w, const float* bias, const ConvActivation& act,
-                     float* y, float* ring, int64_t row_begin, int64_t row_end, Channels&& channels) {
+                     float* y, float* ring, int64_t row_begin, int64_t row_end, Channels&& channels,
+                     RowsGather2Fn gather2 = rows_gather2_scalar) {
     const int64_t OH = s.out[1], OW = s.out[2], M = s.out_channels;
     RowsRing rr;
     rr.s = &s;
     rr.buf = ring;
     rr.g = rows_geometry(s);
+    rr.gather2 = gather2;
     int64_t koff[rows_max_kernel];
     rr.tap_offsets(koff);
     const float* rows[4 * rows_max_kernel];
-    RowsBlockArgs a{rows, koff, nullptr, nullptr, nullptr, s.in_channels * s.kernel[1] * s.kernel[2], OH * OW,
+    RowsBlockArgs a{rows,    koff,   nullptr, nullptr, nullptr, s.in_channels * s.kernel[1] * s.kernel[2], OH * OW, 0,
                     act.lo, act.hi, act.clamp};
     int64_t image = -1;
     for (int64_t row = row_begin; row < row_end; ++row) {
@@ -159,7 +174,8 @@ inline void rows_run(const ConvShape& s, const float* x, const float* w, const f
         }
         rr.advance(oh);
         rr.row_pointers(oh, rows);
-        if (oh + 1 < OH) {
+        a.next = oh + 1 < OH ? OW : 0;
+        if (PrefetchRows && oh + 1 < OH) {
             // The next row's output lines, one per plane, prefetched for writing: a stem writes a row of
             // every output channel in turn, more streams than the hardware prefetchers follow, so each
             // line was read for ownership on the stores' critical path. SqueezeNet's stem (3x3 s2

@@ -2,7 +2,8 @@
 // im2col by rows, AVX2 + FMA (see im2col_rows.h): blocks of 6 output channels x 16 output columns keep
 // 12 accumulators in registers; per (c, kh, kw) two unaligned loads of a de-interleaved input row feed
 // 12 FMAs with 6 broadcast weights (15 of the 16 ymm registers: 4 x 24 would need all 16 and spills). A last block of fewer than 8 columns stores through a mask (the
-// ring rows are zero-padded past the output width, so its loads stay inside them).
+// ring rows are zero-padded past the output width, so its loads stay inside them). Stride-2 rows are
+// split into their column phases by shuffles (gather2).
 #include <immintrin.h>
 
 #include "kernels/im2col/im2col_rows.h"
@@ -54,12 +55,24 @@ void channels(const RowArgs& a, const ConvShape& s) {
     if (ow < OW) block<R, 1>(a, s, ow, static_cast<int>(OW - ow));
 }
 
+// d[i] = src[2 i]: the even lanes of two vectors (a shuffle within 128-bit halves, then a cross-half
+// permute), 8 at a time while the second vector ends before src[2 n - 1] (never read), the rest one by one.
+void gather2(float* d, const float* src, int64_t n) {
+    int64_t i = 0;
+    for (; i + 8 < n; i += 8) {
+        const __m256 evens = _mm256_shuffle_ps(_mm256_loadu_ps(src + 2 * i), _mm256_loadu_ps(src + 2 * i + 8), 0x88);
+        _mm256_storeu_ps(d + i, _mm256_castpd_ps(_mm256_permute4x64_pd(_mm256_castps_pd(evens), 0xd8)));
+    }
+    for (; i < n; ++i) d[i] = src[2 * i];
+}
+
 }  // namespace
 
 void im2col_rows_f32__avx2(const ConvShape& s, const float* x, const float* w, const float* bias,
                            const ConvActivation& act, float* y, float* ring, int64_t row_begin, int64_t row_end) {
-    rows_run<6>(s, x, w, bias, act, y, ring, row_begin, row_end,
-                [&](const RowArgs& a, auto r) { channels<decltype(r)::value>(a, s); });
+    rows_run<6, true>(
+        s, x, w, bias, act, y, ring, row_begin, row_end,
+        [&](const RowArgs& a, auto r) { channels<decltype(r)::value>(a, s); }, gather2);
 }
 
 }  // namespace flexpipe

@@ -3,8 +3,10 @@
 // accumulators in zmm registers; per (c, kh, kw) two unaligned loads of a de-interleaved input row feed
 // 16 FMAs with 8 broadcast weights, 10 loads per 16 FMAs where the AVX2 variant's 6 x 16 block needs 8
 // per 12 on vectors half as wide (the same trade as the GEMM's 8x32 tile, gemm_f32_8x32__avx512.cc).
-// A last block of fewer than 16 columns loads and stores through write masks: its lanes past the
-// output width would read past the ring's zero padding (a multiple of 8 floats).
+// A row's last columns are one vector ending at its end (overlapping the previous block); a row of
+// fewer than 16 columns loads and stores through write masks: its lanes past the output width would
+// read past the ring's zero padding (a multiple of 8 floats). Stride-2 rows are split into their
+// column phases by permutes (gather2).
 #include <immintrin.h>
 
 #include <utility>
@@ -21,27 +23,35 @@ namespace {
 
 using RowArgs = RowsBlockArgs;
 
-// acc[r][v] += w(r) * xv[v] for the R channels, w(r) the current weight of channel r.
+// acc[r V + v] += w(r) * xv[v] for the R channels, w(r) the current weight of channel r.
 template <int R, int V, size_t... Rs>
-__attribute__((always_inline)) inline void fma_channels(std::index_sequence<Rs...>, __m512 (&acc)[R][V],
+__attribute__((always_inline)) inline void fma_channels(std::index_sequence<Rs...>, __m512 (&acc)[R * V],
                                                         const StridedRows8& w, const __m512 (&xv)[V]) {
     auto one = [&](auto r) {
         const __m512 wv = _mm512_set1_ps(*w.row<decltype(r)::value>());
-        for (int v = 0; v < V; ++v) acc[decltype(r)::value][v] = _mm512_fmadd_ps(wv, xv[v], acc[decltype(r)::value][v]);
+        constexpr int at = decltype(r)::value * V;
+        for (int v = 0; v < V; ++v) acc[at + v] = _mm512_fmadd_ps(wv, xv[v], acc[at + v]);
     };
     (one(std::integral_constant<int, static_cast<int>(Rs)>{}), ...);
 }
 
-// R channels x V vectors of 16 columns from column ow; `tail` < 16: one masked vector of that many.
-// The weights of the R channels (rows T floats apart, read in the taps' order c, kh, kw) advance one
-// float per tap.
-template <int R, int V>
-inline void block(const RowArgs& a, const ConvShape& s, int64_t ow, int tail) {
+// R channels x V vectors of 16 columns from column ow; Masked: one vector of the columns in m (a row
+// narrower than 16 columns). GCC keeps the masked block's acc in memory across the tap loop (the
+// masked loads may alias it), so rows of 16 columns or more end with an unmasked block instead. The weights of the R channels (rows T
+// floats apart, read in the taps' order c, kh, kw) advance one float per tap. Each block prefetches
+// the lines it will write in the next output row (a.next): spread over the row's blocks, the
+// prefetches stay within the line fill buffers that a burst of one per plane and line overran.
+template <int R, int V, bool Masked>
+inline void block(const RowArgs& a, const ConvShape& s, int64_t ow, __mmask16 m) {
+    static_assert(!Masked || V == 1, "a masked block is one vector");
     const int64_t C = s.in_channels, KH = s.kernel[1], KW = s.kernel[2];
-    const __mmask16 m = static_cast<__mmask16>(tail >= 16 ? 0xffffu : (1u << tail) - 1u);
-    __m512 acc[R][V];
+    if (a.next != 0) {
+        for (int r = 0; r < R; ++r)
+            for (int v = 0; v < V; ++v) _mm_prefetch(reinterpret_cast<const char*>(a.y + r * a.plane + a.next + ow + 16 * v), _MM_HINT_T0);
+    }
+    __m512 acc[R * V];
     for (int r = 0; r < R; ++r)
-        for (int v = 0; v < V; ++v) acc[r][v] = _mm512_set1_ps(a.bias ? a.bias[r] : 0.0f);
+        for (int v = 0; v < V; ++v) acc[r * V + v] = _mm512_set1_ps(a.bias ? a.bias[r] : 0.0f);
     StridedRows8 wr(a.w, a.T);
     for (int64_t c = 0; c < C; ++c) {
         for (int64_t kh = 0; kh < KH; ++kh) {
@@ -49,18 +59,18 @@ inline void block(const RowArgs& a, const ConvShape& s, int64_t ow, int tail) {
             for (int64_t kw = 0; kw < KW; ++kw, wr.advance(sizeof(float))) {
                 const float* xp = xr + a.koff[kw];
                 __m512 xv[V];
-                for (int v = 0; v < V; ++v) xv[v] = tail >= 16 ? _mm512_loadu_ps(xp + 16 * v) : _mm512_maskz_loadu_ps(m, xp);
+                for (int v = 0; v < V; ++v) xv[v] = Masked ? _mm512_maskz_loadu_ps(m, xp) : _mm512_loadu_ps(xp + 16 * v);
                 fma_channels<R, V>(std::make_index_sequence<R>{}, acc, wr, xv);
             }
         }
     }
     for (int r = 0; r < R; ++r) {
         for (int v = 0; v < V; ++v) {
-            __m512 o = acc[r][v];
+            __m512 o = acc[r * V + v];
             if (a.clamp) o = _mm512_min_ps(_mm512_set1_ps(a.hi), _mm512_max_ps(_mm512_set1_ps(a.lo), o));  // NaN stays NaN
             float* yp = a.y + r * a.plane + ow + 16 * v;
-            if (tail >= 16) _mm512_storeu_ps(yp, o);
-            else _mm512_mask_storeu_ps(yp, m, o);
+            if (Masked) _mm512_mask_storeu_ps(yp, m, o);
+            else _mm512_storeu_ps(yp, o);
         }
     }
 }
@@ -69,17 +79,32 @@ template <int R>
 void channels(const RowArgs& a, const ConvShape& s) {
     const int64_t OW = s.out[2];
     int64_t ow = 0;
-    for (; ow + 32 <= OW; ow += 32) block<R, 2>(a, s, ow, 16);
-    for (; ow + 16 <= OW; ow += 16) block<R, 1>(a, s, ow, 16);
-    if (ow < OW) block<R, 1>(a, s, ow, static_cast<int>(OW - ow));
+    for (; ow + 32 <= OW; ow += 32) block<R, 2, false>(a, s, ow, 0xffff);
+    for (; ow + 16 <= OW; ow += 16) block<R, 1, false>(a, s, ow, 0xffff);
+    if (ow == OW) return;
+    // The last columns: one full vector ending at the row's end, over columns already written (the
+    // same values again), or, on a row narrower than a vector, a masked one.
+    if (OW >= 16) block<R, 1, false>(a, s, OW - 16, 0xffff);
+    else block<R, 1, true>(a, s, 0, static_cast<__mmask16>((1u << OW) - 1u));
+}
+
+// d[i] = src[2 i]: the even lanes of two vectors, 16 at a time while the second vector ends before
+// src[2 n - 1] (never read), the rest one by one.
+void gather2(float* d, const float* src, int64_t n) {
+    const __m512i even = _mm512_setr_epi32(0, 2, 4, 6, 8, 10, 12, 14, 16, 18, 20, 22, 24, 26, 28, 30);
+    int64_t i = 0;
+    for (; i + 16 < n; i += 16)
+        _mm512_storeu_ps(d + i, _mm512_permutex2var_ps(_mm512_loadu_ps(src + 2 * i), even, _mm512_loadu_ps(src + 2 * i + 16)));
+    for (; i < n; ++i) d[i] = src[2 * i];
 }
 
 }  // namespace
 
 void im2col_rows_f32__avx512(const ConvShape& s, const float* x, const float* w, const float* bias,
                              const ConvActivation& act, float* y, float* ring, int64_t row_begin, int64_t row_end) {
-    rows_run<8>(s, x, w, bias, act, y, ring, row_begin, row_end,
-                [&](const RowArgs& a, auto r) { channels<decltype(r)::value>(a, s); });
+    rows_run<8, false>(
+        s, x, w, bias, act, y, ring, row_begin, row_end,
+        [&](const RowArgs& a, auto r) { channels<decltype(r)::value>(a, s); }, gather2);
 }
 
 }  // namespace flexpipe

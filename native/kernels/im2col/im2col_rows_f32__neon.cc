@@ -2,7 +2,8 @@
 // im2col by rows, NEON (see im2col_rows.h): blocks of 6 output channels x 16 output columns keep 24
 // accumulators in registers (of 32); per (c, kh, kw) four unaligned loads of a de-interleaved input row
 // feed 24 FMAs with 6 broadcast weights. A last block of fewer than 4 columns is computed whole (the ring
-// rows are zero-padded past the output width) and only its valid lanes are stored.
+// rows are zero-padded past the output width) and only its valid lanes are stored. Stride-2 rows are
+// split into their column phases by de-interleaving loads (gather2).
 #include <arm_neon.h>
 
 #include "kernels/im2col/im2col_rows.h"
@@ -61,12 +62,21 @@ void channels(const RowArgs& a, const ConvShape& s) {
     if (ow < OW) block<R, 1>(a, s, ow, static_cast<int>(OW - ow));
 }
 
+// d[i] = src[2 i]: vld2q_f32 de-interleaves 8 floats into evens and odds, 4 at a time while the load
+// ends before src[2 n - 1] (never read), the rest one by one.
+void gather2(float* d, const float* src, int64_t n) {
+    int64_t i = 0;
+    for (; i + 4 < n; i += 4) vst1q_f32(d + i, vld2q_f32(src + 2 * i).val[0]);
+    for (; i < n; ++i) d[i] = src[2 * i];
+}
+
 }  // namespace
 
 void im2col_rows_f32__neon(const ConvShape& s, const float* x, const float* w, const float* bias,
                            const ConvActivation& act, float* y, float* ring, int64_t row_begin, int64_t row_end) {
-    rows_run<6>(s, x, w, bias, act, y, ring, row_begin, row_end,
-                [&](const RowArgs& a, auto r) { channels<decltype(r)::value>(a, s); });
+    rows_run<6, true>(
+        s, x, w, bias, act, y, ring, row_begin, row_end,
+        [&](const RowArgs& a, auto r) { channels<decltype(r)::value>(a, s); }, gather2);
 }
 
 }  // namespace flexpipe
