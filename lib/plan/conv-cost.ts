@@ -266,3 +266,49 @@ export function defaultConvTransposeSlices(s: ConvShape): number {
   const rowsPerBand = Math.max(1, Math.floor((2 << 20) / (4 * colRows * s.in[2])))
   return Math.max(1, ceilDiv(s.in[0] * s.in[1], rowsPerBand))
 }
+
+/** The max pool a ConvMaxPool computes over its conv's output (2-D: row and column axes). */
+export interface FusedPoolShape {
+  readonly kernel: readonly number[]
+  readonly strides: readonly number[]
+  readonly dilations: readonly number[]
+  readonly padBegin: readonly number[]
+  /** The pool's output dims [POH, POW]. */
+  readonly out: readonly number[]
+}
+
+/** native/runtime/conv_pool.cc's band target (bytes of one band buffer). */
+const BAND_BUFFER_TARGET = 512 * 1024
+
+/**
+ * The bands of a ConvMaxPool (native/runtime/conv_pool.cc conv_pool_bands): pool rows per band, their
+ * count, and at most how many conv rows and input rows one band reads.
+ */
+export function convPoolBands(s: ConvShape, p: FusedPoolShape): { poolRows: number; bands: number; convRows: number; inRows: number } {
+  const extent = (p.kernel[0]! - 1) * p.dilations[0]! + 1
+  const oh = s.out[1]
+  const target = Math.max(extent, Math.floor(BAND_BUFFER_TARGET / Math.max(1, 4 * s.outChannels * s.out[2])))
+  const per = Math.max(1, Math.floor((target - extent) / p.strides[0]!) + 1)
+  let bands = ceilDiv(p.out[0]!, per)
+  if (bands > 1 && bands % 2 === 1) bands++
+  const poolRows = ceilDiv(p.out[0]!, bands)
+  bands = ceilDiv(p.out[0]!, poolRows)
+  const convRows = Math.min(oh, (poolRows - 1) * p.strides[0]! + extent)
+  const inRows = Math.min(s.in[1], (convRows - 1) * s.stride[1] + s.kernel[1])
+  return { poolRows, bands, convRows, inRows }
+}
+
+/**
+ * Workspace of a ConvMaxPool for `threads` threads (native conv_pool_workspace_bytes): per thread the
+ * im2col-by-rows ring (C x KH x sw phase rows of round8(round8(OW) + (KW - 1) / sw) floats), the band's
+ * input rows and its conv rows.
+ */
+export function convPoolWorkspaceBytes(s: ConvShape, p: FusedPoolShape, threads: number): number {
+  const b = convPoolBands(s, p)
+  const sw = s.stride[2]
+  const panel = roundUp(roundUp(s.out[2], 8) + Math.floor((s.kernel[2] - 1) / sw), 8)
+  const ring = align64(4 * s.inChannels * s.kernel[1] * sw * panel)
+  const input = align64(4 * s.inChannels * b.inRows * s.in[2])
+  const band = align64(4 * s.outChannels * b.convRows * s.out[2])
+  return 64 + Math.max(1, threads) * (ring + input + band)
+}

@@ -19,6 +19,7 @@ import { basename } from 'node:path'
 import { ArgumentError, MemoryBudgetError } from '../errors.js'
 import { dtypeBytes } from '../model/dtype.js'
 import { fuseActivations } from '../model/fuse-activations.js'
+import { fuseConvPools } from '../model/fuse-conv-pool.js'
 import { fuseResidualAdds } from '../model/fuse-residual.js'
 import { inferGraph, type InferredGraph } from '../model/infer-graph.js'
 import { numel, type Graph, type TensorData, type ValueInfo } from '../model/ir.js'
@@ -121,8 +122,10 @@ export async function prepare(modelPath: string, outPath: string, options: Prepa
   const unfused = fixInputs(source, options.dims ?? {})
   const inputs = new Map<string, ValueInfo>(unfused.inputs.map((d) => [d.name, { dtype: d.dtype, dims: d.dims! }]))
   const foldCache = new Map<string, ValueInfo[]>()
-  // Residual Adds fuse into their Conv where the shapes say so (then a Relu after them into the Conv).
-  const fixed = fuseActivations(fuseResidualAdds(unfused, inferGraph(unfused, inputs, { concrete: true, fold: foldNative, foldCache }).values))
+  // Residual Adds fuse into their Conv where the shapes say so (then a Relu after them into the Conv);
+  // with slicing, a stem and its max pool fuse into bands of rows (not for the On-Demand baseline).
+  const residual = fuseActivations(fuseResidualAdds(unfused, inferGraph(unfused, inputs, { concrete: true, fold: foldNative, foldCache }).values))
+  const fixed = options.slicing === false ? residual : fuseConvPools(residual, inferGraph(residual, inputs, { concrete: true, fold: foldNative, foldCache }).values)
   const inferred = inferGraph(fixed, inputs, { concrete: true, fold: foldNative, foldCache })
   const planned = plannedGraph(fixed, inferred)
   const nr = binding().prepack('gemm_pack_b', { dtype: 1, dims: [1, 1], data: new Float32Array(1) }, [0]).dims[2]!

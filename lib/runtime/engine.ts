@@ -9,6 +9,7 @@ import type { Graph, TensorData, ValueInfo } from '../model/ir.js'
 import { isExternal, numel } from '../model/ir.js'
 import { loadOnnx } from '../model/onnx-import.js'
 import { fuseActivations } from '../model/fuse-activations.js'
+import { fuseConvPools } from '../model/fuse-conv-pool.js'
 import { fuseResidualAdds } from '../model/fuse-residual.js'
 import { hostTensor } from '../model/values.js'
 import { opDef } from '../model/ops/registry.js'
@@ -138,6 +139,12 @@ export class Engine {
       const fused = fuseResidualAdds(graph, symbolic.values)
       if (fused !== graph) {
         graph = fuseActivations(fused)
+        symbolic = inferGraph(graph, inputs, { concrete: false, fold: foldNative, foldCache })
+      }
+      // Then a stem and its max pool, computed together in bands of rows (lib/model/fuse-conv-pool.ts).
+      const pooled = fuseConvPools(graph, symbolic.values)
+      if (pooled !== graph) {
+        graph = pooled
         symbolic = inferGraph(graph, inputs, { concrete: false, fold: foldNative, foldCache })
       }
     }

@@ -1,13 +1,14 @@
 // SPDX-License-Identifier: Apache-2.0
 // Conv and ConvTranspose (float32, 1-D to 3-D spatial): output dims, pads resolution, native encoding,
 // and the choice of convolution algorithm per shape (depthwise, narrow GEMM, 1x1 GEMM, Winograd, im2col, direct).
-import { convAlgoCode, convApplies, convCost, convTransposeWorkspaceBytes, defaultConvTransposeSlices, slicePixels, type ConvKernel, type ConvShape } from '../../plan/conv-cost.js'
+import { convAlgoCode, convApplies, convCost, convPoolWorkspaceBytes, convTransposeWorkspaceBytes, defaultConvTransposeSlices, slicePixels, type ConvKernel, type ConvShape } from '../../plan/conv-cost.js'
 import { attrInt, attrInts } from '../attrs.js'
 import { concrete, dimAdd, dimMul, dimSub, isConcrete } from '../dims.js'
 import { fusedClamp } from '../fuse-activations.js'
+import { fusedPoolAttrs, hasFusedPool } from '../fuse-conv-pool.js'
 import type { Dim, ValueInfo } from '../ir.js'
 import { maxKernelThreads } from './nn-matmul.js'
-import { info, type KernelCall, type OpContext, type OpDef } from './op-def.js'
+import { info, type KernelCall, type OpContext, type OpDef, type OpResult } from './op-def.js'
 import { input, optionalInput, shapeError, unsupported } from './op-util.js'
 import { type Window, windowAttrs, windowInts, windowOutDims, windowPads } from './nn-spatial.js'
 
@@ -180,6 +181,7 @@ const conv: OpDef = {
     if (r !== undefined && (r.dtype !== 'float32' || r.dims.length !== out.length || r.dims.some((d, i) => isConcrete(d) && isConcrete(out[i]!) && d !== out[i]))) {
       throw shapeError(ctx, `the fused residual R [${r.dims.join(', ')}] must have the output's shape [${out.join(', ')}]`)
     }
+    if (hasFusedPool(ctx.node)) return convPoolInfer(ctx, x, group, win, out)
     return {
       outputs: [info('float32', out)],
       kernel: () => {
@@ -191,6 +193,37 @@ const conv: OpDef = {
       },
     }
   },
+}
+
+/**
+ * A Conv carrying the MaxPool after it (lib/model/fuse-conv-pool.ts): Y is the pool's output, and the
+ * native ConvMaxPool computes both in bands of pool rows (native/runtime/conv_pool.h).
+ */
+function convPoolInfer(ctx: OpContext, x: ValueInfo, group: number, win: Window, convOut: Dim[]): OpResult {
+  const poolCtx: OpContext = { ...ctx, node: { ...ctx.node, attrs: fusedPoolAttrs(ctx.node) } }
+  const poolWin = windowAttrs(poolCtx, 2)
+  const out: Dim[] = [convOut[0]!, convOut[1]!, ...windowOutDims(poolWin, convOut.slice(2))]
+  return {
+    outputs: [info('float32', out)],
+    kernel: () => {
+      const where = `node '${ctx.node.name}'`
+      const xd = concrete(x.dims, where)
+      const { begin, end } = windowPads(win, xd.slice(2))
+      const cd = concrete(convOut, where)
+      const pool = windowPads(poolWin, cd.slice(2))
+      const s = convShape(xd, cd[1]!, group, win, cd.slice(2), begin)
+      const od = concrete(out, where)
+      const clamp = fusedClamp(ctx.node)
+      const poolShape = { kernel: poolWin.kernel, strides: poolWin.strides, dilations: poolWin.dilations, padBegin: pool.begin, out: od.slice(2) }
+      return {
+        op: 'ConvMaxPool',
+        inputs: [0, 1, optionalInput(ctx, 2) === undefined ? -1 : 2],
+        ints: [group, ...windowInts(win, begin, end), ...windowInts(poolWin, pool.begin, pool.end), clamp === undefined ? 0 : 2],
+        floats: clamp === undefined ? [] : [clamp.min, clamp.max],
+        workspace: convPoolWorkspaceBytes(s, poolShape, maxKernelThreads),
+      }
+    },
+  }
 }
 
 interface TransposeGeometry {
@@ -304,4 +337,24 @@ export function withConvKernel(call: KernelCall, c: ConvCallInts, kernel: ConvKe
     ...(workspace > 0 ? { workspace } : {}),
     ...convPrepack(kernel),
   }
+}
+
+/**
+ * A ConvMaxPool call (convPoolInfer) with its workspace sized for `threads` (the budget planner sizes
+ * every workspace for the engine's threads). x: the input dims, y: the pool's output dims.
+ */
+export function withConvPoolThreads(call: KernelCall, x: readonly number[], y: readonly number[], threads: number): KernelCall {
+  if (call.op !== 'ConvMaxPool') throw new Error(`withConvPoolThreads: not a ConvMaxPool call (${call.op})`)
+  const [group, nsp] = call.ints as [number, number]
+  const block = (at: number) => {
+    const v = (i: number): number[] => call.ints.slice(at + 1 + i * nsp, at + 1 + (i + 1) * nsp) as number[]
+    return { kernel: v(0), strides: v(1), dilations: v(2), begin: v(3), end: v(4), next: at + 1 + 5 * nsp }
+  }
+  const conv = block(1)
+  const pool = block(conv.next)
+  const convOut = x.slice(2).map((len, i) => Math.floor((len + conv.begin[i]! + conv.end[i]! - ((conv.kernel[i]! - 1) * conv.dilations[i]! + 1)) / conv.strides[i]!) + 1)
+  const win = { kernel: conv.kernel, strides: conv.strides, dilations: conv.dilations } as unknown as Window
+  const s = convShape(x, y[1]!, group, win, convOut, conv.begin)
+  const workspace = convPoolWorkspaceBytes(s, { kernel: pool.kernel, strides: pool.strides, dilations: pool.dilations, padBegin: pool.begin, out: y.slice(2) }, threads)
+  return { ...call, workspace }
 }

@@ -1,0 +1,127 @@
+// SPDX-License-Identifier: Apache-2.0
+// A stem convolution and its max pool in bands of pool rows (see conv_pool.h).
+#include "runtime/conv_pool.h"
+
+#include <algorithm>
+#include <cstring>
+
+#include "common/align.h"
+#include "kernels/im2col/im2col_rows.h"
+#include "runtime/parallel.h"
+#include "runtime/pool_run.h"
+
+namespace flexpipe {
+
+namespace {
+
+// Band buffer size the band height aims at: about half of a 1-2 MiB L2, so the pool reads what the
+// conv rows just wrote from L2.
+constexpr int64_t band_buffer_target = 512 * 1024;
+
+int64_t round_up64(int64_t bytes) { return (bytes + 63) / 64 * 64; }
+
+int64_t pool_extent(const PoolShape& ps) { return (ps.kernel[1] - 1) * ps.dilation[1] + 1; }
+
+// Conv rows [c0, c1) that pool rows [p0, p1) read.
+void conv_rows_of(const ConvShape& cs, const PoolShape& ps, int64_t p0, int64_t p1, int64_t* c0, int64_t* c1) {
+    *c0 = std::max<int64_t>(0, p0 * ps.stride[1] - ps.pad[1]);
+    *c1 = std::min<int64_t>(cs.out[1], (p1 - 1) * ps.stride[1] - ps.pad[1] + pool_extent(ps));
+    if (*c1 < *c0) *c1 = *c0;
+}
+
+// Input rows [i0, i1) that conv rows [c0, c1) read.
+void input_rows_of(const ConvShape& cs, int64_t c0, int64_t c1, int64_t* i0, int64_t* i1) {
+    *i0 = std::max<int64_t>(0, c0 * cs.stride[1] - cs.pad[1]);
+    *i1 = std::min<int64_t>(cs.in[1], (c1 - 1) * cs.stride[1] - cs.pad[1] + cs.kernel[1]);
+    if (*i1 < *i0) *i1 = *i0;
+}
+
+struct PerThread {
+    int64_t ring = 0, input = 0, band = 0;  // bytes, 64-byte multiples
+    int64_t total() const { return ring + input + band; }
+};
+
+PerThread per_thread(const ConvShape& cs, const ConvPoolBands& b) {
+    PerThread p;
+    p.ring = round_up64(4 * rows_geometry(cs).floats);
+    p.input = round_up64(4 * cs.in_channels * b.in_rows * cs.in[2]);
+    p.band = round_up64(4 * cs.out_channels * b.conv_rows * cs.out[2]);
+    return p;
+}
+
+}  // namespace
+
+bool conv_pool_applies(const ConvShape& cs, const PoolShape& ps) {
+    return rows_applies(cs) && ps.in[0] == 1 && ps.out[0] == 1 && ps.kernel[0] == 1 && ps.in[1] == cs.out[1] &&
+           ps.in[2] == cs.out[2] && ps.planes == cs.batch * cs.out_channels && ps.out[1] >= 1 && ps.out[2] >= 1 &&
+           pool_rows_apply(ps);
+}
+
+ConvPoolBands conv_pool_bands(const ConvShape& cs, const PoolShape& ps) {
+    ConvPoolBands b;
+    const int64_t POH = ps.out[1], row_bytes = 4 * cs.out_channels * cs.out[2];
+    const int64_t target_rows = std::max<int64_t>(pool_extent(ps), band_buffer_target / std::max<int64_t>(1, row_bytes));
+    int64_t per = std::max<int64_t>(1, (target_rows - pool_extent(ps)) / ps.stride[1] + 1);
+    b.bands = (POH + per - 1) / per;
+    if (b.bands > 1 && b.bands % 2 == 1) ++b.bands;
+    b.pool_rows = (POH + b.bands - 1) / b.bands;
+    b.bands = (POH + b.pool_rows - 1) / b.pool_rows;
+    b.conv_rows = std::min(cs.out[1], (b.pool_rows - 1) * ps.stride[1] + pool_extent(ps));
+    b.in_rows = std::min(cs.in[1], (b.conv_rows - 1) * cs.stride[1] + cs.kernel[1]);
+    return b;
+}
+
+int64_t conv_pool_workspace_bytes(const ConvShape& cs, const PoolShape& ps, int threads) {
+    return 64 + static_cast<int64_t>(std::max(threads, 1)) * per_thread(cs, conv_pool_bands(cs, ps)).total();
+}
+
+Status conv_pool_run(const ConvKernels& ck, const PoolKernels& pk, const ConvShape& cs, const PoolShape& ps,
+                     const float* x, const float* w, const float* bias, const ConvActivation& act, float* y, void* ws,
+                     size_t ws_bytes, int threads) {
+    FLEXPIPE_CHECK_ARG(conv_pool_applies(cs, ps), "failed to run ConvMaxPool: the conv does not run by rows or the pool "
+                                                  "does not match its output");
+    const ConvPoolBands b = conv_pool_bands(cs, ps);
+    const PerThread pt = per_thread(cs, b);
+    int t = std::max(threads, 1);
+    while (t > 1 && conv_pool_workspace_bytes(cs, ps, t) > static_cast<int64_t>(ws_bytes)) --t;
+    if (ws == nullptr || conv_pool_workspace_bytes(cs, ps, t) > static_cast<int64_t>(ws_bytes)) {
+        return Status::error(StatusCode::invalid_argument,
+                             "failed to run ConvMaxPool: workspace of %zu bytes is too small (need %lld for 1 thread)",
+                             ws_bytes, static_cast<long long>(conv_pool_workspace_bytes(cs, ps, 1)));
+    }
+    char* base = reinterpret_cast<char*>(align_ptr(ws, 64));
+    const int64_t C = cs.in_channels, M = cs.out_channels, H = cs.in[1], W = cs.in[2], OW = cs.out[2];
+    const int64_t POH = ps.out[1], POW = ps.out[2];
+    const int64_t items = cs.batch * b.bands;
+    parallel_items(items, t, [&](int64_t item, int slot) {
+        const int64_t n = item / b.bands, band = item % b.bands;
+        const int64_t p0 = band * b.pool_rows, p1 = std::min(POH, p0 + b.pool_rows);
+        int64_t c0, c1, i0, i1;
+        conv_rows_of(cs, ps, p0, p1, &c0, &c1);
+        input_rows_of(cs, c0, c1, &i0, &i1);
+        char* mine = base + static_cast<int64_t>(slot) * pt.total();
+        float* ring = reinterpret_cast<float*>(mine);
+        float* in = reinterpret_cast<float*>(mine + pt.ring);
+        float* conv = reinterpret_cast<float*>(mine + pt.ring + pt.input);
+        // The band's input rows as an image of their own.
+        const int64_t rows_in = i1 - i0;
+        for (int64_t c = 0; c < C; ++c)
+            std::memcpy(in + c * rows_in * W, x + ((n * C + c) * H + i0) * W, static_cast<size_t>(rows_in * W) * sizeof(float));
+        ConvShape sub = cs;
+        sub.batch = 1;
+        sub.in[1] = rows_in;
+        sub.out[1] = c1 - c0;
+        sub.pad[1] = i0 - (c0 * cs.stride[1] - cs.pad[1]);  // >= 0: the padding above the band's first row
+        if (c1 > c0) ck.im2col_rows(sub, in, w, bias, act, conv, ring, 0, c1 - c0);
+        PoolShape sp = ps;
+        sp.planes = 1;
+        sp.in[1] = c1 - c0;
+        sp.out[1] = p1 - p0;
+        sp.pad[1] = c0 - (p0 * ps.stride[1] - ps.pad[1]);
+        for (int64_t m = 0; m < M; ++m)
+            pool_rows_f32(pk, sp, PoolKind::max, conv + m * (c1 - c0) * OW, y + ((n * M + m) * POH + p0) * POW, 0, p1 - p0);
+    });
+    return Status::ok();
+}
+
+}  // namespace flexpipe
