@@ -41,9 +41,9 @@ export interface PrepareOptions {
   readonly budget?: number
   /** Values of symbolic input dims, e.g. { batch: 1, seq_len: 128 }. */
   readonly dims?: Readonly<Record<string, number>>
-  /** 'direct': every convolution uses direct convolution (the NCNN-Direct baseline). Default 'auto'. */
+  /** 'direct': every convolution uses direct convolution and no stem absorbs its max pool (the NCNN-Direct baseline). Default 'auto'. */
   readonly kernels?: 'auto' | 'direct'
-  /** Allow weight/input slicing (default true; false gives the On-Demand baseline's whole layers). */
+  /** Allow weight/input slicing and a stem + max pool in bands of rows (default true; false gives the On-Demand baseline's whole layers). */
   readonly slicing?: boolean
   /** Threads the engine will run with (workspace sizes depend on it). Default: cores, at most 4. */
   readonly threads?: number
@@ -123,9 +123,11 @@ export async function prepare(modelPath: string, outPath: string, options: Prepa
   const inputs = new Map<string, ValueInfo>(unfused.inputs.map((d) => [d.name, { dtype: d.dtype, dims: d.dims! }]))
   const foldCache = new Map<string, ValueInfo[]>()
   // Residual Adds fuse into their Conv where the shapes say so (then a Relu after them into the Conv);
-  // with slicing, a stem and its max pool fuse into bands of rows (not for the On-Demand baseline).
+  // with slicing, a stem and its max pool fuse into bands of rows (not for the On-Demand baseline, nor
+  // for direct convolutions only: the NCNN-Direct baseline).
   const residual = fuseActivations(fuseResidualAdds(unfused, inferGraph(unfused, inputs, { concrete: true, fold: foldNative, foldCache }).values))
-  const fixed = options.slicing === false ? residual : fuseConvPools(residual, inferGraph(residual, inputs, { concrete: true, fold: foldNative, foldCache }).values)
+  const bands = options.slicing !== false && kernels === 'auto'
+  const fixed = bands ? fuseConvPools(residual, inferGraph(residual, inputs, { concrete: true, fold: foldNative, foldCache }).values) : residual
   const inferred = inferGraph(fixed, inputs, { concrete: true, fold: foldNative, foldCache })
   const planned = plannedGraph(fixed, inferred)
   const nr = binding().prepack('gemm_pack_b', { dtype: 1, dims: [1, 1], data: new Float32Array(1) }, [0]).dims[2]!

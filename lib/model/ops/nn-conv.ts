@@ -185,14 +185,20 @@ const conv: OpDef = {
     return {
       outputs: [info('float32', out)],
       kernel: () => {
-        const where = `node '${ctx.node.name}'`
-        const xd = concrete(x.dims, where)
-        const { begin, end } = windowPads(win, xd.slice(2))
-        const s = convShape(xd, concrete([m], where)[0]!, group, win, concrete(out.slice(2), where), begin)
+        const { s, begin, end } = concreteConv(ctx, x, group, win, out)
         return convCall(ctx, s, [group, ...windowInts(win, begin, end)])
       },
     }
   },
+}
+
+/** The native shape of a Conv node once its dims are concrete (out: its output dims), and its explicit pads. */
+function concreteConv(ctx: OpContext, x: ValueInfo, group: number, win: Window, out: readonly Dim[]): { s: ConvShape; begin: number[]; end: number[] } {
+  const where = `node '${ctx.node.name}'`
+  const xd = concrete(x.dims, where)
+  const od = concrete(out, where)
+  const { begin, end } = windowPads(win, xd.slice(2))
+  return { s: convShape(xd, od[1]!, group, win, od.slice(2), begin), begin, end }
 }
 
 /**
@@ -206,13 +212,9 @@ function convPoolInfer(ctx: OpContext, x: ValueInfo, group: number, win: Window,
   return {
     outputs: [info('float32', out)],
     kernel: () => {
-      const where = `node '${ctx.node.name}'`
-      const xd = concrete(x.dims, where)
-      const { begin, end } = windowPads(win, xd.slice(2))
-      const cd = concrete(convOut, where)
-      const pool = windowPads(poolWin, cd.slice(2))
-      const s = convShape(xd, cd[1]!, group, win, cd.slice(2), begin)
-      const od = concrete(out, where)
+      const { s, begin, end } = concreteConv(ctx, x, group, win, convOut)
+      const pool = windowPads(poolWin, s.out.slice(1))
+      const od = concrete(out, `node '${ctx.node.name}'`)
       const clamp = fusedClamp(ctx.node)
       const poolShape = { kernel: poolWin.kernel, strides: poolWin.strides, dilations: poolWin.dilations, padBegin: pool.begin, out: od.slice(2) }
       return {

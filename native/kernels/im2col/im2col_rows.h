@@ -162,7 +162,7 @@ inline void rows_run(const ConvShape& s, const float* x, const float* w, const f
     int64_t koff[rows_max_kernel];
     rr.tap_offsets(koff);
     const float* rows[4 * rows_max_kernel];
-    RowsBlockArgs a{rows,    koff,   nullptr, nullptr, nullptr, s.in_channels * s.kernel[1] * s.kernel[2], OH * OW, 0,
+    RowsBlockArgs a{rows, koff, nullptr, nullptr, nullptr, s.in_channels * s.kernel[1] * s.kernel[2], OH * OW, 0,
                     act.lo, act.hi, act.clamp};
     int64_t image = -1;
     for (int64_t row = row_begin; row < row_end; ++row) {

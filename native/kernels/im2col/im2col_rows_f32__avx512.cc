@@ -37,17 +37,19 @@ __attribute__((always_inline)) inline void fma_channels(std::index_sequence<Rs..
 
 // R channels x V vectors of 16 columns from column ow; Masked: one vector of the columns in m (a row
 // narrower than 16 columns). GCC keeps the masked block's acc in memory across the tap loop (the
-// masked loads may alias it), so rows of 16 columns or more end with an unmasked block instead. The weights of the R channels (rows T
-// floats apart, read in the taps' order c, kh, kw) advance one float per tap. Each block prefetches
-// the lines it will write in the next output row (a.next): spread over the row's blocks, the
-// prefetches stay within the line fill buffers that a burst of one per plane and line overran.
+// masked loads may alias it), so rows of 16 columns or more end with an unmasked block instead. The
+// weights of the R channels (rows T floats apart, read in the taps' order c, kh, kw) advance one float
+// per tap. Each block prefetches the lines it will write in the next output row (a.next): spread over
+// the row's blocks, the prefetches stay within the line fill buffers that a burst of one per plane and
+// line overran.
 template <int R, int V, bool Masked>
 inline void block(const RowArgs& a, const ConvShape& s, int64_t ow, __mmask16 m) {
     static_assert(!Masked || V == 1, "a masked block is one vector");
     const int64_t C = s.in_channels, KH = s.kernel[1], KW = s.kernel[2];
     if (a.next != 0) {
         for (int r = 0; r < R; ++r)
-            for (int v = 0; v < V; ++v) _mm_prefetch(reinterpret_cast<const char*>(a.y + r * a.plane + a.next + ow + 16 * v), _MM_HINT_T0);
+            for (int v = 0; v < V; ++v)
+                _mm_prefetch(reinterpret_cast<const char*>(a.y + r * a.plane + a.next + ow + 16 * v), _MM_HINT_T0);
     }
     __m512 acc[R * V];
     for (int r = 0; r < R; ++r)

@@ -30,12 +30,10 @@ Status op_conv_max_pool(const OpCall& c) {
     FLEXPIPE_CHECK_ARG(c.ints[0] == 1 && act >= 0 && act <= 2,
                        "failed to run ConvMaxPool: bad attributes (group=%lld, act=%lld)",
                        static_cast<long long>(c.ints[0]), static_cast<long long>(act));
-    const TensorView& x = c.in[0];
-    const TensorView& w = c.in[1];
-    const TensorView& y = c.out[0];
-    FLEXPIPE_RETURN_IF_ERROR(expect_dtype(x, DType::f32, op, "X"));
-    FLEXPIPE_RETURN_IF_ERROR(expect_dtype(w, DType::f32, op, "W"));
-    FLEXPIPE_RETURN_IF_ERROR(expect_dtype(y, DType::f32, op, "Y"));
+    const TensorView &x = c.in[0], &w = c.in[1], &y = c.out[0];
+    const char* names[] = {"X", "W", "Y"};
+    const TensorView* tensors[] = {&x, &w, &y};
+    for (int i = 0; i < 3; ++i) FLEXPIPE_RETURN_IF_ERROR(expect_dtype(*tensors[i], DType::f32, op, names[i]));
     FLEXPIPE_RETURN_IF_ERROR(expect_dtype(c.out[1], DType::u8, op, "workspace"));
     const int rank = 2 + ca.nsp;
     FLEXPIPE_CHECK_ARG(x.rank == rank && w.rank == rank && y.rank == rank,
