@@ -163,6 +163,7 @@ Status conv_narrow(const GemmKernels& gk, Im2colFn im2col, const ConvShape& s, c
                 const int team = s.in_channels * rows * g.wq < im2col_parallel_min_floats ? 1 : args.threads;
                 parallel_for(s.in_channels, team, [&](int64_t c0, int64_t c1) { fill_phases(s, g, xn, oh0, rows, bbuf, c0, c1); });
                 p.b = bbuf + first, p.cols = last - first + 1;
+                p.b_floats = s.in_channels * g.used_h * g.used_w * rows * g.wq;
                 p.col_period = g.wq, p.col_valid = OW, p.col_first = first;
                 p.c = yn + oh0 * OW, p.add = rn ? rn + oh0 * OW : nullptr;
             }

@@ -91,18 +91,22 @@ Status gemm_narrow_run(const GemmKernels& g, const NarrowProblem& p, void* ws, s
     const int64_t fmas = p.rows * p.cols * std::max<int64_t>(1, p.k);
     const int64_t want = std::max<int64_t>(1, std::min<int64_t>(threads, fmas / min_fmas_per_thread));
     // Work items, two ways:
-    // - By columns, when B is at least as wide as A is tall (cols >= rows) and every thread still gets
+    // - By columns, when B holds at least as many floats as A and every thread still gets
     //   narrow_split_min_cols columns: thread s takes every unit over its own share of the columns.
     //   Each thread then reads all of A (the smaller operand) and only its part of B, which the op
     //   before wrote half on each core: a projection after a depthwise convolution (MobileNetV2's 1x1
     //   384->64 at 14x14: A 98 KB, B 301 KB) reads 150 KB of B per thread instead of all 301 KB,
-    //   half of it from the other core's cache.
+    //   half of it from the other core's cache. B's floats are the caller's (p.b_floats): a 3x3
+    //   convolution's phase planes hold each input pixel once for all nine taps, so ResNet's 3x3
+    //   128->128 at 28x28 (A 590 KB, B 66 KB) splits by units; compared as k x cols it split by
+    //   columns and each thread read the whole streamed weight.
     // - Otherwise units, each cut into column parts when the units do not divide among the threads
     //   (lcm(units, want) items), so that one 16-channel layer or three units on two threads still
     //   split evenly. A part re-reads its unit's panels; with units a multiple of want nothing is cut.
     // Both alternated in one process, 2 threads (an ad hoc A/B, medians of 80 runs): MobileNetV2 0.969x,
     // SqueezeNet 0.983x of the time with units only.
-    const bool by_columns = want > 1 && p.cols >= p.rows && p.cols / want >= narrow_split_min_cols;
+    const int64_t b_floats = p.b_floats > 0 ? p.b_floats : p.k * p.cols;
+    const bool by_columns = want > 1 && b_floats >= p.rows * p.k && p.cols / want >= narrow_split_min_cols;
     const int64_t parts =
         by_columns ? want : std::min(want / std::gcd(units, want), std::max<int64_t>(1, p.cols / g.narrow_cols));
     const int64_t items = units * parts;

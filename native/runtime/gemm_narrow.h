@@ -17,8 +17,8 @@
 //
 // A weight slice (FlexNN) is a range of whole panels and the matching rows of C, row_bias and R:
 // pass them as the problem. Threads take units of the table's narrow_panels panels (cut into column
-// parts when there are fewer units than threads, or a count they do not divide), or, when B is at
-// least as wide as A is tall, every unit over their own share of the columns; each unit
+// parts when there are fewer units than threads, or a count they do not divide), or, when B holds at
+// least as many floats as A, every unit over their own share of the columns; each unit
 // runs k in blocks of narrow_kc, every column group of a block before the next, so each weight
 // element is read from memory once and then from L1 by the other column groups. The Cᵀ tile of a
 // unit (at most narrow_max_cols columns at a time) lives in the thread's part of the workspace.
@@ -42,6 +42,7 @@ struct NarrowProblem {
     const float* a = nullptr;  // panels
     const float* b = nullptr;
     const int64_t* b_off = nullptr;  // k row offsets
+    int64_t b_floats = 0;            // floats of B the offsets reach (0: k x cols); decides the thread split
     int64_t col_period = 0, col_valid = 0, col_first = 0;
     float* c = nullptr;
     int64_t c_rs = 0;

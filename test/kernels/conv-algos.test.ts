@@ -158,10 +158,11 @@ for (const sh of [1, 2]) {
 cases.push({ algos: ['direct', 'narrow'], s: shape({ c: 64, m: 40, h: 7, w: 7 }) })
 cases.push({ algos: ['direct', 'narrow'], s: shape({ n: 2, c: 300, m: 33, h: 17, w: 17, kh: 1, kw: 1, pt: 0, pl: 0, pb: 0, pr: 0 }) })
 cases.push({ algos: ['direct', 'narrow'], s: shape({ c: 48, m: 64, h: 14, w: 14, kh: 1, kw: 1, sh: 2, sw: 2, pt: 0, pl: 0, pb: 0, pr: 0 }) })
-// B wider than A is tall: on 2 threads each takes every unit (here one and a half panels) over its own
-// columns (native/runtime/gemm_narrow.cc), in place and through phase planes.
+// B holding more floats than A: on 2 threads each takes every unit (here one and a half panels) over
+// its own columns (native/runtime/gemm_narrow.cc), in place and through phase planes (A 24 x 180
+// floats, B 20 planes of 23 x 21).
 cases.push({ algos: ['direct', 'narrow'], s: shape({ c: 96, m: 24, h: 14, w: 14, kh: 1, kw: 1, pt: 0, pl: 0, pb: 0, pr: 0 }) })
-cases.push({ algos: ['direct', 'narrow'], s: shape({ c: 20, m: 40, h: 15, w: 13 }) })
+cases.push({ algos: ['direct', 'narrow'], s: shape({ c: 20, m: 24, h: 21, w: 19 }) })
 // ... and every other case of group 1 (narrow computes any convolution without groups).
 for (const c of cases) if (c.s.group === 1 && !c.algos.includes('narrow')) c.algos.push('narrow')
 // The lean Winograd kernels (the filter transformed per panel at run time from narrow's panels) wherever
