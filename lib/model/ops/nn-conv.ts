@@ -317,13 +317,21 @@ const convKernelOfCode = new Map(Object.entries(convAlgoCode).map(([k, v]) => [v
 
 /** Decodes a Conv call made by convCall for input dims x and output dims y (the budget planner re-chooses). */
 export function decodeConvCall(call: KernelCall, x: readonly number[], y: readonly number[]): ConvCallInts {
-  const [group, nsp] = call.ints as [number, number]
-  const at = (i: number): number[] => call.ints.slice(2 + i * nsp, 2 + (i + 1) * nsp) as number[]
-  const win = { kernel: at(0), strides: at(1), dilations: at(2) } as unknown as Window
-  const algoAt = 2 + 5 * nsp
+  const group = call.ints[0]!
+  const conv = windowOfInts(call.ints, 1)
+  const algoAt = conv.next
   const kernel = convKernelOfCode.get(call.ints[algoAt]!)
   if (call.op !== 'Conv' || kernel === undefined) throw new Error(`decodeConvCall: not a Conv call (${call.op})`)
-  return { shape: convShape(x, y[1]!, group, win, y.slice(2), at(3)), kernel, slices: call.ints[algoAt + 1]!, algoAt }
+  return { shape: convShape(x, y[1]!, group, conv.win, y.slice(2), conv.begin), kernel, slices: call.ints[algoAt + 1]!, algoAt }
+}
+
+/** A spatial block of a call's ints (windowInts's layout, pads_end included) at `at`, and the index after it. */
+function windowOfInts(ints: readonly number[], at: number): { win: Window; begin: number[]; next: number } {
+  const nsp = ints[at]!
+  const v = (i: number): number[] => ints.slice(at + 1 + i * nsp, at + 1 + (i + 1) * nsp) as number[]
+  const begin = v(3)
+  const win: Window = { kernel: v(0), strides: v(1), dilations: v(2), autoPad: 'NOTSET', pads: [...begin, ...v(4)], ceil: false }
+  return { win, begin, next: at + 1 + 5 * nsp }
 }
 
 /** The same Conv call with another algorithm and input slice count, its workspace sized for `threads`. */
@@ -347,16 +355,10 @@ export function withConvKernel(call: KernelCall, c: ConvCallInts, kernel: ConvKe
  */
 export function withConvPoolThreads(call: KernelCall, x: readonly number[], y: readonly number[], threads: number): KernelCall {
   if (call.op !== 'ConvMaxPool') throw new Error(`withConvPoolThreads: not a ConvMaxPool call (${call.op})`)
-  const [group, nsp] = call.ints as [number, number]
-  const block = (at: number) => {
-    const v = (i: number): number[] => call.ints.slice(at + 1 + i * nsp, at + 1 + (i + 1) * nsp) as number[]
-    return { kernel: v(0), strides: v(1), dilations: v(2), begin: v(3), end: v(4), next: at + 1 + 5 * nsp }
-  }
-  const conv = block(1)
-  const pool = block(conv.next)
-  const convOut = x.slice(2).map((len, i) => Math.floor((len + conv.begin[i]! + conv.end[i]! - ((conv.kernel[i]! - 1) * conv.dilations[i]! + 1)) / conv.strides[i]!) + 1)
-  const win = { kernel: conv.kernel, strides: conv.strides, dilations: conv.dilations } as unknown as Window
-  const s = convShape(x, y[1]!, group, win, convOut, conv.begin)
-  const workspace = convPoolWorkspaceBytes(s, { kernel: pool.kernel, strides: pool.strides, dilations: pool.dilations, padBegin: pool.begin, out: y.slice(2) }, threads)
+  const conv = windowOfInts(call.ints, 1)
+  const pool = windowOfInts(call.ints, conv.next)
+  const s = convShape(x, y[1]!, call.ints[0]!, conv.win, windowOutDims(conv.win, x.slice(2)) as number[], conv.begin)
+  const p = pool.win
+  const workspace = convPoolWorkspaceBytes(s, { kernel: p.kernel, strides: p.strides, dilations: p.dilations, padBegin: pool.begin, out: y.slice(2) }, threads)
   return { ...call, workspace }
 }
