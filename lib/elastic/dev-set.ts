@@ -81,3 +81,31 @@ export async function profileImportance(
   ranking.sort((a, b) => table[b[0]]![b[1]]! - table[a[0]]![a[1]]! || a[0] - b[0] || a[1] - b[1])
   return { ranking, accuracy: table, lowAccuracy, lowBits: low, highBits: high }
 }
+
+/**
+ * Dev accuracy of every sub-model at every stored bitwidth, all of its shards at that bitwidth:
+ * table[depth - 1][width - 1][bi] for bitwidths[bi] (beyond the seed: the elastic planner picks the
+ * most accurate plan that meets T from it, lib/plan/elastic/accuracy-plan.ts). N x M x bitwidths
+ * evaluations, smallest sub-models first; about sum(n * m) / (N * M) full-model passes per bitwidth.
+ */
+export async function profileSubModels(
+  x: ElasticExecutor,
+  dev: readonly DevExample[],
+  seq: number,
+  onProgress?: (done: number, total: number, what: string) => void,
+): Promise<number[][][]> {
+  const { layers: L, heads: M } = x.config
+  const bw = x.bitwidths
+  const table: number[][][] = Array.from({ length: L }, () => Array.from({ length: M }, () => new Array<number>(bw.length).fill(NaN)))
+  let done = 0
+  for (let d = 1; d <= L; d++) {
+    for (let w = 1; w <= M; w++) {
+      for (const [bi, bits] of bw.entries()) {
+        const plan = residentPlan(d, w, seq, Array.from({ length: d }, () => new Array<number>(w).fill(bits)))
+        table[d - 1]![w - 1]![bi] = await accuracy(x, plan, dev)
+        onProgress?.(++done, L * M * bw.length, `accuracy of ${d} x ${w} at ${bits} bits`)
+      }
+    }
+  }
+  return table
+}

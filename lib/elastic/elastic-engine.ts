@@ -185,7 +185,7 @@ export class ElasticEngine {
     const profile = plannerProfile(pkg.config, pkg.blobs, device, seq, bitwidths)
     const imp = pkg.meta.importance as { ranking?: Array<[number, number]> } | undefined
     const ranking = Array.isArray(imp?.ranking) ? imp!.ranking.map(([layer, shard]) => ({ layer, shard })) : undefined
-    const accuracy = measuredAccuracy(pkg.meta.importance, pkg.config.layers, pkg.config.heads)
+    const accuracy = measuredAccuracy(pkg.meta.importance, pkg.config.layers, pkg.config.heads, bitwidths)
     const importance: RankedImportance = { ranking: ranking ?? layerOrder(pkg.config), ...(ranking && accuracy ? { accuracy } : {}) }
     // PreloadModel keeps the whole model in memory, the word embeddings included.
     const embeddings = o.planner === 'preload-model' ? 'resident' : 'on-demand'
@@ -530,11 +530,13 @@ function sameShards(a: ElasticPlan, b: ElasticPlan): boolean {
 
 /**
  * The accuracies of a package's importance profile (dev-set.ts profileImportance: `accuracy[l][h]` with
- * that shard alone at the highest bitwidth, `lowAccuracy`, `fullAccuracy`), or undefined when it has
- * none or not of this shape (the planner then assumes more bits are never worse, as the seed does).
+ * that shard alone at the highest bitwidth, `lowAccuracy`, `fullAccuracy`, and `subModelAccuracy` when
+ * measured at the package's `bitwidths`), or undefined when it has none or not of this shape (the
+ * planner then assumes more bits are never worse, as the seed does). A table of another shape or other
+ * bitwidths is left out.
  */
-export function measuredAccuracy(importance: unknown, layers: number, heads: number): MeasuredAccuracy | undefined {
-  const i = importance as { accuracy?: unknown; lowAccuracy?: unknown; fullAccuracy?: unknown } | undefined
+export function measuredAccuracy(importance: unknown, layers: number, heads: number, bitwidths: readonly number[]): MeasuredAccuracy | undefined {
+  const i = importance as { accuracy?: unknown; lowAccuracy?: unknown; fullAccuracy?: unknown; subModelAccuracy?: unknown; bitwidths?: unknown } | undefined
   const table = i?.accuracy
   const lowest = i?.lowAccuracy
   const highest = i?.fullAccuracy
@@ -542,7 +544,15 @@ export function measuredAccuracy(importance: unknown, layers: number, heads: num
   if (!Array.isArray(table) || table.length !== layers) return undefined
   const rows = table as unknown[]
   if (!rows.every((r) => Array.isArray(r) && r.length === heads && r.every((a) => typeof a === 'number' && Number.isFinite(a)))) return undefined
-  return { lowest, highest, gain: (rows as number[][]).map((r) => r.map((a) => a - lowest)) }
+  const gain = (rows as number[][]).map((r) => r.map((a) => a - lowest))
+  // The sub-model table, when it was measured at the package's bitwidths and has their shape.
+  const t = i?.subModelAccuracy
+  const b = i?.bitwidths
+  const sameBits = Array.isArray(b) && b.length === bitwidths.length && b.every((x, k) => x === bitwidths[k])
+  const cells = (r: unknown): boolean => Array.isArray(r) && r.length === heads &&
+    r.every((c) => Array.isArray(c) && c.length === bitwidths.length && c.every((a) => typeof a === 'number' && Number.isFinite(a)))
+  const subModels = sameBits && Array.isArray(t) && t.length === layers && t.every(cells) ? { subModels: t as number[][][] } : {}
+  return { lowest, highest, gain, ...subModels }
 }
 
 function layerOrder(c: EncoderConfig): ShardRef[] {

@@ -1,11 +1,12 @@
 // SPDX-License-Identifier: Apache-2.0
 // `flexpipe profile <package>`: measures this device (device-profile.ts) and, given a dev set, shard
-// importance (dev-set.ts, seed §5.2); both are written into the package's meta.
+// importance (dev-set.ts, seed §5.2) and every sub-model's accuracy at every bitwidth (beyond the
+// seed); all are written into the package's meta.
 import { writeFile } from 'node:fs/promises'
 import { availableParallelism } from 'node:os'
 import { ArgumentError } from '../errors.js'
 import { rewritePackageMeta } from '../package/index.js'
-import { accuracy, profileImportance, readDevSet, residentPlan } from './dev-set.js'
+import { accuracy, profileImportance, profileSubModels, readDevSet, residentPlan } from './dev-set.js'
 import { measureDeviceProfile, profileKey, type DeviceProfile } from './device-profile.js'
 import { readElasticPackage } from './elastic-engine.js'
 import { ElasticExecutor } from './executor.js'
@@ -26,12 +27,27 @@ export interface ProfileOptions {
   readonly devLimit?: number
   /** Also write the importance profile to this file (an importance.json to ship with the model). */
   readonly saveImportance?: string
+  /**
+   * With a dev set, also measure every sub-model's accuracy at every bitwidth (default true; N x M x
+   * bitwidths evaluations, 5-10 minutes for the spam fixture on 2 cores).
+   */
+  readonly subModels?: boolean
   readonly onProgress?: (done: number, total: number, what: string) => void
 }
 
 export interface ProfileReport {
   readonly device: DeviceProfile
-  readonly importance?: { ranking: Array<[number, number]>; accuracy: number[][]; lowAccuracy: number; fullAccuracy: number; devCount: number; ms: number }
+  readonly importance?: {
+    ranking: Array<[number, number]>
+    accuracy: number[][]
+    lowAccuracy: number
+    fullAccuracy: number
+    /** subModelAccuracy[depth - 1][width - 1][bi]: every shard of the sub-model at bitwidths[bi]. */
+    subModelAccuracy?: number[][][]
+    bitwidths?: number[]
+    devCount: number
+    ms: number
+  }
 }
 
 export async function profileElastic(path: string, options: ProfileOptions = {}): Promise<ProfileReport> {
@@ -60,7 +76,8 @@ export async function profileElastic(path: string, options: ProfileOptions = {})
       const top = pkg.meta.bitwidths as number[]
       const full = Array.from({ length: pkg.config.layers }, () => new Array<number>(pkg.config.heads).fill(top[top.length - 1]!))
       const fullAccuracy = await accuracy(x, residentPlan(pkg.config.layers, pkg.config.heads, seq, full), dev)
-      importance = { ...imp, fullAccuracy, devCount: dev.length, ms: performance.now() - t0 }
+      const table = options.subModels === false ? {} : { subModelAccuracy: await profileSubModels(x, dev, seq, options.onProgress), bitwidths: [...x.bitwidths] }
+      importance = { ...imp, fullAccuracy, ...table, devCount: dev.length, ms: performance.now() - t0 }
       meta.importance = importance
       if (options.saveImportance !== undefined) await writeFile(options.saveImportance, JSON.stringify(importance) + '\n')
     }

@@ -13,7 +13,7 @@ import { ElasticExecutor, type RunPlan } from '../../lib/elastic/executor.js'
 import { TextEncoder } from '../../lib/elastic/tokenize.js'
 import { tensor } from '../../lib/index.js'
 import { fixtures, repoRoot } from '../helpers/data.js'
-import { planElastic, type ElasticProfile } from '../../lib/plan/elastic/index.js'
+import { planElastic, planLoadAndExec, planStdPL, type ElasticPlan, type ElasticProfile } from '../../lib/plan/elastic/index.js'
 import { runOrt } from '../helpers/ort.js'
 
 const modelDir = join(fixtures, 'spam-encoder')
@@ -37,19 +37,44 @@ t.test('prepare --elastic on the fixture', async (t) => {
   t.ok(report.ms < 60_000, `prepared in ${(report.ms / 1000).toFixed(1)} s`)
 })
 
-t.test("the fixture's importance profile: no shard gains from fp32 alone, so the planner reads every shard at 2 bits", async (t) => {
-  const a = measuredAccuracy(pkg.meta.importance, L, M)
+t.test("the fixture's importance profile: no shard gains from fp32 alone; its sub-model table picks the plan", async (t) => {
+  const a = measuredAccuracy(pkg.meta.importance, L, M, pkg.meta.bitwidths as number[])
   if (a === undefined) return void t.fail('the package carries the importance profile of importance.json')
   t.equal(a.highest, a.lowest, 'fp32 and 2 bits measure the same dev accuracy')
   t.ok(a.gain.flat().every((g) => g <= 0), 'no shard gains')
-  t.equal(measuredAccuracy({ ...(pkg.meta.importance as object), accuracy: [[0.9]] }, L, M), undefined, 'a table of another shape is ignored')
+  t.equal(measuredAccuracy({ ...(pkg.meta.importance as object), accuracy: [[0.9]] }, L, M, pkg.meta.bitwidths as number[]), undefined, 'a table of another shape is ignored')
   // A profile where IO is free up to the whole model at fp32: the seed's rule would read fp32.
   const bitwidths = pkg.meta.bitwidths as number[]
   const profile: ElasticProfile = { layers: L, shardsPerLayer: M, bitwidths, shardBytes: (bits) => bits * 1000, readMsPerByte: 1e-6, readMsPerJob: 0, layerComputeMs: Array.from({ length: M + 1 }, (_, m) => m), fixedMs: 0 }
   const ranking = (pkg.meta.importance as { ranking: Array<[number, number]> }).ranking.map(([layer, shard]) => ({ layer, shard }))
   t.equal(planElastic(profile, ranking, { targetMs: 1000 }).uniformBits, 32, 'seed rule: fp32')
-  const plan = planElastic(profile, { ranking, accuracy: a }, { targetMs: 1000 })
+  const { subModels, ...fullModelOnly } = a
+  const plan = planElastic(profile, { ranking, accuracy: fullModelOnly }, { targetMs: 1000 })
   t.same([plan.uniformBits, plan.bitsHistogram[2]], [2, L * M], 'measured: every shard at 2 bits')
+
+  // With the table of every sub-model at every bitwidth (importance.json's subModelAccuracy): the
+  // most accurate plan that meets T, never less accurate than a baseline planned on the same profile.
+  if (subModels === undefined) return void t.fail("importance.json carries the sub-model table (flexpipe profile --dev)")
+  const acc = (e: { depth: number; width: number; uniformBits: number }): number => subModels[e.depth - 1]![e.width - 1]![bitwidths.indexOf(e.uniformBits)]!
+  const best = Math.max(...subModels.flat(2))
+  t.equal(acc(planElastic(profile, { ranking, accuracy: a }, { targetMs: 1000 })), best, 'with time to spare, the most accurate entry of the table')
+  // Reads that matter: an fp32 shard takes 3.2 ms, a 2-bit one 0.2 ms; a layer of m shards m ms.
+  const slow: ElasticProfile = { ...profile, readMsPerByte: 1e-4 }
+  let compared = 0
+  for (const targetMs of [4, 8, 12, 20, 30, 45, 60]) {
+    const ours = planElastic(slow, { ranking, accuracy: a }, { targetMs })
+    for (const base of [...bitwidths.map((bits) => () => planStdPL(slow, { targetMs, bits })), () => planLoadAndExec(slow, { targetMs })]) {
+      let b: ElasticPlan
+      try {
+        b = base()
+      } catch {
+        continue
+      }
+      compared++
+      t.ok(acc(ours) >= acc(b), `T=${targetMs}: ${ours.depth}x${ours.width}@${ours.uniformBits} (${acc(ours)}) vs ${b.planner} ${b.depth}x${b.width}@${b.uniformBits} (${acc(b)})`)
+    }
+  }
+  t.ok(compared >= 20, `${compared} baseline plans compared`)
 })
 
 t.test('prepare --elastic from the ONNX export gives the same package as from the Hugging Face folder', async (t) => {

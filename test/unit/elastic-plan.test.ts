@@ -230,6 +230,97 @@ t.test('random profiles and accuracies: plans stay valid and within the target, 
   t.same(problems.slice(0, 5), [])
 })
 
+/** A random sub-model accuracy table [depth - 1][width - 1][bi], in steps of 1 % so that ties occur. */
+function randomTable(rand: () => number, p: ElasticProfile): number[][][] {
+  return Array.from({ length: p.layers }, () => Array.from({ length: p.shardsPerLayer }, () => p.bitwidths.map(() => 0.5 + Math.floor(rand() * 40) / 100)))
+}
+const noGain = (p: ElasticProfile): number[][] => Array.from({ length: p.layers }, () => new Array<number>(p.shardsPerLayer).fill(0))
+
+t.test('a sub-model accuracy table: the most accurate plan that meets T, ties to the larger sub-model, then fewer bits', async (t) => {
+  // 2 layers x 2 shards; a shard reads in 20 ms at 2 bits, 40 at 4, 320 at fp32; 10 ms per layer of
+  // 1 shard, 15 of 2; no fixed part.
+  const p = flatProfile([2, 2], [2, 4, 32], [2000, 4000, 32000], [0, 10, 15])
+  const ranking = allShards(2, 2)
+  // table[d - 1][w - 1][bi]: 1 x 2 at 4 bits is the most accurate; 2 x 2 at 2 bits equals 1 x 1 at fp32.
+  const subModels = [
+    [[0.8, 0.8, 0.85], [0.86, 0.9, 0.9]],
+    [[0.8, 0.82, 0.82], [0.85, 0.85, 0.88]],
+  ]
+  const plan = (targetMs: number, o: { preloadBytes?: number; preloadBits?: number } = {}): ElasticPlan =>
+    planElastic(p, { ranking, accuracy: { lowest: 0.85, highest: 0.88, gain: noGain(p), subModels } }, { targetMs, ...o })
+  const shape = (e: ElasticPlan): string => `${e.depth}x${e.width}@${e.uniformBits} ${JSON.stringify(bitsOf(e))}`
+  // 1 x 2 at 4 bits: IO 80 ms then 15 ms of compute.
+  t.equal(shape(plan(95)), '1x2@4 [[4,4]]', 'the most accurate candidate, not the largest sub-model')
+  t.equal(shape(plan(1000)), '1x2@4 [[4,4]]', 'also when everything fits: fp32 1 x 2 measured no better (a tie goes to fewer bits)')
+  // Below 95 ms 1 x 2 at 4 bits misses; 1 x 2 at 2 bits (0.86, 55 ms) is the next best that fits.
+  t.equal(shape(plan(94)), '1x2@2 [[2,2]]')
+  // Preloading layer 0's two shards at 4 bits (8000 bytes) removes the IO: 1 x 2 at 4 bits fits in 15 ms.
+  const pre = plan(15, { preloadBytes: 8000 })
+  t.same([shape(pre), pre.preload.map((e) => e.bits)], ['1x2@4 [[4,4]]', [4, 4]], 'the preload buffer holds the chosen bitwidth')
+  // With preloadBits given, preloaded shards keep it: 2 bits (4000 bytes) fit, and the loaded ones follow the table.
+  const given = plan(15, { preloadBytes: 4000, preloadBits: 2 })
+  t.same([given.depth, given.width, given.preload.map((e) => e.bits)], [1, 2, [2, 2]])
+  // Below every candidate: the typed error with the minimum target (1 x 1 at 2 bits: 20 + 10 ms).
+  t.throws(() => plan(29), LatencyTargetError)
+  t.doesNotThrow(() => plan(30))
+  // Ties in accuracy: 2 x 2 at 2 bits (0.85) and 1 x 1 at fp32 (0.85) when nothing better fits.
+  const tie = [[[0.8, 0.8, 0.85], [0.5, 0.5, 0.5]], [[0.5, 0.5, 0.5], [0.85, 0.85, 0.85]]]
+  const both = planElastic(p, { ranking, accuracy: { lowest: 0.85, highest: 0.85, gain: noGain(p), subModels: tie } }, { targetMs: 1000 })
+  t.equal(shape(both), '2x2@2 [[2,2],[2,2]]', 'a tie goes to the larger sub-model, then to the lowest bitwidth')
+  t.throws(
+    () => planElastic(p, { ranking, accuracy: { lowest: 0.85, highest: 0.88, gain: noGain(p), subModels: [subModels[0]!] } }, { targetMs: 100 }),
+    { name: 'ArgumentError', message: /accuracy\.subModels: expected \[2\]\[2\]\[3\]/ },
+  )
+})
+
+t.test('random profiles and accuracy tables: the plan is the most accurate valid candidate, at least as accurate as every baseline', async (t) => {
+  const problems: string[] = []
+  let plans = 0
+  let baselines = 0
+  for (let seed = 1; seed <= cases; seed++) {
+    const c = randomProfile(seed)
+    const p = c.profile
+    const rand = prng(seed * 131)
+    const subModels = randomTable(rand, p)
+    const acc = (d: number, w: number, bits: number): number => subModels[d - 1]![w - 1]![p.bitwidths.indexOf(bits)]!
+    const importance = { ranking: c.importance, accuracy: { lowest: 0.9, highest: 0.9, gain: noGain(p), subModels } }
+    const preloads = preloadsFor(c)
+    for (const [i, targetMs] of targetsFor(c, 4).entries()) {
+      const preloadBytes = preloads[(seed + i) % preloads.length]!
+      const say = (x: string): number => problems.push(`seed ${seed} T=${targetMs} P=${preloadBytes}: ${x}`)
+      const plan = tryPlan(() => planElastic(p, importance, { targetMs, preloadBytes }))
+      if (!plan) continue
+      plans++
+      if (!checkAIB(p, plan).valid || !(plan.modelledMs <= targetMs + eps)) say('invalid or late')
+      if (plan.shards.flat().some((s) => s.bits !== plan.uniformBits)) say('not uniform (no shard measured a gain)')
+      const mine = acc(plan.depth, plan.width, plan.uniformBits)
+      // Brute force over every candidate, built independently: the largest preloaded prefix at its bits.
+      for (let depth = 1; depth <= p.layers; depth++) {
+        for (let width = 1; width <= p.shardsPerLayer; width++) {
+          for (const bits of p.bitwidths) {
+            if (acc(depth, width, bits) <= mine) continue
+            const cand = shapeOf(p, { targetMs, depth, width, preloadBytes, preloadBits: bits }, bits)
+            if (checkAIB(p, cand).valid) say(`${depth} x ${width} at ${bits} bits is valid and more accurate`)
+          }
+        }
+      }
+      for (const base of [
+        ...p.bitwidths.map((bits) => tryPlan(() => planStdPL(p, { targetMs, bits }))),
+        tryPlan(() => planLoadAndExec(p, { targetMs })),
+      ]) {
+        if (!base) continue
+        baselines++
+        if (acc(base.depth, base.width, base.uniformBits) > mine) say(`${base.planner}-${base.uniformBits} is more accurate`)
+      }
+      // Targets ascend while P varies, so compare only at equal P via a fresh plan at the next target.
+      const next = tryPlan(() => planElastic(p, importance, { targetMs: targetMs * 1.5, preloadBytes }))
+      if (next && acc(next.depth, next.width, next.uniformBits) < mine) say('a larger target planned less accurately')
+    }
+  }
+  t.ok(plans > 2 * cases, `${plans} plans and ${baselines} baseline plans checked`)
+  t.same(problems.slice(0, 5), [])
+})
+
 t.test('a size table that shrinks at a higher bitwidth needs a second walk over the ranking', async (t) => {
   // Shards a, b, c of one layer at 2 / 4 bits: a 100 / 300 ms, b 300 / 250 ms, c 100 / 1000 ms;
   // 660 ms of budget. Pass 1: 2 bits (500 ms). Walk 1 (a, b, c): a to 4 needs 700 ms, no; b to 4

@@ -5,9 +5,12 @@
 // largest (then deepest) sub-model whose pipeline meets T with every shard that is not preloaded at
 // its lowest bitwidth, with bitwidths raised as far as the accumulated IO budgets allow: uniformly
 // first, then shard by shard in importance order (with the dev set's measured accuracies, only where
-// they measured a gain: io-plan.ts). Every plan satisfies simulatePipeline <= T
+// they measured a gain: io-plan.ts). With the dev set's accuracy of every sub-model at every
+// bitwidth, the most accurate sub-model and bitwidth that meet T instead (accuracy-plan.ts), then
+// pass 2. Every plan satisfies simulatePipeline <= T
 // (aib.ts proves why the AIB test guarantees it). Flexpipe without a preload buffer ("Ours-0MB") is
 // planElastic with preloadBytes 0. Pure and deterministic.
+import { mostAccuratePlan } from './accuracy-plan.js'
 import { accumulatedBudgets, type BudgetRule } from './aib.js'
 import { computePlan, minimumTarget, type SubModel } from './compute-plan.js'
 import { planIO } from './io-plan.js'
@@ -36,6 +39,15 @@ export function planElasticWith(
   const model = modelOf(profile)
   const ranked = 'ranking' in importance ? importance : { ranking: importance }
   const accuracy = accuracyRule(model, ranked.accuracy)
+  if (accuracy.subModels) {
+    // The measured table decides sub-model and bitwidth (accuracy-plan.ts); preloaded shards take
+    // the chosen bitwidth unless preloadBits is given.
+    const explicit = options.preloadBits !== undefined
+    const r = resolveOptions(model, explicit ? options : { ...options, preloadBits: model.bitwidths[0] })
+    const choice = mostAccuratePlan(model, accuracy.subModels, r, explicit, rule)
+    const io = planIO(model, rankingOf(model, ranked.ranking), choice, { ...r, preloadBi: choice.preloadBi }, rule, accuracy, choice.bi)
+    return buildPlan(model, io.layout, { planner: 'flexpipe', schedule: 'pipelined', targetMs: r.targetMs, uniformBi: io.uniformBi })
+  }
   // Bits that measured no gain are not spent in the preload buffer either: it holds shards at the
   // lowest bitwidth then (more of them), unless preloadBits says otherwise.
   const preloadBits = options.preloadBits ?? (accuracy.uniform ? undefined : model.bitwidths[0])

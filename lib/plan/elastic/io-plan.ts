@@ -71,10 +71,19 @@ function raisePass(model: Model, layout: Layout, order: readonly number[], targe
 /**
  * Bitwidths for the sub-model: pass 1 then pass 2. `ranking` holds flat full-model indices
  * (layer * M + shard) in visiting order (profile.ts rankingOf); `accuracy` limits both passes to
- * raises the dev set measured a gain for (default: every raise).
+ * raises the dev set measured a gain for (default: every raise). `chosenBi`: pass 1's answer is
+ * already known (accuracy-plan.ts chose it), so only pass 2 runs.
  */
-export function planIO(model: Model, ranking: readonly number[], sub: SubModel, r: Resolved, rule: BudgetRule = accumulatedBudgets, accuracy: AccuracyRule = { uniform: true, raise: () => true }): IoPlan {
-  const uniformBi = uniformPass(model, sub, r, rule, accuracy.uniform)
+export function planIO(
+  model: Model,
+  ranking: readonly number[],
+  sub: SubModel,
+  r: Resolved,
+  rule: BudgetRule = accumulatedBudgets,
+  accuracy: AccuracyRule = { uniform: true, raise: () => true },
+  chosenBi?: number,
+): IoPlan {
+  const uniformBi = chosenBi ?? uniformPass(model, sub, r, rule, accuracy.uniform)
   const layout = uniformLayout(sub.depth, sub.width, sub.preloaded, r.preloadBi, uniformBi)
   const M = model.shardsPerLayer
   const order: number[] = []

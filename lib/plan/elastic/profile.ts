@@ -134,13 +134,16 @@ export interface AccuracyRule {
   readonly uniform: boolean
   /** Pass 2 may raise flat shard i (layer * M + shard). */
   readonly raise: (flat: number) => boolean
+  /** The measured accuracy of every sub-model at every bitwidth, when the profile has it. */
+  readonly subModels?: (depth: number, width: number, bi: number) => number
 }
 
 /**
  * Without measured accuracies, the seed's assumption that more bits are never less accurate: every
  * raise allowed. With them, pass 1 raises the uniform bitwidth only if the model at the highest
  * bitwidth measured more accurate than at the lowest, and pass 2 visits only shards whose own raise
- * measured a gain (> 0): reads that buy no measured accuracy are not made.
+ * measured a gain (> 0): reads that buy no measured accuracy are not made. A table of every sub-model's
+ * accuracy at every bitwidth (subModels) is checked and passed on for accuracy-plan.ts.
  */
 export function accuracyRule(model: Model, a: MeasuredAccuracy | undefined): AccuracyRule {
   if (a === undefined) return { uniform: true, raise: () => true }
@@ -148,5 +151,13 @@ export function accuracyRule(model: Model, a: MeasuredAccuracy | undefined): Acc
   const ok = Number.isFinite(a.lowest) && Number.isFinite(a.highest) && Array.isArray(a.gain) && a.gain.length === model.layers &&
     a.gain.every((row) => Array.isArray(row) && row.length === M && row.every((g) => Number.isFinite(g)))
   if (!ok) throw new ArgumentError(`accuracy: expected finite lowest, highest and gain[${model.layers}][${M}]`)
-  return { uniform: a.highest > a.lowest, raise: (flat) => a.gain[Math.floor(flat / M)]![flat % M]! > 0 }
+  const rule = { uniform: a.highest > a.lowest, raise: (flat: number) => a.gain[Math.floor(flat / M)]![flat % M]! > 0 }
+  const t = a.subModels
+  if (t === undefined) return rule
+  const K = model.bitwidths.length
+  const grid = <T>(x: unknown, n: number, each: (y: unknown) => boolean): x is T => Array.isArray(x) && x.length === n && x.every(each)
+  const cell = (y: unknown): boolean => grid<number[]>(y, K, (v) => typeof v === 'number' && Number.isFinite(v))
+  if (!grid(t, model.layers, (row) => grid(row, M, cell)))
+    throw new ArgumentError(`accuracy.subModels: expected [${model.layers}][${M}][${K}] finite accuracies (depth, width, bitwidth), got another shape`)
+  return { ...rule, subModels: (depth, width, bi) => t[depth - 1]![width - 1]![bi]! }
 }

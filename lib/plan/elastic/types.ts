@@ -54,6 +54,12 @@ export interface MeasuredAccuracy {
   readonly highest: number
   /** gain[layer][shard]: accuracy with that shard alone at the highest bitwidth, minus `lowest`. */
   readonly gain: readonly (readonly number[])[]
+  /**
+   * Optional: subModels[depth - 1][width - 1][bi] is the dev accuracy of that sub-model with every
+   * shard at bitwidths[bi]. With it, planElastic picks the most accurate sub-model and bitwidth whose
+   * plan meets T (accuracy-plan.ts) instead of the largest sub-model.
+   */
+  readonly subModels?: readonly (readonly (readonly number[])[])[]
 }
 
 /** A ranking, most important shard first, with the accuracies it was ranked by (optional). */
