@@ -25,6 +25,25 @@ export function leadingWeights(prep: Prepared, k: number): number[] {
   return prep.weightsAt.slice(0, k).flat()
 }
 
+/**
+ * The pinned set of an attempt: the weights first used by the leading `k` steps and by the trailing
+ * `trailing` steps (clamped so that the two ranges do not overlap), leading ones first.
+ */
+export function pinnedWeights(prep: Prepared, k: number, trailing: number): number[] {
+  const lead = Math.max(0, Math.min(prep.steps, k))
+  const trail = Math.max(0, Math.min(prep.steps - lead, trailing))
+  return trail === 0 ? leadingWeights(prep, lead) : [...leadingWeights(prep, lead), ...prep.weightsAt.slice(prep.steps - trail).flat()]
+}
+
+/** Bytes of the weights first used by the trailing t steps, for every t (index = t). */
+export function trailingBytesByT(prep: Prepared): Float64Array {
+  const bytes = new Float64Array(prep.steps + 1)
+  for (let t = 1; t <= prep.steps; t++) {
+    bytes[t] = bytes[t - 1]! + prep.weightsAt[prep.steps - t]!.reduce((sum, w) => sum + prep.size[w]!, 0)
+  }
+  return bytes
+}
+
 /** Bytes of the weights `leadingWeights(prep, k)` returns, for every k (index = k). */
 export function pinnedBytesByK(prep: Prepared): Float64Array {
   const bytes = new Float64Array(prep.steps + 1)
@@ -140,14 +159,14 @@ class Placer {
 }
 
 /**
- * Plans every tensor inside [0, limit) with the weights of the leading `k` steps pinned and the
- * weights marked in `noPreload` loaded at their first step. Returns the failing step when something
- * does not fit.
+ * Plans every tensor inside [0, limit) with the weights of the leading `k` steps (and of the trailing
+ * `trailing` steps) pinned and the weights marked in `noPreload` loaded at their first step. Returns
+ * the failing step when something does not fit.
  */
-export function attemptPlan(prep: Prepared, limit: number, k: number, preload: boolean, noPreload: Uint8Array): AttemptResult {
+export function attemptPlan(prep: Prepared, limit: number, k: number, preload: boolean, noPreload: Uint8Array, trailing = 0): AttemptResult {
   const placer = new Placer(prep, noPreload)
-  const pinned = leadingWeights(prep, k)
-  if (!placer.pin(pinned, limit)) return { ok: false, step: busiestStep(prep, 0, Math.max(0, k - 1)), blame: [] }
+  const pinned = pinnedWeights(prep, k, trailing)
+  if (!placer.pin(pinned, limit)) return { ok: false, step: busiestStep(prep, 0, trailing > 0 ? prep.steps - 1 : Math.max(0, k - 1)), blame: [] }
   for (const a of prep.activations) {
     if (!placer.placeActivation(a)) return { ok: false, step: busiestStep(prep, prep.first[a]!, prep.last[a]!), blame: [] }
   }
@@ -172,17 +191,17 @@ const blameRounds = 3
  * a few rounds, and finally the whole plan without preload, so preloading never needs a larger
  * budget than not preloading. Their steps are reported as fallback steps.
  */
-export function attemptWithFallback(prep: Prepared, limit: number, k: number, preload: boolean): AttemptResult {
+export function attemptWithFallback(prep: Prepared, limit: number, k: number, preload: boolean, trailing = 0): AttemptResult {
   const noPreload = new Uint8Array(prep.count)
-  let r = attemptPlan(prep, limit, k, preload, noPreload)
+  let r = attemptPlan(prep, limit, k, preload, noPreload, trailing)
   for (let round = 0; preload && !r.ok && round < blameRounds; round++) {
     const fresh = r.blame.filter((w) => noPreload[w] === 0)
     if (fresh.length === 0) break
     for (const w of fresh) noPreload[w] = 1
-    r = attemptPlan(prep, limit, k, preload, noPreload)
+    r = attemptPlan(prep, limit, k, preload, noPreload, trailing)
   }
   if (preload && !r.ok) {
-    const plain = attemptPlan(prep, limit, k, false, noPreload)
+    const plain = attemptPlan(prep, limit, k, false, noPreload, trailing)
     if (plain.ok) {
       r = plain
       noPreload.fill(1)

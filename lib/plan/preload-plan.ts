@@ -19,7 +19,9 @@
 //      of the leading k steps (early layers have no compute to hide their loads behind), with the
 //      largest k for which the rest still plans, found by a galloping binary search over full plans.
 //      A cheap lower bound (pinned bytes + live bytes of the rest) rejects hopeless k without planning.
-//      Greedy planning is not monotone in k, so this finds a good k, not always the largest.
+//      Greedy planning is not monotone in k, so this finds a good k, not always the largest. With a
+//      device profile the runtime instead compares prefixes and suffixes of the steps by simulating
+//      each plan (pinPrefixPlanner here, choosePins in lib/runtime/budget/choose-pins.ts).
 //   1. Activations first, by first step: each goes to the lowest free address from the bottom or
 //      the highest from the top, whichever reaches less far into the middle (ties: bottom), so the
 //      middle of the arena stays one contiguous block for weights and workspaces.
@@ -42,7 +44,7 @@
 // runtime keeps after the arena. Pure and deterministic: the same inputs give the same plan.
 import { ArgumentError, PlanInfeasibleError } from '../errors.js'
 import { alignDown, alignUp } from './address-space.js'
-import { attemptPlan, attemptWithFallback, pinnedBytesByK, type AttemptResult } from './preload-place.js'
+import { attemptPlan, attemptWithFallback, pinnedBytesByK, trailingBytesByT, type AttemptResult } from './preload-place.js'
 import { kindWeight, prepare, weightAlignment, type Prepared } from './preload-problem.js'
 import { finishPlan } from './preload-tables.js'
 
@@ -194,19 +196,26 @@ function checkBudget(budget: number): void {
   if (!Number.isSafeInteger(budget) || budget < 0) throw new ArgumentError(`budget: expected integer >= 0, got ${budget}`)
 }
 
-/** A problem prepared once, planned with the pin prefixes a caller chooses between (choosePinPrefix). */
+/** A problem prepared once, planned with the pin sets a caller chooses between (plan-budget.ts choosePins). */
 export interface PinPrefixPlanner {
   readonly steps: number
   /** The plan with exactly the weights of the leading k steps pinned, or undefined if it does not fit. */
   withPrefix(k: number): PreloadPlan | undefined
+  /** The plan with exactly the weights of the trailing t steps pinned, or undefined if it does not fit. */
+  withSuffix(t: number): PreloadPlan | undefined
+  /** trailingBytes[t]: bytes of the weights first used by the trailing t steps (t = 0..steps). */
+  readonly trailingBytes: Float64Array
   /** planPreload's own plan (the longest prefix that plans, up to maxPinSteps); throws PlanInfeasibleError. */
   largest(): PreloadPlan
 }
 
 /**
- * The pin prefixes of one problem and budget, sharing one preparation: withPrefix(k) is one placement
- * attempt (after a cheap bound rules out prefixes too large to fit), inside the same capped arena as
- * planPreload, so a caller can compare plans by its own measure (plan-budget.ts simulates the pipeline).
+ * The pin prefixes (and suffixes) of one problem and budget, sharing one preparation: withPrefix(k) is
+ * one placement attempt (after a cheap bound rules out prefixes too large to fit), inside the same
+ * capped arena as planPreload, so a caller can compare plans by its own measure (plan-budget.ts
+ * simulates the pipeline). withSuffix(t) pins the last t steps' weights instead: the late layers of a
+ * CNN hold the most bytes per FLOP (small planes, many channels), so their loads are the hardest to
+ * hide behind compute, while the early layers' loads have the whole run ahead to fill the window.
  */
 export function pinPrefixPlanner(problem: PreloadProblem, options: PreloadOptions): PinPrefixPlanner {
   checkBudget(options.budget)
@@ -215,8 +224,20 @@ export function pinPrefixPlanner(problem: PreloadProblem, options: PreloadOption
   const cap = alignUp(prep.total, weightAlignment)
   const limits = cap < options.budget ? [cap, options.budget] : [options.budget]
   const bounds = limits.map((limit) => pinLowerBound(prep, limit))
+  const trailingBytes = trailingBytesByT(prep)
   return {
     steps: prep.steps,
+    trailingBytes,
+    withSuffix(t: number): PreloadPlan | undefined {
+      t = Math.max(0, Math.min(prep.steps, Math.floor(t)))
+      if (t === 0) return this.withPrefix(0)
+      for (const limit of limits) {
+        if (trailingBytes[t]! > limit) continue
+        const r = attemptPlan(prep, limit, 0, preload, new Uint8Array(prep.count), t)
+        if (r.ok) return finishPlan(prep, r.attempt)
+      }
+      return undefined
+    },
     withPrefix(k: number): PreloadPlan | undefined {
       k = Math.max(0, Math.min(prep.steps, Math.floor(k)))
       for (let i = 0; i < limits.length; i++) {

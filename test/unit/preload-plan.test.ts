@@ -3,6 +3,7 @@
 import t, { type Test } from 'tap'
 import {
   minimumBudget,
+  pinPrefixPlanner,
   planOnDemandFirstFit,
   planPreload,
   PlanInfeasibleError,
@@ -231,4 +232,34 @@ t.test('a cap on the pinned prefix never makes a budget that plans infeasible (i
       check(t, p, planPreload(p, options), options, `seed ${seed} ${JSON.stringify(options)}`)
     }
   }
+})
+
+t.test('pin suffixes: exactly the trailing steps\' weights stay resident, and the plan is safe in every interleaving', async (t) => {
+  let planned = 0
+  let refused = 0
+  for (let seed = 1; seed <= 150; seed++) {
+    const p = randomProblem(seed)
+    const min = minimumBudget(p)
+    const rand = prng(seed * 13)
+    const weightBytes = p.tensors.filter((x) => x.kind === 'weight').reduce((n, x) => n + Math.ceil(x.bytes / 4096) * 4096, 0)
+    for (const budget of [min, Math.ceil(min + rand() * weightBytes)]) {
+      const planner = pinPrefixPlanner(p, { budget })
+      const S = p.steps
+      for (const trailing of [1, Math.floor(S / 2), S]) {
+        const expected = p.tensors.reduce((n, x) => n + (x.kind === 'weight' && x.first >= S - trailing ? Math.ceil(x.bytes / 4096) * 4096 : 0), 0)
+        if (planner.trailingBytes[trailing] !== expected) t.fail(`seed ${seed}: trailingBytes[${trailing}] ${planner.trailingBytes[trailing]} vs ${expected}`)
+        const plan = planner.withSuffix(trailing)
+        if (plan === undefined) {
+          refused++
+          continue
+        }
+        planned++
+        check(t, p, plan, { budget }, `seed ${seed} budget ${budget} suffix ${trailing}`)
+        const wrong = p.tensors.filter((x, j) => plan.placements[j]!.pinned !== (x.kind === 'weight' && x.first >= S - trailing))
+        if (wrong.length > 0) t.fail(`seed ${seed} suffix ${trailing}: ${wrong.length} tensors pinned wrongly`)
+        if (plan.pinnedBytes !== expected) t.fail(`seed ${seed} suffix ${trailing}: pinned ${plan.pinnedBytes} vs ${expected}`)
+      }
+    }
+  }
+  t.ok(planned > 150 && refused > 0, `${planned} suffix plans checked, ${refused} too large to fit`)
 })

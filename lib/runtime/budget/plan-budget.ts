@@ -16,7 +16,7 @@ import { layerInfo, type StepLayer } from './layer-options.js'
 import { loadOverheadMs, loadTimes, opTimes, planSchedule, planTimes, type PlanProfile } from './plan-times.js'
 import { pipelineEdges } from './pipeline.js'
 import { simulatePipeline } from '../../plan/pipeline-sim.js'
-import type { PinPrefixPlanner } from '../../plan/preload-plan.js'
+import { choosePins } from './choose-pins.js'
 
 export type { PlanProfile } from './plan-times.js'
 
@@ -89,59 +89,16 @@ function planRegion(m: BudgetModel, b: BudgetProgram, choices: readonly LayerCho
   const estimate = pinStepsEstimate(m, b, choices, region)
   if (m.profile === undefined || search === 'estimate') return planPinned(estimate)
   const planner = pinPrefixPlanner(b.problem, { budget: region, preload: policy.preload, maxPinSteps: estimate })
-  return choosePinPrefix(m.profile, opTimes(m.layers, m.profile, b, choices), b, planner, estimate)
-}
-
-/**
- * The pin prefix (how many leading steps' weights stay resident) whose plan the pipeline simulation
- * (plan-times.ts) finds fastest. Pinning saves reading those weights on every inference but narrows
- * the window the other weights are preloaded through, so past some prefix the disk idles while compute
- * waits (ResNet-152 at 100 MB, 2 threads: pinning 6 MB simulates 134 ms, 66 MB 167 ms). Candidates: the
- * analytic estimate, a grid over [0, steps], and the midpoints beside the best grid point; within
- * 1% of the fastest, the one that reads least. When no candidate fits, planPreload's own search.
- */
-function choosePinPrefix(profile: PlanProfile, ops: Float64Array, b: BudgetProgram, planner: PinPrefixPlanner, estimate: number): PreloadPlan {
-  const S = planner.steps
-  // Only the figures of each candidate are kept, and the plan of the fastest so far: the heap growth of
-  // planning counts in the memory budget (bookkeepingBytes).
-  const tried = new Map<number, { ms: number; reads: number } | undefined>()
-  let kept: { k: number; plan: PreloadPlan } | undefined
-  const at = (k: number): void => {
-    k = Math.max(0, Math.min(S, Math.round(k)))
-    if (tried.has(k)) return
-    const plan = planner.withPrefix(k)
-    if (plan === undefined) return void tried.set(k, undefined)
+  const ops = opTimes(m.layers, m.profile, b, choices)
+  const profile = m.profile
+  return choosePins(planner, (plan) => {
     const t = planTimes(profile, b, plan, ops)
-    if (kept === undefined || t.makespanMs < tried.get(kept.k)!.ms) kept = { k, plan }
-    tried.set(k, { ms: t.makespanMs, reads: t.readMs })
-  }
-  // Within 1% of the fastest, the plan that reads least: it is as fast and keeps more margin when the
-  // disk is slower than profiled (and a compute-bound pipeline makes many prefixes equally fast).
-  const best = (): number | undefined => {
-    let fastest = Infinity
-    for (const v of tried.values()) if (v !== undefined) fastest = Math.min(fastest, v.ms)
-    let k: number | undefined
-    for (const [key, v] of tried) {
-      if (v === undefined || v.ms > fastest * 1.01) continue
-      if (k === undefined || v.reads < tried.get(k)!.reads) k = key
-    }
-    return k
-  }
-  if (Number.isFinite(estimate)) at(estimate)
-  const grid = 8
-  for (let i = 0; i <= grid; i++) at((i * S) / grid)
-  const near = best()
-  if (near !== undefined) {
-    at(near - S / (2 * grid))
-    at(near + S / (2 * grid))
-  }
-  const k = best()
-  if (k === undefined) return planner.largest()
-  return kept!.k === k ? kept!.plan : planner.withPrefix(k)!
+    return { ms: t.makespanMs, reads: t.readMs }
+  }, estimate)
 }
 
 /**
- * An analytic first guess at the pin prefix, from the device profile (choosePinPrefix refines it by
+ * An analytic first guess at the pin prefix, from the device profile (choosePins refines it by
  * simulation; the minimum-budget search plans with it alone). Pinning saves reading those weights on
  * every inference but narrows the preload window, and while the pinned prefix computes the load queue
  * can only fill that window. Per pin prefix k (P pinned bytes, prefix compute time t, window w = region -

@@ -1,0 +1,71 @@
+// SPDX-License-Identifier: Apache-2.0
+// choosePins (lib/runtime/budget/choose-pins.ts): the pinned set of a budget plan, chosen among pin
+// prefixes and suffixes by the pipeline simulation. A CNN-shaped problem whose late weights are the
+// heaviest and whose late steps compute least is best served by pinning a suffix; on random problems the
+// choice is valid and never slower than the best of the prefix grid it also searches.
+import t from 'tap'
+import { simulatePipeline } from '../../lib/plan/pipeline-sim.js'
+import { minimumBudget, pinPrefixPlanner, type PreloadPlan, type PreloadProblem } from '../../lib/plan/preload-plan.js'
+import { choosePins, type PinScore } from '../../lib/runtime/budget/choose-pins.js'
+import { cnnProblem, prng, randomProblem, staticViolations } from '../helpers/plan-problems.js'
+
+/** The pipeline's makespan under `plan`: op s takes opMs[s], a load bytes / bytesPerMs. */
+function scorer(p: PreloadProblem, opMs: readonly number[], bytesPerMs: number): (plan: PreloadPlan) => PinScore {
+  return (plan) => {
+    const loads = plan.order.weight.filter((w) => !plan.placements[w]!.pinned)
+    const s = { ops: p.steps, loads: loads.map((w) => ({ step: p.tensors[w]!.first, after: plan.loadAfter[w]! })) }
+    const r = simulatePipeline(s, opMs, loads.map((w) => p.tensors[w]!.bytes / bytesPerMs))
+    return { ms: r.makespanMs, reads: r.readMs }
+  }
+}
+
+const pinnedSteps = (p: PreloadProblem, plan: PreloadPlan): number[] =>
+  p.tensors.flatMap((x, i) => (x.kind === 'weight' && plan.placements[i]!.pinned ? [x.first] : [])).sort((a, b) => a - b)
+
+t.test('a CNN whose last layers hold the most bytes per FLOP pins a suffix, faster than any prefix', async (t) => {
+  const steps = 40
+  const p = cnnProblem(steps, 3)
+  // Compute follows the activation size (it shrinks with depth); reads at 250 bytes per microsecond.
+  const opMs = Array.from({ length: steps }, (_, s) => 3 * (1 - 0.85 * (s / steps)))
+  const score = scorer(p, opMs, 250_000)
+  const weights = p.tensors.filter((x) => x.kind === 'weight').reduce((n, x) => n + Math.ceil(x.bytes / 4096) * 4096, 0)
+  const budget = minimumBudget(p) + Math.floor(weights / 3)
+  const planner = pinPrefixPlanner(p, { budget })
+  const chosen = choosePins(planner, score)
+  let bestPrefix = Infinity
+  for (let k = 0; k <= steps; k++) {
+    const plan = planner.withPrefix(k)
+    if (plan !== undefined) bestPrefix = Math.min(bestPrefix, score(plan).ms)
+  }
+  const pinned = pinnedSteps(p, chosen)
+  t.ok(pinned.length > 0 && pinned[pinned.length - 1] === steps - 1 && pinned[0]! > 0, `pins a suffix: steps ${pinned.join(', ')}`)
+  t.same(pinned, Array.from({ length: pinned.length }, (_, i) => steps - pinned.length + i), 'the trailing steps, none skipped')
+  t.ok(score(chosen).ms < bestPrefix * 0.9, `simulated ${score(chosen).ms.toFixed(1)} ms against ${bestPrefix.toFixed(1)} for the best of all ${steps + 1} prefixes`)
+  t.same(staticViolations(p, chosen, budget), [])
+})
+
+t.test('random problems: the choice is a valid plan, never slower than the best of the prefix grid (within the 1% tie rule)', async (t) => {
+  const problems: string[] = []
+  let chosenSuffix = 0
+  for (let seed = 1; seed <= 150; seed++) {
+    const p = randomProblem(seed)
+    const rand = prng(seed * 17)
+    const opMs = Array.from({ length: p.steps }, () => rand() * 4)
+    const score = scorer(p, opMs, 50_000 + rand() * 400_000)
+    const budget = Math.ceil(minimumBudget(p) * (1 + rand()))
+    const planner = pinPrefixPlanner(p, { budget })
+    const chosen = choosePins(planner, score)
+    const bad = staticViolations(p, chosen, budget)
+    if (bad.length > 0) problems.push(`seed ${seed}: ${bad[0]}`)
+    let grid = Infinity
+    for (let i = 0; i <= 8; i++) {
+      const plan = planner.withPrefix(Math.round((i * p.steps) / 8))
+      if (plan !== undefined) grid = Math.min(grid, score(plan).ms)
+    }
+    if (score(chosen).ms > grid * 1.01 + 1e-9) problems.push(`seed ${seed}: ${score(chosen).ms} ms against the prefix grid's ${grid}`)
+    const pinned = pinnedSteps(p, chosen)
+    if (pinned.length > 0 && pinned[0]! > 0) chosenSuffix++
+  }
+  t.same(problems.slice(0, 5), [])
+  t.comment(`${chosenSuffix} of 150 chose a suffix`)
+})
