@@ -26,23 +26,21 @@ export function leadingWeights(prep: Prepared, k: number): number[] {
 }
 
 /**
- * The pinned set of an attempt: the weights first used by the leading `k` steps and by the trailing
- * `trailing` steps (clamped so that the two ranges do not overlap), leading ones first.
+ * The pinned set of an attempt: the weights first used by the leading `k` steps, then those first used
+ * by the steps in `extra` (each step once, those below k skipped).
  */
-export function pinnedWeights(prep: Prepared, k: number, trailing: number): number[] {
+export function pinnedWeights(prep: Prepared, k: number, extra: readonly number[]): number[] {
   const lead = Math.max(0, Math.min(prep.steps, k))
-  const trail = Math.max(0, Math.min(prep.steps - lead, trailing))
-  return trail === 0 ? leadingWeights(prep, lead) : [...leadingWeights(prep, lead), ...prep.weightsAt.slice(prep.steps - trail).flat()]
+  if (extra.length === 0) return leadingWeights(prep, lead)
+  const steps = [...new Set(extra)].filter((s) => Number.isInteger(s) && s >= lead && s < prep.steps)
+  return [...leadingWeights(prep, lead), ...steps.flatMap((s) => prep.weightsAt[s]!)]
 }
 
-/** Bytes of the weights first used by the trailing t steps, for every t (index = t). */
-export function trailingBytesByT(prep: Prepared): Float64Array {
-  const bytes = new Float64Array(prep.steps + 1)
-  for (let t = 1; t <= prep.steps; t++) {
-    bytes[t] = bytes[t - 1]! + prep.weightsAt[prep.steps - t]!.reduce((sum, w) => sum + prep.size[w]!, 0)
-  }
-  return bytes
+/** Bytes of the weights first used by each step (index = step). */
+export function bytesByStep(prep: Prepared): Float64Array {
+  return Float64Array.from(prep.weightsAt, (ws) => ws.reduce((sum, w) => sum + prep.size[w]!, 0))
 }
+
 
 /** Bytes of the weights `leadingWeights(prep, k)` returns, for every k (index = k). */
 export function pinnedBytesByK(prep: Prepared): Float64Array {
@@ -159,14 +157,14 @@ class Placer {
 }
 
 /**
- * Plans every tensor inside [0, limit) with the weights of the leading `k` steps (and of the trailing
- * `trailing` steps) pinned and the weights marked in `noPreload` loaded at their first step. Returns
- * the failing step when something does not fit.
+ * Plans every tensor inside [0, limit) with the weights of the leading `k` steps (and of the steps in
+ * `extra`) pinned and the weights marked in `noPreload` loaded at their first step. Returns the failing
+ * step when something does not fit.
  */
-export function attemptPlan(prep: Prepared, limit: number, k: number, preload: boolean, noPreload: Uint8Array, trailing = 0): AttemptResult {
+export function attemptPlan(prep: Prepared, limit: number, k: number, preload: boolean, noPreload: Uint8Array, extra: readonly number[] = []): AttemptResult {
   const placer = new Placer(prep, noPreload)
-  const pinned = pinnedWeights(prep, k, trailing)
-  if (!placer.pin(pinned, limit)) return { ok: false, step: busiestStep(prep, 0, trailing > 0 ? prep.steps - 1 : Math.max(0, k - 1)), blame: [] }
+  const pinned = pinnedWeights(prep, k, extra)
+  if (!placer.pin(pinned, limit)) return { ok: false, step: busiestStep(prep, 0, extra.length > 0 ? prep.steps - 1 : Math.max(0, k - 1)), blame: [] }
   for (const a of prep.activations) {
     if (!placer.placeActivation(a)) return { ok: false, step: busiestStep(prep, prep.first[a]!, prep.last[a]!), blame: [] }
   }
@@ -191,17 +189,17 @@ const blameRounds = 3
  * a few rounds, and finally the whole plan without preload, so preloading never needs a larger
  * budget than not preloading. Their steps are reported as fallback steps.
  */
-export function attemptWithFallback(prep: Prepared, limit: number, k: number, preload: boolean, trailing = 0): AttemptResult {
+export function attemptWithFallback(prep: Prepared, limit: number, k: number, preload: boolean, extra: readonly number[] = []): AttemptResult {
   const noPreload = new Uint8Array(prep.count)
-  let r = attemptPlan(prep, limit, k, preload, noPreload, trailing)
+  let r = attemptPlan(prep, limit, k, preload, noPreload, extra)
   for (let round = 0; preload && !r.ok && round < blameRounds; round++) {
     const fresh = r.blame.filter((w) => noPreload[w] === 0)
     if (fresh.length === 0) break
     for (const w of fresh) noPreload[w] = 1
-    r = attemptPlan(prep, limit, k, preload, noPreload, trailing)
+    r = attemptPlan(prep, limit, k, preload, noPreload, extra)
   }
   if (preload && !r.ok) {
-    const plain = attemptPlan(prep, limit, k, false, noPreload, trailing)
+    const plain = attemptPlan(prep, limit, k, false, noPreload, extra)
     if (plain.ok) {
       r = plain
       noPreload.fill(1)

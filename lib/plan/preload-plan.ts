@@ -20,7 +20,7 @@
 //      largest k for which the rest still plans, found by a galloping binary search over full plans.
 //      A cheap lower bound (pinned bytes + live bytes of the rest) rejects hopeless k without planning.
 //      Greedy planning is not monotone in k, so this finds a good k, not always the largest. With a
-//      device profile the runtime instead compares prefixes and suffixes of the steps by simulating
+//      device profile the runtime instead compares prefixes and other step sets by simulating
 //      each plan (pinPrefixPlanner here, choosePins in lib/runtime/budget/choose-pins.ts).
 //   1. Activations first, by first step: each goes to the lowest free address from the bottom or
 //      the highest from the top, whichever reaches less far into the middle (ties: bottom), so the
@@ -44,7 +44,7 @@
 // runtime keeps after the arena. Pure and deterministic: the same inputs give the same plan.
 import { ArgumentError, PlanInfeasibleError } from '../errors.js'
 import { alignDown, alignUp } from './address-space.js'
-import { attemptPlan, attemptWithFallback, pinnedBytesByK, trailingBytesByT, type AttemptResult } from './preload-place.js'
+import { attemptPlan, attemptWithFallback, bytesByStep, pinnedBytesByK, type AttemptResult } from './preload-place.js'
 import { kindWeight, prepare, weightAlignment, type Prepared } from './preload-problem.js'
 import { finishPlan } from './preload-tables.js'
 
@@ -201,21 +201,20 @@ export interface PinPrefixPlanner {
   readonly steps: number
   /** The plan with exactly the weights of the leading k steps pinned, or undefined if it does not fit. */
   withPrefix(k: number): PreloadPlan | undefined
-  /** The plan with exactly the weights of the trailing t steps pinned, or undefined if it does not fit. */
-  withSuffix(t: number): PreloadPlan | undefined
-  /** trailingBytes[t]: bytes of the weights first used by the trailing t steps (t = 0..steps). */
-  readonly trailingBytes: Float64Array
+  /** The plan with exactly the weights first used by `steps` pinned, or undefined if it does not fit. */
+  withSteps(steps: readonly number[]): PreloadPlan | undefined
+  /** stepBytes[s]: bytes (4096-padded) of the weights first used by step s. */
+  readonly stepBytes: Float64Array
   /** planPreload's own plan (the longest prefix that plans, up to maxPinSteps); throws PlanInfeasibleError. */
   largest(): PreloadPlan
 }
 
 /**
- * The pin prefixes (and suffixes) of one problem and budget, sharing one preparation: withPrefix(k) is
- * one placement attempt (after a cheap bound rules out prefixes too large to fit), inside the same
- * capped arena as planPreload, so a caller can compare plans by its own measure (plan-budget.ts
- * simulates the pipeline). withSuffix(t) pins the last t steps' weights instead: the late layers of a
- * CNN hold the most bytes per FLOP (small planes, many channels), so their loads are the hardest to
- * hide behind compute, while the early layers' loads have the whole run ahead to fill the window.
+ * The pinned sets of one problem and budget, sharing one preparation: withPrefix(k) is one placement
+ * attempt (after a cheap bound rules out prefixes too large to fit), inside the same capped arena as
+ * planPreload, so a caller can compare plans by its own measure (choose-pins.ts simulates the
+ * pipeline). withSteps(steps) pins the weights of any set of steps instead (a suffix, or the steps with
+ * the most bytes per compute-ms).
  */
 export function pinPrefixPlanner(problem: PreloadProblem, options: PreloadOptions): PinPrefixPlanner {
   checkBudget(options.budget)
@@ -224,16 +223,17 @@ export function pinPrefixPlanner(problem: PreloadProblem, options: PreloadOption
   const cap = alignUp(prep.total, weightAlignment)
   const limits = cap < options.budget ? [cap, options.budget] : [options.budget]
   const bounds = limits.map((limit) => pinLowerBound(prep, limit))
-  const trailingBytes = trailingBytesByT(prep)
+  const stepBytes = bytesByStep(prep)
   return {
     steps: prep.steps,
-    trailingBytes,
-    withSuffix(t: number): PreloadPlan | undefined {
-      t = Math.max(0, Math.min(prep.steps, Math.floor(t)))
-      if (t === 0) return this.withPrefix(0)
+    stepBytes,
+    withSteps(steps: readonly number[]): PreloadPlan | undefined {
+      const set = [...new Set(steps)].filter((s) => Number.isInteger(s) && s >= 0 && s < prep.steps)
+      if (set.length === 0) return this.withPrefix(0)
+      const bytes = set.reduce((sum, s) => sum + stepBytes[s]!, 0)
       for (const limit of limits) {
-        if (trailingBytes[t]! > limit) continue
-        const r = attemptPlan(prep, limit, 0, preload, new Uint8Array(prep.count), t)
+        if (bytes > limit) continue
+        const r = attemptPlan(prep, limit, 0, preload, new Uint8Array(prep.count), set)
         if (r.ok) return finishPlan(prep, r.attempt)
       }
       return undefined

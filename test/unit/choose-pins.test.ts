@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 // choosePins (lib/runtime/budget/choose-pins.ts): the pinned set of a budget plan, chosen among pin
-// prefixes and suffixes by the pipeline simulation. A CNN-shaped problem whose late weights are the
-// heaviest and whose late steps compute least is best served by pinning a suffix; on random problems the
-// choice is valid and never slower than the best of the prefix grid it also searches.
+// prefixes and suffixes by the pipeline simulation. A CNN-shaped problem whose late
+// weights are the heaviest and whose late steps compute least is best served by pinning late steps; on
+// random problems the choice is valid and never slower than the best of the prefix grid it also searches.
 import t from 'tap'
 import { simulatePipeline } from '../../lib/plan/pipeline-sim.js'
 import { minimumBudget, pinPrefixPlanner, type PreloadPlan, type PreloadProblem } from '../../lib/plan/preload-plan.js'
@@ -22,7 +22,7 @@ function scorer(p: PreloadProblem, opMs: readonly number[], bytesPerMs: number):
 const pinnedSteps = (p: PreloadProblem, plan: PreloadPlan): number[] =>
   p.tensors.flatMap((x, i) => (x.kind === 'weight' && plan.placements[i]!.pinned ? [x.first] : [])).sort((a, b) => a - b)
 
-t.test('a CNN whose last layers hold the most bytes per FLOP pins a suffix, faster than any prefix', async (t) => {
+t.test('a CNN whose last layers hold the most bytes per FLOP pins late steps, faster than any prefix', async (t) => {
   const steps = 40
   const p = cnnProblem(steps, 3)
   // Compute follows the activation size (it shrinks with depth); reads at 250 bytes per microsecond.
@@ -32,21 +32,19 @@ t.test('a CNN whose last layers hold the most bytes per FLOP pins a suffix, fast
   const budget = minimumBudget(p) + Math.floor(weights / 3)
   const planner = pinPrefixPlanner(p, { budget })
   const chosen = choosePins(planner, score)
-  let bestPrefix = Infinity
-  for (let k = 0; k <= steps; k++) {
-    const plan = planner.withPrefix(k)
-    if (plan !== undefined) bestPrefix = Math.min(bestPrefix, score(plan).ms)
-  }
+  const bestOf = (plans: Array<PreloadPlan | undefined>): number => Math.min(...plans.map((plan) => (plan === undefined ? Infinity : score(plan).ms)))
+  const bestPrefix = bestOf(Array.from({ length: steps + 1 }, (_, k) => planner.withPrefix(k)))
+  const bestSuffix = bestOf(Array.from({ length: steps + 1 }, (_, n) => planner.withSteps(Array.from({ length: n }, (_, i) => steps - n + i))))
   const pinned = pinnedSteps(p, chosen)
-  t.ok(pinned.length > 0 && pinned[pinned.length - 1] === steps - 1 && pinned[0]! > 0, `pins a suffix: steps ${pinned.join(', ')}`)
-  t.same(pinned, Array.from({ length: pinned.length }, (_, i) => steps - pinned.length + i), 'the trailing steps, none skipped')
+  t.ok(pinned.filter((s) => s >= steps / 2).length > pinned.length / 2, `pins mostly late steps: ${pinned.join(', ')}`)
   t.ok(score(chosen).ms < bestPrefix * 0.9, `simulated ${score(chosen).ms.toFixed(1)} ms against ${bestPrefix.toFixed(1)} for the best of all ${steps + 1} prefixes`)
+  t.ok(score(chosen).ms <= bestSuffix * 1.01, `and against ${bestSuffix.toFixed(1)} for the best of all suffixes`)
   t.same(staticViolations(p, chosen, budget), [])
 })
 
 t.test('random problems: the choice is a valid plan, never slower than the best of the prefix grid (within the 1% tie rule)', async (t) => {
   const problems: string[] = []
-  let chosenSuffix = 0
+  let chosenOther = 0
   for (let seed = 1; seed <= 150; seed++) {
     const p = randomProblem(seed)
     const rand = prng(seed * 17)
@@ -64,8 +62,8 @@ t.test('random problems: the choice is a valid plan, never slower than the best 
     }
     if (score(chosen).ms > grid * 1.01 + 1e-9) problems.push(`seed ${seed}: ${score(chosen).ms} ms against the prefix grid's ${grid}`)
     const pinned = pinnedSteps(p, chosen)
-    if (pinned.length > 0 && pinned[0]! > 0) chosenSuffix++
+    if (pinned.length > 0 && pinned[0]! > 0) chosenOther++
   }
   t.same(problems.slice(0, 5), [])
-  t.comment(`${chosenSuffix} of 150 chose a suffix`)
+  t.comment(`${chosenOther} of 150 chose a set other than a prefix`)
 })

@@ -234,32 +234,37 @@ t.test('a cap on the pinned prefix never makes a budget that plans infeasible (i
   }
 })
 
-t.test('pin suffixes: exactly the trailing steps\' weights stay resident, and the plan is safe in every interleaving', async (t) => {
+t.test('pinned step sets (suffixes, random sets): exactly those steps\' weights stay resident, and the plan is safe in every interleaving', async (t) => {
   let planned = 0
   let refused = 0
   for (let seed = 1; seed <= 150; seed++) {
     const p = randomProblem(seed)
     const min = minimumBudget(p)
     const rand = prng(seed * 13)
-    const weightBytes = p.tensors.filter((x) => x.kind === 'weight').reduce((n, x) => n + Math.ceil(x.bytes / 4096) * 4096, 0)
+    const padded = (x: { bytes: number }): number => Math.ceil(x.bytes / 4096) * 4096
+    const weightBytes = p.tensors.filter((x) => x.kind === 'weight').reduce((n, x) => n + padded(x), 0)
     for (const budget of [min, Math.ceil(min + rand() * weightBytes)]) {
       const planner = pinPrefixPlanner(p, { budget })
       const S = p.steps
-      for (const trailing of [1, Math.floor(S / 2), S]) {
-        const expected = p.tensors.reduce((n, x) => n + (x.kind === 'weight' && x.first >= S - trailing ? Math.ceil(x.bytes / 4096) * 4096 : 0), 0)
-        if (planner.trailingBytes[trailing] !== expected) t.fail(`seed ${seed}: trailingBytes[${trailing}] ${planner.trailingBytes[trailing]} vs ${expected}`)
-        const plan = planner.withSuffix(trailing)
+      const suffix = (n: number): number[] => Array.from({ length: n }, (_, i) => S - n + i)
+      const randomSet = Array.from({ length: S }, (_, i) => i).filter(() => rand() < 0.3)
+      for (const steps of [suffix(1), suffix(Math.floor(S / 2)), suffix(S), randomSet]) {
+        const chosen = new Set(steps)
+        const expected = p.tensors.reduce((n, x) => n + (x.kind === 'weight' && chosen.has(x.first) ? padded(x) : 0), 0)
+        const listed = steps.reduce((n, s) => n + planner.stepBytes[s]!, 0)
+        if (listed !== expected) t.fail(`seed ${seed}: stepBytes over ${steps.length} steps ${listed} vs ${expected}`)
+        const plan = planner.withSteps(steps)
         if (plan === undefined) {
           refused++
           continue
         }
         planned++
-        check(t, p, plan, { budget }, `seed ${seed} budget ${budget} suffix ${trailing}`)
-        const wrong = p.tensors.filter((x, j) => plan.placements[j]!.pinned !== (x.kind === 'weight' && x.first >= S - trailing))
-        if (wrong.length > 0) t.fail(`seed ${seed} suffix ${trailing}: ${wrong.length} tensors pinned wrongly`)
-        if (plan.pinnedBytes !== expected) t.fail(`seed ${seed} suffix ${trailing}: pinned ${plan.pinnedBytes} vs ${expected}`)
+        check(t, p, plan, { budget }, `seed ${seed} budget ${budget} steps ${steps.join(',')}`)
+        const wrong = p.tensors.filter((x, j) => plan.placements[j]!.pinned !== (x.kind === 'weight' && chosen.has(x.first)))
+        if (wrong.length > 0) t.fail(`seed ${seed} steps ${steps.join(',')}: ${wrong.length} tensors pinned wrongly`)
+        if (plan.pinnedBytes !== expected) t.fail(`seed ${seed} steps ${steps.join(',')}: pinned ${plan.pinnedBytes} vs ${expected}`)
       }
     }
   }
-  t.ok(planned > 150 && refused > 0, `${planned} suffix plans checked, ${refused} too large to fit`)
+  t.ok(planned > 200 && refused > 0, `${planned} step-set plans checked, ${refused} too large to fit`)
 })
