@@ -83,9 +83,12 @@ export async function runProfile(path: string, o: ProfileCliOptions): Promise<vo
       const i = r.importance
       console.log(`importance on ${i.devCount} dev examples: all shards 2-bit ${(i.lowAccuracy * 100).toFixed(1)}%, full ${(i.fullAccuracy * 100).toFixed(1)}%; most important shards ${i.ranking.slice(0, 6).map(([l, h]) => `L${l}S${h}`).join(' ')} (${(i.ms / 1000).toFixed(1)} s)`)
       if (i.subModelAccuracy && i.bitwidths) {
-        let best = { a: -1, what: '' }
+        // Ties as the planner breaks them: the larger sub-model, then the deeper, then fewer bits.
+        let best = { a: -1, shards: 0, depth: 0, what: '' }
         i.subModelAccuracy.forEach((row, d) => row.forEach((cells, w) => cells.forEach((a, bi) => {
-          if (a > best.a) best = { a, what: `${d + 1} x ${w + 1} at ${i.bitwidths![bi] === 32 ? 'fp32' : `${i.bitwidths![bi]} bits`}` }
+          const [shards, depth] = [(d + 1) * (w + 1), d + 1]
+          const better = a > best.a || (a === best.a && (shards > best.shards || (shards === best.shards && depth > best.depth)))
+          if (better) best = { a, shards, depth, what: `${depth} x ${w + 1} at ${i.bitwidths![bi] === 32 ? 'fp32' : `${i.bitwidths![bi]} bits`}` }
         })))
         console.log(`sub-model table: ${i.subModelAccuracy.length} x ${i.subModelAccuracy[0]!.length} sub-models x ${i.bitwidths.length} bitwidths; most accurate ${best.what} (${(best.a * 100).toFixed(1)}%)`)
       }
