@@ -24,6 +24,7 @@ import {
   type RankedImportance,
   type ShardRef,
 } from '../plan/elastic/index.js'
+import { isFiniteGrid } from '../plan/elastic/profile.js'
 import { SerialQueue } from '../runtime/serial-queue.js'
 import { computeFor, findDeviceProfile, plannerProfile, profileKey, type DeviceProfile } from './device-profile.js'
 import { onlineCalibration, openFactor, replanFactor } from './online-calibration.js'
@@ -541,17 +542,13 @@ export function measuredAccuracy(importance: unknown, layers: number, heads: num
   const lowest = i?.lowAccuracy
   const highest = i?.fullAccuracy
   if (typeof lowest !== 'number' || typeof highest !== 'number' || !Number.isFinite(lowest) || !Number.isFinite(highest)) return undefined
-  if (!Array.isArray(table) || table.length !== layers) return undefined
-  const rows = table as unknown[]
-  if (!rows.every((r) => Array.isArray(r) && r.length === heads && r.every((a) => typeof a === 'number' && Number.isFinite(a)))) return undefined
-  const gain = (rows as number[][]).map((r) => r.map((a) => a - lowest))
+  if (!isFiniteGrid(table, [layers, heads])) return undefined
+  const gain = (table as number[][]).map((r) => r.map((a) => a - lowest))
   // The sub-model table, when it was measured at the package's bitwidths and has their shape.
   const t = i?.subModelAccuracy
   const b = i?.bitwidths
   const sameBits = Array.isArray(b) && b.length === bitwidths.length && b.every((x, k) => x === bitwidths[k])
-  const cells = (r: unknown): boolean => Array.isArray(r) && r.length === heads &&
-    r.every((c) => Array.isArray(c) && c.length === bitwidths.length && c.every((a) => typeof a === 'number' && Number.isFinite(a)))
-  const subModels = sameBits && Array.isArray(t) && t.length === layers && t.every(cells) ? { subModels: t as number[][][] } : {}
+  const subModels = sameBits && isFiniteGrid(t, [layers, heads, bitwidths.length]) ? { subModels: t as number[][][] } : {}
   return { lowest, highest, gain, ...subModels }
 }
 

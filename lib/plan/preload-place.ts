@@ -26,21 +26,21 @@ export function leadingWeights(prep: Prepared, k: number): number[] {
 }
 
 /**
- * The pinned set of an attempt: the weights first used by the leading `k` steps, then those first used
- * by the steps in `extra` (each step once, those below k skipped).
+ * Which weights an attempt pins: a number k is the weights first used by the leading k steps, a list
+ * of steps the weights first used by those steps.
  */
-export function pinnedWeights(prep: Prepared, k: number, extra: readonly number[]): number[] {
-  const lead = Math.max(0, Math.min(prep.steps, k))
-  if (extra.length === 0) return leadingWeights(prep, lead)
-  const steps = [...new Set(extra)].filter((s) => Number.isInteger(s) && s >= lead && s < prep.steps)
-  return [...leadingWeights(prep, lead), ...steps.flatMap((s) => prep.weightsAt[s]!)]
+export type PinSteps = number | readonly number[]
+
+/** The weights `pins` selects, in step order (largest first within a step). */
+export function pinnedWeights(prep: Prepared, pins: PinSteps): number[] {
+  if (typeof pins === 'number') return leadingWeights(prep, pins)
+  return [...new Set(pins)].sort((a, b) => a - b).flatMap((s) => prep.weightsAt[s] ?? [])
 }
 
 /** Bytes of the weights first used by each step (index = step). */
 export function bytesByStep(prep: Prepared): Float64Array {
   return Float64Array.from(prep.weightsAt, (ws) => ws.reduce((sum, w) => sum + prep.size[w]!, 0))
 }
-
 
 /** Bytes of the weights `leadingWeights(prep, k)` returns, for every k (index = k). */
 export function pinnedBytesByK(prep: Prepared): Float64Array {
@@ -157,14 +157,14 @@ class Placer {
 }
 
 /**
- * Plans every tensor inside [0, limit) with the weights of the leading `k` steps (and of the steps in
- * `extra`) pinned and the weights marked in `noPreload` loaded at their first step. Returns the failing
- * step when something does not fit.
+ * Plans every tensor inside [0, limit) with the weights `pins` selects pinned and the weights marked
+ * in `noPreload` loaded at their first step. Returns the failing step when something does not fit.
  */
-export function attemptPlan(prep: Prepared, limit: number, k: number, preload: boolean, noPreload: Uint8Array, extra: readonly number[] = []): AttemptResult {
+export function attemptPlan(prep: Prepared, limit: number, pins: PinSteps, preload: boolean, noPreload: Uint8Array): AttemptResult {
   const placer = new Placer(prep, noPreload)
-  const pinned = pinnedWeights(prep, k, extra)
-  if (!placer.pin(pinned, limit)) return { ok: false, step: busiestStep(prep, 0, extra.length > 0 ? prep.steps - 1 : Math.max(0, k - 1)), blame: [] }
+  const pinned = pinnedWeights(prep, pins)
+  const lastPinned = typeof pins === 'number' ? Math.max(0, pins - 1) : prep.steps - 1
+  if (!placer.pin(pinned, limit)) return { ok: false, step: busiestStep(prep, 0, lastPinned), blame: [] }
   for (const a of prep.activations) {
     if (!placer.placeActivation(a)) return { ok: false, step: busiestStep(prep, prep.first[a]!, prep.last[a]!), blame: [] }
   }
@@ -189,17 +189,17 @@ const blameRounds = 3
  * a few rounds, and finally the whole plan without preload, so preloading never needs a larger
  * budget than not preloading. Their steps are reported as fallback steps.
  */
-export function attemptWithFallback(prep: Prepared, limit: number, k: number, preload: boolean, extra: readonly number[] = []): AttemptResult {
+export function attemptWithFallback(prep: Prepared, limit: number, k: number, preload: boolean): AttemptResult {
   const noPreload = new Uint8Array(prep.count)
-  let r = attemptPlan(prep, limit, k, preload, noPreload, extra)
+  let r = attemptPlan(prep, limit, k, preload, noPreload)
   for (let round = 0; preload && !r.ok && round < blameRounds; round++) {
     const fresh = r.blame.filter((w) => noPreload[w] === 0)
     if (fresh.length === 0) break
     for (const w of fresh) noPreload[w] = 1
-    r = attemptPlan(prep, limit, k, preload, noPreload, extra)
+    r = attemptPlan(prep, limit, k, preload, noPreload)
   }
   if (preload && !r.ok) {
-    const plain = attemptPlan(prep, limit, k, false, noPreload, extra)
+    const plain = attemptPlan(prep, limit, k, false, noPreload)
     if (plain.ok) {
       r = plain
       noPreload.fill(1)

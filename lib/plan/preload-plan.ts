@@ -196,7 +196,7 @@ function checkBudget(budget: number): void {
   if (!Number.isSafeInteger(budget) || budget < 0) throw new ArgumentError(`budget: expected integer >= 0, got ${budget}`)
 }
 
-/** A problem prepared once, planned with the pin sets a caller chooses between (plan-budget.ts choosePins). */
+/** A problem prepared once, planned with the pin sets a caller chooses between (choose-pins.ts). */
 export interface PinPrefixPlanner {
   readonly steps: number
   /** The plan with exactly the weights of the leading k steps pinned, or undefined if it does not fit. */
@@ -213,8 +213,8 @@ export interface PinPrefixPlanner {
  * The pinned sets of one problem and budget, sharing one preparation: withPrefix(k) is one placement
  * attempt (after a cheap bound rules out prefixes too large to fit), inside the same capped arena as
  * planPreload, so a caller can compare plans by its own measure (choose-pins.ts simulates the
- * pipeline). withSteps(steps) pins the weights of any set of steps instead (a suffix, or the steps with
- * the most bytes per compute-ms).
+ * pipeline). withSteps(steps) pins the weights of any set of steps instead (choose-pins.ts tries
+ * suffixes).
  */
 export function pinPrefixPlanner(problem: PreloadProblem, options: PreloadOptions): PinPrefixPlanner {
   checkBudget(options.budget)
@@ -233,7 +233,7 @@ export function pinPrefixPlanner(problem: PreloadProblem, options: PreloadOption
       const bytes = set.reduce((sum, s) => sum + stepBytes[s]!, 0)
       for (const limit of limits) {
         if (bytes > limit) continue
-        const r = attemptPlan(prep, limit, 0, preload, new Uint8Array(prep.count), set)
+        const r = attemptPlan(prep, limit, set, preload, new Uint8Array(prep.count))
         if (r.ok) return finishPlan(prep, r.attempt)
       }
       return undefined

@@ -128,6 +128,12 @@ export function rankingOf(model: Model, importance: readonly ShardRef[]): number
   return order
 }
 
+/** Whether x is a nested array of finite numbers with exactly these dimensions (e.g. [layers, shards]). */
+export function isFiniteGrid(x: unknown, dims: readonly number[]): boolean {
+  if (dims.length === 0) return typeof x === 'number' && Number.isFinite(x)
+  return Array.isArray(x) && x.length === dims[0] && x.every((y) => isFiniteGrid(y, dims.slice(1)))
+}
+
 /** What IO planning may spend bits on, from the measured accuracies (io-plan.ts). */
 export interface AccuracyRule {
   /** Pass 1 may raise the uniform bitwidth above the lowest. */
@@ -148,16 +154,13 @@ export interface AccuracyRule {
 export function accuracyRule(model: Model, a: MeasuredAccuracy | undefined): AccuracyRule {
   if (a === undefined) return { uniform: true, raise: () => true }
   const M = model.shardsPerLayer
-  const ok = Number.isFinite(a.lowest) && Number.isFinite(a.highest) && Array.isArray(a.gain) && a.gain.length === model.layers &&
-    a.gain.every((row) => Array.isArray(row) && row.length === M && row.every((g) => Number.isFinite(g)))
+  const ok = Number.isFinite(a.lowest) && Number.isFinite(a.highest) && isFiniteGrid(a.gain, [model.layers, M])
   if (!ok) throw new ArgumentError(`accuracy: expected finite lowest, highest and gain[${model.layers}][${M}]`)
   const rule = { uniform: a.highest > a.lowest, raise: (flat: number) => a.gain[Math.floor(flat / M)]![flat % M]! > 0 }
   const t = a.subModels
   if (t === undefined) return rule
   const K = model.bitwidths.length
-  const grid = <T>(x: unknown, n: number, each: (y: unknown) => boolean): x is T => Array.isArray(x) && x.length === n && x.every(each)
-  const cell = (y: unknown): boolean => grid<number[]>(y, K, (v) => typeof v === 'number' && Number.isFinite(v))
-  if (!grid(t, model.layers, (row) => grid(row, M, cell)))
+  if (!isFiniteGrid(t, [model.layers, M, K]))
     throw new ArgumentError(`accuracy.subModels: expected [${model.layers}][${M}][${K}] finite accuracies (depth, width, bitwidth), got another shape`)
   return { ...rule, subModels: (depth, width, bi) => t[depth - 1]![width - 1]![bi]! }
 }

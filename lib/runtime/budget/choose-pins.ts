@@ -37,17 +37,15 @@ export function choosePins(planner: PinPrefixPlanner, evaluate: (plan: PreloadPl
   // Only the figures of each candidate are kept, and the plan of the fastest so far: the heap growth of
   // planning counts in the memory budget (bookkeepingBytes). Keys: 'p<k>' a prefix of k steps, 's<t>'
   // a suffix of t steps.
-  const tried = new Map<string, { ms: number; reads: number; pinned: number } | undefined>()
-  const plans = new Map<string, () => PreloadPlan | undefined>()
+  const tried = new Map<string, { ms: number; reads: number; pinned: number; make: () => PreloadPlan | undefined } | undefined>()
   let kept: { key: string; plan: PreloadPlan } | undefined
   const at = (key: string, make: () => PreloadPlan | undefined): void => {
     if (tried.has(key)) return
-    plans.set(key, make)
     const plan = make()
     if (plan === undefined) return void tried.set(key, undefined)
     const t = evaluate(plan)
     if (kept === undefined || t.ms < tried.get(kept.key)!.ms) kept = { key, plan }
-    tried.set(key, { ms: t.ms, reads: t.reads, pinned: plan.pinnedBytes })
+    tried.set(key, { ms: t.ms, reads: t.reads, pinned: plan.pinnedBytes, make })
   }
   const clampSteps = (n: number): number => Math.max(0, Math.min(S, Math.round(n)))
   const prefix = (k: number): void => {
@@ -96,5 +94,5 @@ export function choosePins(planner: PinPrefixPlanner, evaluate: (plan: PreloadPl
   }
   const k = best()
   if (k === undefined) return planner.largest()
-  return kept!.key === k ? kept!.plan : plans.get(k)!()!
+  return kept!.key === k ? kept!.plan : tried.get(k)!.make()!
 }
