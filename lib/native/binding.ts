@@ -34,6 +34,10 @@ export interface NativeReadOptions {
   direct?: boolean
   /** Emulated device bandwidth in bytes per second (> 0, finite): the call takes at least bytes / bandwidth. */
   bandwidth?: number
+  /** Largest read request, a multiple of 4096 from 4 KiB to 64 MiB (default 256 KiB). */
+  chunkBytes?: number
+  /** Requests kept in flight (io_uring) or pread threads, 1..64 (pread: at most 16; default 8). */
+  queueDepth?: number
 }
 
 /** What a readFile call did. */

@@ -153,7 +153,7 @@ Napi::Value SessionWrap::run(const Napi::CallbackInfo& info) {
 }
 
 // readFile(path, ranges: Float64Array of [fileOffset, length, arenaOffset]*,
-//          options?: { direct?: boolean, bandwidth?: number }) -> Promise<{ direct, bytes, ms }>
+//          options?: { direct?, bandwidth?, chunkBytes?, queueDepth? }) -> Promise<{ direct, bytes, ms }>
 Napi::Value SessionWrap::read_file(const Napi::CallbackInfo& info) {
     check_usable(info.Env(), "readFile", Claim::load);
     try {

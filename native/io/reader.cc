@@ -23,7 +23,7 @@ std::unique_ptr<FileReader> make_file_reader(const std::string& preference, std:
     } else {
         *note = "pread (requested)";
     }
-    return make_pread_reader(4);
+    return make_pread_reader();
 }
 
 }  // namespace flexpipe

@@ -3,7 +3,7 @@
 // has it and the kernel allows it, or through a pool of pread threads everywhere else.
 //
 // A read is a batch of requests; the reader splits them into chunks of at most chunk_bytes, keeps
-// several in flight, resubmits short reads, and fails with Status::io naming the errno on error or
+// queue_depth of them in flight (ReadGeometry: the caller's, as its device reads fastest), resubmits short reads, and fails with Status::io naming the errno on error or
 // on an unexpected end of file. Readers hold no state between calls except their ring, and a read
 // allocates nothing (chunks come from ChunkCursor, in-flight state lives on the stack).
 //
@@ -19,6 +19,25 @@
 #include "common/status.h"
 
 namespace flexpipe {
+
+// How a read walks the disk: chunks of at most chunk_bytes, queue_depth of them in flight (io_uring)
+// or read by queue_depth pread threads. Devices differ: a virtio disk may stream fastest with a few
+// MiB in flight, flash with more; `flexpipe profile` measures a package's device and stores its best.
+struct ReadGeometry {
+    static constexpr uint64_t min_chunk_bytes = 4096;
+    static constexpr uint64_t max_chunk_bytes = 64u << 20;
+    static constexpr int max_queue_depth = 64;
+
+    uint64_t chunk_bytes = 256u << 10;
+    int queue_depth = 8;
+
+    // chunk_bytes a multiple of 4096 (so O_DIRECT chunks stay aligned) within the limits above, and
+    // 1 <= queue_depth <= max_queue_depth.
+    bool valid() const {
+        return chunk_bytes >= min_chunk_bytes && chunk_bytes <= max_chunk_bytes && chunk_bytes % 4096 == 0 &&
+               queue_depth >= 1 && queue_depth <= max_queue_depth;
+    }
+};
 
 struct ReadRequest {
     uint64_t file_offset = 0;
@@ -46,23 +65,22 @@ class FileReader {
     virtual ~FileReader() = default;
     // Reads every request fully from fd; returns io with the errno name on failure. With a gate,
     // requests wait for it (see ReadGate) and a stopped gate ends the read with Status::cancelled.
-    virtual Status read(int fd, const ReadRequest* requests, size_t n, ReadGate* gate = nullptr) = 0;
+    // geometry must pass ReadGeometry::valid().
+    virtual Status read(int fd, const ReadRequest* requests, size_t n, const ReadGeometry& geometry,
+                        ReadGate* gate = nullptr) = 0;
     virtual const char* name() const = 0;
 };
 
-constexpr uint64_t reader_chunk_bytes = 1u << 20;
-constexpr int reader_queue_depth = 16;
-static_assert(reader_chunk_bytes % 4096 == 0, "chunks of an O_DIRECT read must stay 4 KiB aligned");
-
-// Walks the requests as chunks of at most reader_chunk_bytes, in order, without a list.
+// Walks the requests as chunks of at most chunk_bytes, in order, without a list.
 class ChunkCursor {
   public:
-    ChunkCursor(const ReadRequest* requests, size_t n) : requests_(requests), n_(n) {}
+    ChunkCursor(const ReadRequest* requests, size_t n, uint64_t chunk_bytes)
+        : requests_(requests), n_(n), chunk_bytes_(chunk_bytes) {}
     // The next chunk as a request of its own; false when none is left. *request: whose chunk it is.
     bool next(ReadRequest* chunk, size_t* request = nullptr) {
         if (!skip_empty()) return false;
         const ReadRequest& r = requests_[request_];
-        const uint64_t len = r.length - offset_ < reader_chunk_bytes ? r.length - offset_ : reader_chunk_bytes;
+        const uint64_t len = r.length - offset_ < chunk_bytes_ ? r.length - offset_ : chunk_bytes_;
         *chunk = {r.file_offset + offset_, len, r.dst + offset_};
         if (request) *request = request_;
         offset_ += len;
@@ -77,9 +95,9 @@ class ChunkCursor {
         return true;
     }
     // Chunks in total (for sizing a thread pool).
-    static uint64_t count(const ReadRequest* requests, size_t n) {
+    static uint64_t count(const ReadRequest* requests, size_t n, uint64_t chunk_bytes) {
         uint64_t c = 0;
-        for (size_t i = 0; i < n; ++i) c += (requests[i].length + reader_chunk_bytes - 1) / reader_chunk_bytes;
+        for (size_t i = 0; i < n; ++i) c += (requests[i].length + chunk_bytes - 1) / chunk_bytes;
         return c;
     }
 
@@ -92,11 +110,12 @@ class ChunkCursor {
 
     const ReadRequest* requests_;
     size_t n_;
+    uint64_t chunk_bytes_;
     size_t request_ = 0;
     uint64_t offset_ = 0;
 };
 
-std::unique_ptr<FileReader> make_pread_reader(int threads);
+std::unique_ptr<FileReader> make_pread_reader();
 // Returns nullptr (and why in *why) when io_uring is unavailable (not built in, ENOSYS, EPERM).
 std::unique_ptr<FileReader> make_uring_reader(std::string* why);
 

@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
-// The portable reader: requests split into chunks, read by a few pread threads started per call. A
+// The portable reader: requests split into chunks, read by geometry.queue_depth pread threads (at most
+// pread_threads_max) started per call. A
 // gated read (ReadGate) hands out a request's first chunk only once its gate is open; a thread that
 // finds it closed waits in the gate, outside the cursor's lock.
 //
@@ -44,7 +45,8 @@ struct PreadJob {
     std::atomic<int> first_errno{0};
     std::atomic<bool> stopped{false};  // the gate stopped the pipeline
 
-    PreadJob(int f, const ReadRequest* requests, size_t n, ReadGate* g) : fd(f), gate(g), cursor(requests, n) {}
+    PreadJob(int f, const ReadRequest* requests, size_t n, uint64_t chunk_bytes, ReadGate* g)
+        : fd(f), gate(g), cursor(requests, n, chunk_bytes) {}
     // The next chunk to read; false when none is left or the read ends.
     bool take(ReadRequest* chunk, size_t* request) {
         for (;;) {
@@ -84,12 +86,11 @@ struct PreadJob {
 
 class PreadReader final : public FileReader {
   public:
-    explicit PreadReader(int threads) : threads_(threads < 1 ? 1 : (threads > pread_threads_max ? pread_threads_max : threads)) {}
-
-    Status read(int fd, const ReadRequest* requests, size_t n, ReadGate* gate) override {
-        PreadJob job(fd, requests, n, gate);
-        const uint64_t chunks = ChunkCursor::count(requests, n);
-        const int want = static_cast<int>(chunks < static_cast<uint64_t>(threads_) ? chunks : threads_);
+    Status read(int fd, const ReadRequest* requests, size_t n, const ReadGeometry& geometry, ReadGate* gate) override {
+        PreadJob job(fd, requests, n, geometry.chunk_bytes, gate);
+        const int threads = geometry.queue_depth > pread_threads_max ? pread_threads_max : geometry.queue_depth;
+        const uint64_t chunks = ChunkCursor::count(requests, n, geometry.chunk_bytes);
+        const int want = static_cast<int>(chunks < static_cast<uint64_t>(threads) ? chunks : threads);
         pthread_t pool[pread_threads_max];
         int started = 0;
         // A thread that cannot start only means fewer readers; the calling thread always works.
@@ -105,13 +106,10 @@ class PreadReader final : public FileReader {
     }
 
     const char* name() const override { return "pread"; }
-
-  private:
-    int threads_;
 };
 
 }  // namespace
 
-std::unique_ptr<FileReader> make_pread_reader(int threads) { return std::make_unique<PreadReader>(threads); }
+std::unique_ptr<FileReader> make_pread_reader() { return std::make_unique<PreadReader>(); }
 
 }  // namespace flexpipe

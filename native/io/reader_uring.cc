@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-// The io_uring reader (liburing): chunked reads kept reader_queue_depth deep, short reads resubmitted,
+// The io_uring reader (liburing): chunked reads kept geometry.queue_depth deep, short reads resubmitted,
 // no allocation per call (chunk slots live on the stack). A gated read (ReadGate) stops submitting at
 // a request whose gate is closed; while earlier chunks are in flight it looks at the gate again after
 // each completion (the disk stays busy meanwhile), and with nothing in flight it blocks in the gate.
@@ -26,7 +26,7 @@ class UringReader final : public FileReader {
     ~UringReader() override { io_uring_queue_exit(&ring_); }
     static std::unique_ptr<UringReader> create(std::string* why) {
         auto r = std::unique_ptr<UringReader>(new UringReader());
-        const int rc = io_uring_queue_init(reader_queue_depth, &r->ring_, 0);
+        const int rc = io_uring_queue_init(ReadGeometry::max_queue_depth, &r->ring_, 0);
         if (rc < 0) {
             *why = std::string("io_uring_queue_init: ") + strerror(-rc);
             return nullptr;
@@ -34,15 +34,15 @@ class UringReader final : public FileReader {
         return r;
     }
 
-    // Up to reader_queue_depth chunks in flight, each in a fixed slot; a short read resubmits the
+    // Up to geometry.queue_depth chunks in flight, each in a fixed slot; a short read resubmits the
     // rest from the same slot. After the first failure nothing new is submitted and the in-flight
     // chunks are drained before returning (the ring is reused by the next call).
-    Status read(int fd, const ReadRequest* requests, size_t n, ReadGate* gate) override {
-        Chunk slots[reader_queue_depth];
-        Chunk* free_slots[reader_queue_depth];
+    Status read(int fd, const ReadRequest* requests, size_t n, const ReadGeometry& geometry, ReadGate* gate) override {
+        Chunk slots[ReadGeometry::max_queue_depth];
+        Chunk* free_slots[ReadGeometry::max_queue_depth];
         int n_free = 0;
-        for (Chunk& c : slots) free_slots[n_free++] = &c;
-        ChunkCursor cursor(requests, n);
+        for (int i = 0; i < geometry.queue_depth; ++i) free_slots[n_free++] = &slots[i];
+        ChunkCursor cursor(requests, n, geometry.chunk_bytes);
         bool more = true;
         int in_flight = 0;
         Status failure;

@@ -41,6 +41,7 @@ struct FileRange {
 struct ReadOptions {
     bool direct = false;    // try O_DIRECT (falls back to buffered when refused or unaligned)
     double bandwidth = 0;   // bytes per second to emulate (0: unthrottled)
+    ReadGeometry geometry;  // chunk size and queue depth (io/reader.h)
 };
 
 struct ReadResult {

@@ -104,7 +104,7 @@ Status Session::read_file(const std::string& path, const FileRange* ranges, size
     FLEXPIPE_RETURN_IF_ERROR(open_for_read(path, options.direct && all_aligned, &fd, &direct));
     Status s = check_file_size(fd, path, ranges, n);
     if (s.is_ok()) {
-        s = reader_->read(fd, scratch, n, gate);
+        s = reader_->read(fd, scratch, n, options.geometry, gate);
         if (!s.is_ok()) s = Status::error(s.code(), "%s (file=%s)", s.message().c_str(), path.c_str());
     }
     ::close(fd);

@@ -278,6 +278,30 @@ t.test('ioBandwidth throttles weight loads; direct and buffered reads give the s
   checkOutputs(t, outputs.true!, outputs.false!, true, 'direct vs buffered reads')
 })
 
+t.test('readGeometry: any chunk size and queue depth gives the same outputs; a bad one is an ArgumentError', async (t) => {
+  const model = ocr.det
+  const { path, report } = await preparedPackage(model)
+  const feeds = await model.feeds()
+  let reference: Awaited<ReturnType<BudgetedEngine['infer']>> | undefined
+  for (const readGeometry of [undefined, { chunkBytes: 4096, queueDepth: 1 }, { chunkBytes: 64 << 20, queueDepth: 64 }, { chunkBytes: 12288, queueDepth: 3 }]) {
+    await withEngine(path, { memoryBudget: report.minimumBudget, ...(readGeometry ? { readGeometry } : {}) }, async (engine) => {
+      t.ok(engine.stats().loadBytesPerInference > 0, 'weights are streamed')
+      const out = await engine.infer(feeds)
+      if (reference === undefined) reference = out
+      else checkOutputs(t, out, reference, true, `${readGeometry?.chunkBytes} B x ${readGeometry?.queueDepth} against the default geometry`)
+    })
+  }
+  for (const [readGeometry, message] of [
+    [{ chunkBytes: 1000, queueDepth: 4 }, /readGeometry.chunkBytes: expected a multiple of 4096/],
+    [{ chunkBytes: 128 << 20, queueDepth: 4 }, /readGeometry.chunkBytes/],
+    [{ chunkBytes: 4096, queueDepth: 0 }, /readGeometry.queueDepth: expected an integer 1..64/],
+    [{ chunkBytes: 4096, queueDepth: 65 }, /readGeometry.queueDepth/],
+    [{ chunkBytes: 4096 } as never, /readGeometry.queueDepth/],
+  ] as const) {
+    await t.rejects(openPackage(path, { readGeometry }), { code: 'ERR_FLEXPIPE_INVALID_ARGUMENT', message }, JSON.stringify(readGeometry))
+  }
+})
+
 t.test("a slow disk moves layers from Winograd's transformed filters to im2col's raw weights, outputs unchanged", async (t) => {
   const model = ocr.det
   const prepared = await preparedPackage(model)

@@ -124,6 +124,29 @@ for (const io of ['uring', 'pread'] as const) {
     unlinkSync(big)
   })
 
+  t.test(`${io}: every read geometry returns the same bytes`, async (t) => {
+    const s = new b.Session(2, io)
+    t.teardown(() => s.dispose())
+    s.resize(4 * mib, 0)
+    // Ranges of the aligned part: a chunk boundary falls inside, at and beyond each of them.
+    const ranges = new Float64Array([0, 3 * page, 0, page, 2 * mib + page, 3 * page, 3 * mib, 2 * page, 2 * mib + 4 * page])
+    const file = readFileSync(path)
+    for (const [chunkBytes, queueDepth] of [[page, 1], [page, 64], [3 * page, 5], [mib, 2], [64 * mib, 64], [256 << 10, 8]] as const) {
+      for (const direct of [true, false]) {
+        s.write(0, new Uint8Array(4 * mib))
+        const r = await s.readFile(path, ranges, { direct, chunkBytes, queueDepth })
+        const label = `${chunkBytes} B x ${queueDepth}, direct=${direct}`
+        t.equal(r.bytes, 6 * page + 2 * mib, `${label}: bytes`)
+        let same = true
+        for (let i = 0; i < ranges.length; i += 3) {
+          const [off, len, at] = [ranges[i]!, ranges[i + 1]!, ranges[i + 2]!]
+          same &&= arenaBytes(s, at, len).equals(file.subarray(off, off + len))
+        }
+        t.ok(same, `${label}: every range equals the file`)
+      }
+    }
+  })
+
   t.test(`${io}: a missing, deleted or shrunk file rejects with an IO error and a later read recovers`, async (t) => {
     const s = new b.Session(2, io)
     t.teardown(() => s.dispose())
@@ -155,6 +178,12 @@ t.test('readFile options are validated', async (t) => {
   const r = new Float64Array([0, 16, 0])
   for (const bandwidth of [0, -1, Number.NaN, Number.POSITIVE_INFINITY, '5' as never]) {
     t.throws(() => s.readFile(path, r, { bandwidth }), { name: 'RangeError', message: /options.bandwidth: expected a positive finite number/ })
+  }
+  for (const chunkBytes of [0, 4095, 4097, 8192 + 1, 128 * mib, Number.NaN, '4096' as never]) {
+    t.throws(() => s.readFile(path, r, { chunkBytes }), { name: 'RangeError', message: /options.chunkBytes: expected a multiple of 4096/ })
+  }
+  for (const queueDepth of [0, -1, 1.5, 65, Number.NaN, '8' as never]) {
+    t.throws(() => s.readFile(path, r, { queueDepth }), { name: 'RangeError', message: /options.queueDepth: expected an integer from 1 to 64/ })
   }
   t.throws(() => s.readFile(path, r, { direct: 'yes' as never }), TypeError)
   t.throws(() => s.readFile(path, r, 5 as never), TypeError)

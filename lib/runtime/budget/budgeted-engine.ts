@@ -19,7 +19,7 @@ import { fusedResidualAttr } from '../../model/fuse-residual.js'
 import type { Graph } from '../../model/ir.js'
 import type { ValueInfo } from '../../model/ir.js'
 import { numel } from '../../model/ir.js'
-import { binding, type NativeSession } from '../../native/binding.js'
+import { binding, type NativeReadOptions, type NativeSession } from '../../native/binding.js'
 import { PackageReader, type BlobEntry } from '../../package/index.js'
 import { decodePackageGraph, type StoredConstant } from '../../prepare/graph-codec.js'
 import { parseFormKey } from '../../prepare/forms.js'
@@ -55,6 +55,17 @@ export interface PackageOpenOptions {
   readonly staticPlan?: boolean
   /** Verify every blob's checksum at open ('all', default) or only the structure ('header'). */
   readonly verify?: 'header' | 'all'
+  /**
+   * How weight reads walk the disk: requests of at most `chunkBytes` (a multiple of 4096), `queueDepth`
+   * of them in flight. Default: what `flexpipe profile` measured fastest on this package's device, else
+   * 256 KiB x 8.
+   */
+  readonly readGeometry?: ReadGeometry
+}
+
+export interface ReadGeometry {
+  readonly chunkBytes: number
+  readonly queueDepth: number
 }
 
 export interface BudgetStats {
@@ -112,7 +123,9 @@ function gemmPanelWidth(): number {
   return r.dims[2]!
 }
 
-function checkOptions(o: PackageOpenOptions): Required<Omit<PackageOpenOptions, 'memoryBudget' | 'ioBandwidth'>> & Pick<PackageOpenOptions, 'memoryBudget' | 'ioBandwidth'> {
+type CheckedOptions = Required<Omit<PackageOpenOptions, 'memoryBudget' | 'ioBandwidth' | 'readGeometry'>> & Pick<PackageOpenOptions, 'memoryBudget' | 'ioBandwidth' | 'readGeometry'>
+
+function checkOptions(o: PackageOpenOptions): CheckedOptions {
   const threads = o.threads ?? Math.min(availableParallelism(), 4)
   if (!Number.isInteger(threads) || threads < 1 || threads > 256) throw new ArgumentError(`threads: expected integer 1..256, got ${o.threads}`)
   const io = o.io ?? 'auto'
@@ -121,6 +134,7 @@ function checkOptions(o: PackageOpenOptions): Required<Omit<PackageOpenOptions, 
   if (o.ioBandwidth !== undefined && !(Number.isFinite(o.ioBandwidth) && o.ioBandwidth > 0)) {
     throw new ArgumentError(`ioBandwidth: expected bytes per second > 0, got ${o.ioBandwidth}`)
   }
+  if (o.readGeometry !== undefined) checkReadGeometry(o.readGeometry, 'readGeometry')
   const verify = o.verify ?? 'all'
   if (verify !== 'all' && verify !== 'header') throw new ArgumentError(`verify: expected 'all' or 'header', got ${String(verify)}`)
   const bool = (v: boolean | undefined, name: string, d: boolean): boolean => {
@@ -137,7 +151,18 @@ function checkOptions(o: PackageOpenOptions): Required<Omit<PackageOpenOptions, 
     pin: bool(o.pin, 'pin', true),
     staticPlan: bool(o.staticPlan, 'staticPlan', true),
     verify,
+    ...(o.readGeometry === undefined ? {} : { readGeometry: { chunkBytes: o.readGeometry.chunkBytes, queueDepth: o.readGeometry.queueDepth } }),
   }
+}
+
+/** Throws ArgumentError unless g is a read geometry the native reader takes. */
+export function checkReadGeometry(g: ReadGeometry, what: string): void {
+  const c = g?.chunkBytes
+  const d = g?.queueDepth
+  if (!Number.isSafeInteger(c) || c < 4096 || c > 64 * 2 ** 20 || c % 4096 !== 0) {
+    throw new ArgumentError(`${what}.chunkBytes: expected a multiple of 4096 from 4096 to 64 MiB, got ${String(c)}`)
+  }
+  if (!Number.isInteger(d) || d < 1 || d > 64) throw new ArgumentError(`${what}.queueDepth: expected an integer 1..64, got ${String(d)}`)
 }
 
 function checkBudget(bytes: number): void {
@@ -161,7 +186,7 @@ export class BudgetedEngine {
     private readonly path: string,
     private readonly model: PackageModel,
     private readonly policy: PlanPolicy,
-    private readonly options: ReturnType<typeof checkOptions>,
+    private readonly options: CheckedOptions,
     minimum: number,
   ) {
     this.inputs = model.graph.inputs.map((d) => ({ name: d.name, dtype: d.dtype, dims: d.dims! }))
@@ -368,10 +393,13 @@ export class BudgetedEngine {
     return b
   }
 
-  private readOptions(): { direct: boolean; bandwidth?: number } {
-    const opts: { direct: boolean; bandwidth?: number } = { direct: this.options.direct }
-    if (this.options.ioBandwidth !== undefined) opts.bandwidth = this.options.ioBandwidth
-    return opts
+  private readOptions(): NativeReadOptions {
+    const g = this.options.readGeometry
+    return {
+      direct: this.options.direct,
+      ...(this.options.ioBandwidth === undefined ? {} : { bandwidth: this.options.ioBandwidth }),
+      ...(g === undefined ? {} : { chunkBytes: g.chunkBytes, queueDepth: g.queueDepth }),
+    }
   }
 
   private read(session: NativeSession, range: Float64Array): Promise<unknown> {

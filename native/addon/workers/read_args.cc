@@ -30,7 +30,7 @@ void ReadArgs::collect(const Napi::Value& owner, const Napi::Value& ranges, cons
 void ReadArgs::collect_options(const Napi::Value& options) {
     Napi::Env env = options.Env();
     if (options.IsUndefined() || options.IsNull()) return;
-    if (!options.IsObject()) throw Napi::TypeError::New(env, "options: expected an object { direct?, bandwidth? }");
+    if (!options.IsObject()) throw Napi::TypeError::New(env, "options: expected an object { direct?, bandwidth?, chunkBytes?, queueDepth? }");
     Napi::Object o = options.As<Napi::Object>();
     const Napi::Value direct = o.Get("direct");
     if (!direct.IsUndefined()) {
@@ -45,6 +45,26 @@ void ReadArgs::collect_options(const Napi::Value& options) {
                                                  bandwidth.ToString().Utf8Value());
         }
         options_.bandwidth = bw;
+    }
+    const Napi::Value chunk = o.Get("chunkBytes");
+    if (!chunk.IsUndefined()) {
+        const double c = chunk.IsNumber() ? chunk.As<Napi::Number>().DoubleValue() : 0;
+        if (!(c >= ReadGeometry::min_chunk_bytes && c <= ReadGeometry::max_chunk_bytes) || std::fmod(c, 4096) != 0) {
+            throw Napi::RangeError::New(env, "options.chunkBytes: expected a multiple of 4096 from 4096 to " +
+                                                 std::to_string(ReadGeometry::max_chunk_bytes) + ", got " +
+                                                 chunk.ToString().Utf8Value());
+        }
+        options_.geometry.chunk_bytes = static_cast<uint64_t>(c);
+    }
+    const Napi::Value depth = o.Get("queueDepth");
+    if (!depth.IsUndefined()) {
+        const double d = depth.IsNumber() ? depth.As<Napi::Number>().DoubleValue() : 0;
+        if (!(d >= 1 && d <= ReadGeometry::max_queue_depth) || d != std::floor(d)) {
+            throw Napi::RangeError::New(env, "options.queueDepth: expected an integer from 1 to " +
+                                                 std::to_string(ReadGeometry::max_queue_depth) + ", got " +
+                                                 depth.ToString().Utf8Value());
+        }
+        options_.geometry.queue_depth = static_cast<int>(d);
     }
 }
 

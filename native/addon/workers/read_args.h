@@ -17,7 +17,8 @@ class ReadArgs {
     ReadArgs(Session* session, std::string path) : session_(session), path_(std::move(path)) {}
 
     // ranges: Float64Array of [fileOffset, length, arenaOffset] triples; options: undefined or
-    // { direct?: boolean, bandwidth?: number (bytes/s, positive and finite) }.
+    // { direct?: boolean, bandwidth?: number (bytes/s, positive and finite), chunkBytes?: number,
+    // queueDepth?: number } (io/reader.h ReadGeometry; omitted: its defaults).
     void collect(const Napi::Value& owner, const Napi::Value& ranges, const Napi::Value& options);
 
     size_t size() const { return ranges_.size(); }
