@@ -44,30 +44,49 @@ const median = (xs: number[]): number => {
   return s[Math.floor(s.length / 2)]!
 }
 
-async function layerTimes(path: string, threads: number, lean: 'winograd' | 'other' | undefined, runs: number, into: Record<string, Record<string, number>>): Promise<void> {
+type Lean = 'winograd' | 'other' | undefined
+
+/** Per node: the kernel one profiled inference ran it with and its summed op milliseconds. */
+async function layerTimesOnce(path: string, threads: number, lean: Lean): Promise<Map<string, { kernel: string; ms: number }>> {
   const engine = await BudgetedEngine.open(path, { threads, verify: 'header' }, { leanKernels: lean })
   try {
     const feeds = profileFeeds(engine.inputs)
     await engine.infer(feeds)
-    const per = new Map<string, { kernel: string; ms: number[] }>()
-    for (let r = 0; r < runs; r++) {
-      const { ops } = await engine.inferProfiled(feeds)
-      const sums = new Map<string, { kernel: string; ms: number }>()
-      for (const o of ops) {
-        const s = sums.get(o.node) ?? { kernel: o.kernel, ms: 0 }
-        s.ms += o.ms
-        sums.set(o.node, s)
-      }
-      for (const [node, s] of sums) {
-        const p = per.get(node) ?? { kernel: s.kernel, ms: [] }
-        p.ms.push(s.ms)
-        per.set(node, p)
-      }
+    const { ops } = await engine.inferProfiled(feeds)
+    const sums = new Map<string, { kernel: string; ms: number }>()
+    for (const o of ops) {
+      const s = sums.get(o.node) ?? { kernel: o.kernel, ms: 0 }
+      s.ms += o.ms
+      sums.set(o.node, s)
     }
-    for (const [node, p] of per) (into[node] ??= {})[p.kernel] ??= Number(median(p.ms).toFixed(4))
+    return sums
   } finally {
     await engine.close()
   }
+}
+
+/**
+ * Median milliseconds per node and kernel over `rounds` rounds; each round runs one profiled inference
+ * of every pass (the default kernels, then the lean ones), in an order that rotates per round. The
+ * passes alternate because a shared machine drifts between fast and slow phases lasting seconds: one
+ * pass measured in a slow phase would make its kernels look slower than another pass's, and the
+ * planner would pick the wrong ones for the whole model.
+ */
+async function layerTimes(path: string, threads: number, rounds: number): Promise<Record<string, Record<string, number>>> {
+  const passes: Lean[] = [undefined, 'winograd', 'other']
+  const samples = new Map<string, Map<string, number[]>>()
+  for (let r = 0; r < rounds; r++) {
+    for (let i = 0; i < passes.length; i++) {
+      for (const [node, s] of await layerTimesOnce(path, threads, passes[(i + r) % passes.length])) {
+        const byKernel = samples.get(node) ?? new Map<string, number[]>()
+        byKernel.set(s.kernel, [...(byKernel.get(s.kernel) ?? []), s.ms])
+        samples.set(node, byKernel)
+      }
+    }
+  }
+  const layers: Record<string, Record<string, number>> = {}
+  for (const [node, byKernel] of samples) layers[node] = Object.fromEntries([...byKernel].map(([k, ms]) => [k, Number(median(ms).toFixed(4))]))
+  return layers
 }
 
 /** Arena bytes the read-bandwidth measurement reads into (its ranges wrap around inside it). */
@@ -113,10 +132,7 @@ export async function measureReadBandwidth(path: string): Promise<{ bytesPerSeco
 
 /** Measures the profile of a written package (every weight resident: this runs offline, in prepare). */
 export async function profilePackage(path: string, threads: number, runs = 3): Promise<DeviceProfile> {
-  const layers: Record<string, Record<string, number>> = {}
-  await layerTimes(path, threads, undefined, runs, layers)
-  await layerTimes(path, threads, 'winograd', runs, layers)
-  await layerTimes(path, threads, 'other', runs, layers)
+  const layers = await layerTimes(path, threads, runs)
   const bw = await measureReadBandwidth(path)
   return { threads, readBandwidth: Math.round(bw.bytesPerSecond), direct: bw.direct, layers }
 }
