@@ -11,7 +11,6 @@ import { availableParallelism } from 'node:os'
 import { ArgumentError, DisposedError, LatencyTargetError, PackageError } from '../errors.js'
 import { PackageReader, type BlobEntry } from '../package/index.js'
 import {
-  minimumTargetMs,
   planElastic,
   planLoadAndExec,
   planPreloadModel,
@@ -499,8 +498,9 @@ export class ElasticEngine {
     // the model's errors are partly fixed costs (the worst-case embedding read), so a small plan's
     // low ratio does not carry over to a larger plan (allowing it grew plans that then missed T).
     const aim = Math.min(1, 1.05 / factor)
-    const t = Math.min(targetMs * aim, belowMs * (1 - 1e-9)) - e
-    if (!(t > 0)) throw new LatencyTargetError('an elastic sub-model', targetMs, Math.ceil(((e + minimumTargetMs(this.profile, { preloadBytes })) / aim) * 1000) / 1000)
+    // A target the embedding read alone exceeds still goes to the planner (as the least positive
+    // target), so its error names the minimum of the same planner, preload bits and accuracy table.
+    const t = Math.max(Math.min(targetMs * aim, belowMs * (1 - 1e-9)) - e, Number.MIN_VALUE)
     let plan: ElasticPlan
     try {
       if (p === 'flexpipe') plan = planElastic(this.profile, this.importance, { targetMs: t, preloadBytes, ...(this.opts.preloadBits ? { preloadBits: this.opts.preloadBits } : {}) })

@@ -219,6 +219,21 @@ t.test('engine: plans within the target, re-plans, classifies, and rejects bad i
   t.match((err as LatencyTargetError).message, /minimumMs=/, 'the message names the minimum target')
   t.ok((err as LatencyTargetError).minimumMs > 0)
   t.equal(e.plan.depth * e.plan.width, L * M, 'a rejected target leaves the plan')
+  // The minimum an error names is the planner's own, with the engine's preload bits: tight (a hair
+  // below it is rejected naming the same minimum) and sufficient (it plans), wherever T falls below it.
+  // Load&Exec (no overlap of reads and compute) has a higher minimum than flexpipe's pipelined plan.
+  const loadAndExec = await ElasticEngine.open(pkgPath, { targetLatencyMs: fullMs * 3, threads: 2, direct: false, seq, deviceProfile: withIo(device, 5e-4, 0.1), openCalibrationRuns: 0, planner: 'load-and-exec' })
+  t.teardown(() => loadAndExec.close())
+  for (const engine of [e, loadAndExec]) {
+    const belowRead = (await engine.setTargetLatency(0.1).catch((x: unknown) => x)) as LatencyTargetError
+    t.ok(belowRead instanceof LatencyTargetError, 'T below the embedding read is rejected')
+    const minimum = belowRead.minimumMs
+    const justBelow = (await engine.setTargetLatency(minimum * 0.995).catch((x: unknown) => x)) as LatencyTargetError
+    t.ok(justBelow instanceof LatencyTargetError, `T just below the named minimum ${minimum} ms is rejected`)
+    t.equal(justBelow.minimumMs, minimum, 'and names the same minimum')
+    const at = await engine.setTargetLatency(minimum)
+    t.ok(at.modelledMs <= minimum + 1e-9, `T = the named minimum plans (${at.depth}x${at.width}, ${at.modelledMs.toFixed(3)} ms)`)
+  }
   const smaller = await e.setTargetLatency(1.5 + 3 * 1.05)
   t.ok(smaller.depth * smaller.width < L * M, `a tight target shrinks the sub-model (${smaller.depth}x${smaller.width})`)
   t.ok(smaller.modelledMs <= smaller.targetMs + 1e-9, 'the modelled time (embedding read included) is within T')
