@@ -1,8 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 // The portable reader: requests split into chunks, read by geometry.queue_depth pread threads (at most
-// pread_threads_max) started per call. A
-// gated read (ReadGate) hands out a request's first chunk only once its gate is open; a thread that
-// finds it closed waits in the gate, outside the cursor's lock.
+// pread_threads_max) started per call. A gated read (ReadGate) hands out a request's first chunk only
+// once its gate is open; a thread that finds it closed waits in the gate, outside the cursor's lock.
 //
 // Threads are raw pthreads sharing one stack-held context, so a read allocates nothing from this
 // code (std::thread would allocate its state with operator new).

@@ -83,6 +83,13 @@ Status check_file_size(int fd, const std::string& path, const FileRange* ranges,
 
 Status Session::read_file(const std::string& path, const FileRange* ranges, size_t n, const ReadOptions& options,
                           ReadRequest* scratch, ReadResult* result, ReadGate* gate) {
+    if (!options.geometry.valid()) {
+        return Status::error(StatusCode::invalid_argument,
+                             "failed to read %s: read geometry %llu bytes x %d is outside 4 KiB multiples up to "
+                             "64 MiB x 1..64",
+                             path.c_str(), static_cast<unsigned long long>(options.geometry.chunk_bytes),
+                             options.geometry.queue_depth);
+    }
     const auto start = std::chrono::steady_clock::now();
     uint64_t total = 0;
     bool all_aligned = true;

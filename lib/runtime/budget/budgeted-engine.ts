@@ -56,9 +56,9 @@ export interface PackageOpenOptions {
   /** Verify every blob's checksum at open ('all', default) or only the structure ('header'). */
   readonly verify?: 'header' | 'all'
   /**
-   * How weight reads walk the disk: requests of at most `chunkBytes` (a multiple of 4096), `queueDepth`
-   * of them in flight. Default: what `flexpipe profile` measured fastest on this package's device, else
-   * 256 KiB x 8.
+   * How weight reads walk the disk: requests of at most `chunkBytes` (a multiple of 4096, 4 KiB..64 MiB),
+   * `queueDepth` (1..64) of them in flight. Default 256 KiB x 8; `npm run bench:io` compares geometries
+   * on a device.
    */
   readonly readGeometry?: ReadGeometry
 }
@@ -156,7 +156,7 @@ function checkOptions(o: PackageOpenOptions): CheckedOptions {
 }
 
 /** Throws ArgumentError unless g is a read geometry the native reader takes. */
-export function checkReadGeometry(g: ReadGeometry, what: string): void {
+function checkReadGeometry(g: ReadGeometry, what: string): void {
   const c = g?.chunkBytes
   const d = g?.queueDepth
   if (!Number.isSafeInteger(c) || c < 4096 || c > 64 * 2 ** 20 || c % 4096 !== 0) {
