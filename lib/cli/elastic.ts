@@ -9,6 +9,7 @@ import { ArgumentError, DeviceProfileError } from '../errors.js'
 import { ElasticEngine, readElasticPackage } from '../elastic/elastic-engine.js'
 import { prepareElastic } from '../elastic/elastic-package.js'
 import { profileElastic } from '../elastic/profile-elastic.js'
+import { morePreferred } from '../plan/elastic/accuracy-plan.js'
 import type { ElasticPlan } from '../plan/elastic/index.js'
 import { formatMB } from './sizes.js'
 
@@ -83,14 +84,16 @@ export async function runProfile(path: string, o: ProfileCliOptions): Promise<vo
       const i = r.importance
       console.log(`importance on ${i.devCount} dev examples: all shards 2-bit ${(i.lowAccuracy * 100).toFixed(1)}%, full ${(i.fullAccuracy * 100).toFixed(1)}%; most important shards ${i.ranking.slice(0, 6).map(([l, h]) => `L${l}S${h}`).join(' ')} (${(i.ms / 1000).toFixed(1)} s)`)
       if (i.subModelAccuracy && i.bitwidths) {
-        // Ties as the planner breaks them: the larger sub-model, then the deeper, then fewer bits.
-        let best = { a: -1, shards: 0, depth: 0, what: '' }
+        // Ties as the planner breaks them (morePreferred).
+        let best: { depth: number; width: number; bi: number } | undefined
+        let bestA = -Infinity
         i.subModelAccuracy.forEach((row, d) => row.forEach((cells, w) => cells.forEach((a, bi) => {
-          const [shards, depth] = [(d + 1) * (w + 1), d + 1]
-          const better = a > best.a || (a === best.a && (shards > best.shards || (shards === best.shards && depth > best.depth)))
-          if (better) best = { a, shards, depth, what: `${depth} x ${w + 1} at ${i.bitwidths![bi] === 32 ? 'fp32' : `${i.bitwidths![bi]} bits`}` }
+          const c = { depth: d + 1, width: w + 1, bi }
+          if (best === undefined || morePreferred(c, a, best, bestA)) [best, bestA] = [c, a]
         })))
-        console.log(`sub-model table: ${i.subModelAccuracy.length} x ${i.subModelAccuracy[0]!.length} sub-models x ${i.bitwidths.length} bitwidths; most accurate ${best.what} (${(best.a * 100).toFixed(1)}%)`)
+        const b = best!
+        const bits = i.bitwidths[b.bi] === 32 ? 'fp32' : `${i.bitwidths[b.bi]} bits`
+        console.log(`sub-model table: ${i.subModelAccuracy.length} x ${i.subModelAccuracy[0]!.length} sub-models x ${i.bitwidths.length} bitwidths; most accurate ${b.depth} x ${b.width} at ${bits} (${(bestA * 100).toFixed(1)}%)`)
       }
     }
   } finally {

@@ -78,9 +78,10 @@ async function layerTimes(path: string, threads: number, rounds: number): Promis
   for (let r = 0; r < rounds; r++) {
     for (let i = 0; i < passes.length; i++) {
       for (const [node, s] of await layerTimesOnce(path, threads, passes[(i + r) % passes.length])) {
-        const byKernel = samples.get(node) ?? new Map<string, number[]>()
-        byKernel.set(s.kernel, [...(byKernel.get(s.kernel) ?? []), s.ms])
-        samples.set(node, byKernel)
+        if (!samples.has(node)) samples.set(node, new Map())
+        const byKernel = samples.get(node)!
+        if (!byKernel.has(s.kernel)) byKernel.set(s.kernel, [])
+        byKernel.get(s.kernel)!.push(s.ms)
       }
     }
   }

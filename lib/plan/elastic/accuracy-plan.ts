@@ -38,6 +38,16 @@ export interface AccuracyChoice extends SubModel {
 }
 
 /**
+ * Whether candidate a (accuracy accA) is preferred to b (accB): more accurate; at equal accuracy the
+ * larger sub-model (more shards, then deeper); for the same sub-model the lower bitwidth index.
+ */
+export function morePreferred(a: { depth: number; width: number; bi: number }, accA: number, b: { depth: number; width: number; bi: number }, accB: number): boolean {
+  if (accA !== accB) return accA > accB
+  if (a.depth === b.depth && a.width === b.width) return a.bi < b.bi
+  return largerSubModel(a, b)
+}
+
+/**
  * The most accurate valid (depth, width, bitwidth); LatencyTargetError when none meets T. With
  * `explicitPreloadBi` the preloaded shards keep that bitwidth, otherwise they take the candidate's.
  * `r.preloadBi` should then be the lowest bitwidth (the minimum target in the error assumes it).
@@ -55,9 +65,7 @@ export function mostAccuratePlan(
     for (let width = 1; width <= model.shardsPerLayer; width++) {
       for (let bi = 0; bi < model.bitwidths.length; bi++) {
         const a = accuracyOf(depth, width, bi)
-        const better = best === undefined || a > bestAccuracy ||
-          (a === bestAccuracy && (largerSubModel({ depth, width }, best) || (depth === best.depth && width === best.width && bi < best.bi)))
-        if (!better) continue
+        if (best !== undefined && !morePreferred({ depth, width, bi }, a, best, bestAccuracy)) continue
         const preloadBi = explicitPreloadBi ? r.preloadBi : bi
         const preloaded = preloadCount(model, depth, width, r.preloadBytes, preloadBi)
         if (!isValid(model, uniformLayout(depth, width, preloaded, preloadBi, bi), r.targetMs, rule)) continue
