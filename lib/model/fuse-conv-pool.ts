@@ -33,7 +33,7 @@ export function fusedPoolAttrs(conv: Node): Map<string, AttrValue> {
 const ints = (v: AttrValue | undefined): number[] | undefined => (Array.isArray(v) && v.every((x) => typeof x === 'number') ? (v as number[]) : undefined)
 
 /** native/kernels/im2col/im2col_rows.h rows_applies, on ONNX attributes (2-D only). */
-function convRunsByRows(conv: Node, x: ValueInfo, w: ValueInfo): boolean {
+export function convRunsByRows(conv: Node, x: ValueInfo, w: ValueInfo): boolean {
   if (x.dtype !== 'float32' || x.dims.length !== 4 || w.dims.length !== 4) return false
   const c = x.dims[1]
   if (typeof c !== 'number' || c > 4 || w.dims[1] !== c) return false // groups 1

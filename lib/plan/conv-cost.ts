@@ -277,7 +277,7 @@ export interface FusedPoolShape {
   readonly out: readonly number[]
 }
 
-/** native/runtime/conv_pool.cc's band target (bytes of one band buffer). */
+/** native/runtime/conv_pool.cc's and conv_depthwise.cc's band target (bytes of one band buffer). */
 const BAND_BUFFER_TARGET = 512 * 1024
 
 /**
@@ -311,4 +311,54 @@ export function convPoolWorkspaceBytes(s: ConvShape, p: FusedPoolShape, threads:
   const input = align64(4 * s.inChannels * b.inRows * s.in[2])
   const band = align64(4 * s.outChannels * b.convRows * s.out[2])
   return 64 + Math.max(1, threads) * (ring + input + band)
+}
+
+/** The depthwise 3x3 a ConvDepthwise computes over its first conv's output (stride 1 or 2 on both axes). */
+export interface FusedDepthwiseShape {
+  readonly stride: number
+  readonly padBegin: readonly number[]
+  /** The depthwise's output dims [OH, OW]. */
+  readonly out: readonly number[]
+}
+
+/** Whether a ConvDepthwise's first conv is its pointwise form (native conv_depthwise_pointwise). */
+export function convDepthwisePointwise(s: ConvShape): boolean {
+  return s.group === 1 && convApplies('gemm1x1', s)
+}
+
+/**
+ * The bands of a ConvDepthwise (native/runtime/conv_depthwise.cc conv_depthwise_bands): depthwise
+ * output rows per band, their count, and at most how many middle rows and input rows one band reads.
+ */
+export function convDepthwiseBands(s: ConvShape, d: FusedDepthwiseShape): { outRows: number; bands: number; midRows: number; inRows: number } {
+  const extent = 3
+  const target = Math.max(extent, Math.floor(BAND_BUFFER_TARGET / Math.max(1, 4 * s.outChannels * s.out[2])))
+  const per = Math.max(1, Math.floor((target - extent) / d.stride) + 1)
+  let bands = ceilDiv(d.out[0]!, per)
+  if (bands > 1 && bands % 2 === 1) bands++
+  const outRows = ceilDiv(d.out[0]!, bands)
+  bands = ceilDiv(d.out[0]!, outRows)
+  const midRows = Math.min(s.out[1], (outRows - 1) * d.stride + extent)
+  const inRows = Math.min(s.in[1], (midRows - 1) * s.stride[1] + s.kernel[1])
+  return { outRows, bands, midRows, inRows }
+}
+
+/**
+ * Workspace of a ConvDepthwise for `threads` threads (native conv_depthwise_workspace_bytes): per thread
+ * the pointwise GEMM's one-thread workspace over a band's columns (its weights and input read in
+ * place) or, for a first conv by rows, its ring and the band's input rows; then the band's middle rows.
+ * Exact but for the GEMM part, the bound over the ISAs.
+ */
+export function convDepthwiseWorkspaceBytes(s: ConvShape, d: FusedDepthwiseShape, threads: number): number {
+  const b = convDepthwiseBands(s, d)
+  let first: number
+  if (convDepthwisePointwise(s)) {
+    first = align64(gemmWorkspace(s.outChannels, b.midRows * s.out[2], s.inChannels, s.inChannels, s.in[1] * s.in[2], 1))
+  } else {
+    const sw = s.stride[2]
+    const panel = roundUp(roundUp(s.out[2], 8) + Math.floor((s.kernel[2] - 1) / sw), 8)
+    first = align64(4 * s.inChannels * s.kernel[1] * sw * panel) + align64(4 * s.inChannels * b.inRows * s.in[2])
+  }
+  const band = align64(4 * s.outChannels * b.midRows * s.out[2])
+  return 64 + Math.max(1, threads) * (first + band)
 }

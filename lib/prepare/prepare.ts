@@ -19,6 +19,7 @@ import { basename } from 'node:path'
 import { ArgumentError, MemoryBudgetError } from '../errors.js'
 import { dtypeBytes } from '../model/dtype.js'
 import { fuseActivations } from '../model/fuse-activations.js'
+import { fuseConvDepthwise } from '../model/fuse-conv-depthwise.js'
 import { fuseConvPools } from '../model/fuse-conv-pool.js'
 import { fuseResidualAdds } from '../model/fuse-residual.js'
 import { inferGraph, type InferredGraph } from '../model/infer-graph.js'
@@ -123,11 +124,12 @@ export async function prepare(modelPath: string, outPath: string, options: Prepa
   const inputs = new Map<string, ValueInfo>(unfused.inputs.map((d) => [d.name, { dtype: d.dtype, dims: d.dims! }]))
   const foldCache = new Map<string, ValueInfo[]>()
   // Residual Adds fuse into their Conv where the shapes say so (then a Relu after them into the Conv);
-  // with slicing, a stem and its max pool fuse into bands of rows (not for the On-Demand baseline, nor
-  // for direct convolutions only: the NCNN-Direct baseline).
+  // with slicing, a stem and its max pool, then a conv and the depthwise after it, fuse into bands of
+  // rows (not for the On-Demand baseline, nor for direct convolutions only: the NCNN-Direct baseline).
   const residual = fuseActivations(fuseResidualAdds(unfused, inferGraph(unfused, inputs, { concrete: true, fold: foldNative, foldCache }).values))
   const bands = options.slicing !== false && kernels === 'auto'
-  const fixed = bands ? fuseConvPools(residual, inferGraph(residual, inputs, { concrete: true, fold: foldNative, foldCache }).values) : residual
+  const pooled = bands ? fuseConvPools(residual, inferGraph(residual, inputs, { concrete: true, fold: foldNative, foldCache }).values) : residual
+  const fixed = bands ? fuseConvDepthwise(pooled, inferGraph(pooled, inputs, { concrete: true, fold: foldNative, foldCache }).values) : pooled
   const inferred = inferGraph(fixed, inputs, { concrete: true, fold: foldNative, foldCache })
   const planned = plannedGraph(fixed, inferred)
   const nr = binding().prepack('gemm_pack_b', { dtype: 1, dims: [1, 1], data: new Float32Array(1) }, [0]).dims[2]!

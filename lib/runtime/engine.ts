@@ -9,6 +9,7 @@ import type { Graph, TensorData, ValueInfo } from '../model/ir.js'
 import { isExternal, numel } from '../model/ir.js'
 import { loadOnnx } from '../model/onnx-import.js'
 import { fuseActivations } from '../model/fuse-activations.js'
+import { fuseConvDepthwise } from '../model/fuse-conv-depthwise.js'
 import { fuseConvPools } from '../model/fuse-conv-pool.js'
 import { fuseResidualAdds } from '../model/fuse-residual.js'
 import { hostTensor } from '../model/values.js'
@@ -145,6 +146,12 @@ export class Engine {
       const pooled = fuseConvPools(graph, symbolic.values)
       if (pooled !== graph) {
         graph = pooled
+        symbolic = inferGraph(graph, inputs, { concrete: false, fold: foldNative, foldCache })
+      }
+      // And a conv and the depthwise 3x3 after it (lib/model/fuse-conv-depthwise.ts).
+      const banded = fuseConvDepthwise(graph, symbolic.values)
+      if (banded !== graph) {
+        graph = banded
         symbolic = inferGraph(graph, inputs, { concrete: false, fold: foldNative, foldCache })
       }
     }

@@ -204,15 +204,16 @@ Napi::Value depthwise(const Napi::CallbackInfo& info) {
     const Napi::Object o = info[1].As<Napi::Object>();
     const Napi::Object s = o.Get("shape").As<Napi::Object>();
     const DepthwiseShape d{num(s, "channels", 1), num(s, "h", 1), num(s, "w", 1), num(s, "oh", 1), num(s, "ow", 1),
-                           num(s, "stride", 1), num(s, "pt", 0), num(s, "pl", 0)};
+                           num(s, "stride", 1), num(s, "pt", 0), num(s, "pl", 0), num(s, "yPlane", 0)};
     const int64_t p0 = num(o, "p0", 0), p1 = num(o, "p1", d.channels);
-    if ((d.stride != 1 && d.stride != 2) || p0 < 0 || p1 < p0 || d.channels < 1)
+    if ((d.stride != 1 && d.stride != 2) || p0 < 0 || p1 < p0 || d.channels < 1 ||
+        (d.y_plane != 0 && d.y_plane < d.oh * d.ow))
         throw Napi::RangeError::New(info.Env(), "bad depthwise arguments");
     const int64_t c_max = p1 > d.channels ? d.channels : p1;
     const float* x = floats(o, "x", p1 * d.h * d.w);
     const float* w = floats(o, "w", c_max * 9);
     const float* bias = floats(o, "bias", c_max, false);
-    float* y = floats(o, "y", p1 * d.oh * d.ow);
+    float* y = floats(o, "y", p1 == 0 ? 0 : (p1 - 1) * depthwise_y_plane(d) + d.oh * d.ow);
     k.conv.depthwise_3x3(d, x, w, bias, y, act_field(o), p0, p1);
     return info.Env().Undefined();
 }

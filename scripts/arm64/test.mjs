@@ -2,7 +2,8 @@
 // SPDX-License-Identifier: Apache-2.0
 // `npm run test:arm64`: runs scripts/arm64/run-tests.mjs (addon info, ONNX backend operator tests, fixture
 // models) with an arm64 Node under qemu-aarch64 against the cross-compiled prebuild in
-// prebuilds/linux-arm64/ (FLEXPIPE_ADDON), then every kernel parity test dist/test/kernels/*.test.js and the
+// prebuilds/linux-arm64/ (FLEXPIPE_ADDON), then every kernel parity test dist/test/kernels/*.test.js, the
+// banded fused ops (ConvMaxPool, ConvDepthwise) and the
 // elastic-transformer tests (dequantization ops, the executor end to end)
 // (NEON vs ref), each run directly by the arm64 Node: a tap file prints TAP itself when run with plain
 // node, and qemu-user cannot host the tap runner. Each kernel file becomes one test point (its TAP
@@ -164,6 +165,10 @@ if (!noKernels) {
   // the pipelined run's lane waits (atomics and condition variables under arm64's weaker memory order).
   const elastic = ['dist/test/native/dequantize-shard.test.js', 'dist/test/native/dequantize-layer.test.js', 'dist/test/elastic/elastic-engine.test.js', 'dist/test/native/session-pipeline.test.js']
   for (const f of elastic.filter((x) => existsSync(join(root, x)))) kernelsOk = (await runTestFile(f)) && kernelsOk
+  // The fused ops computed in bands of rows (FlexNN's slicing across two layers): the NEON rows, GEMM,
+  // depthwise and pool kernels on band-sized planes.
+  const banded = ['dist/test/native/conv-pool.test.js', 'dist/test/native/conv-depthwise.test.js']
+  for (const f of banded.filter((x) => existsSync(join(root, x)))) kernelsOk = (await runTestFile(f)) && kernelsOk
 }
 
 const seconds = ((performance.now() - t0) / 1000).toFixed(1)

@@ -281,8 +281,11 @@ for (const variant of [63, 23] as const) {
 // padded floats of kernels/depthwise/depthwise_padded.h) their in-place path with scalar borders.
 // 112x112 and 57x45 at stride 2 take the split copy over many bands of output rows (AVX2: 8 rows per band).
 // AVX-512: stride 1 with pads 1 on rows of 12 or more columns is one flat run of masked steps that cross
-// rows (12, 13, 14, 17, 33 wide; 14x14 and 28x28 as in MobileNetV2); stride 2 with more than 8 output
-// columns is by rows (w >= 17), the rest the AVX2 variant.
+// rows (12, 13, 14, 17, 33 wide; 14x14 and 28x28 as in MobileNetV2), also for the bands of rows
+// ConvDepthwise passes (top pad 0 or 1, bottom pad 0 or 1: pads [0, 1, 0, 1], [1, 1, 0, 1], [0, 1, 1, 1]);
+// stride 2 with more than 8 output columns is by rows (w >= 17), the rest the AVX2 variant. Odd-height
+// planes write their outputs yPlane = oh * ow + 5 floats apart (bands of rows of a larger plane), the
+// gaps checked untouched.
 const depthwisePlanes: Array<[number, number]> = []
 for (const h of [1, 2, 3, 8, 9, 17]) for (const w of [1, 2, 3, 7, 8, 9, 12, 13, 16, 17, 33]) depthwisePlanes.push([h, w])
 depthwisePlanes.push([130, 131], [131, 130], [112, 112], [57, 45], [14, 14], [28, 28])
@@ -292,7 +295,7 @@ t.test('depthwise 3x3 stride 1 and 2: every ISA matches float64', async (t) => {
   const channels = 3
   for (const stride of [1, 2]) {
     for (const [h, w] of depthwisePlanes) {
-      for (const [pt, pl, pb, pr] of [[0, 0, 0, 0], [1, 1, 1, 1], [2, 0, 1, 2], [0, 2, 2, 1]] as const) {
+      for (const [pt, pl, pb, pr] of [[0, 0, 0, 0], [1, 1, 1, 1], [2, 0, 1, 2], [0, 2, 2, 1], [0, 1, 0, 1], [1, 1, 0, 1], [0, 1, 1, 1]] as const) {
         const oh = Math.floor((h + pt + pb - 3) / stride) + 1
         const ow = Math.floor((w + pl + pr - 3) / stride) + 1
         if (oh < 1 || ow < 1) continue
@@ -301,12 +304,16 @@ t.test('depthwise 3x3 stride 1 and 2: every ISA matches float64', async (t) => {
         const wt = random(channels * 9, 5 + w)
         const bias = random(channels, 6 + h)
         const clamp: [number, number] | undefined = (h + w) % 2 ? [0, Infinity] : undefined
-        const shape = { channels, h, w, oh, ow, stride, pt, pl }
-        const yLen = planes * oh * ow
+        const yPlane = h % 2 === 1 ? oh * ow + 5 : oh * ow
+        const shape = { channels, h, w, oh, ow, stride, pt, pl, ...(yPlane === oh * ow ? {} : { yPlane }) }
+        const yLen = planes * yPlane
         for (const isa of isas) {
           const y = withCanary(yLen, NaN)
           testing.convDepthwise!(isa, { shape, x, w: wt, bias, y, clamp, p0: 0, p1: planes })
           t.ok(canaryIntact(y, yLen), `${isa} depthwise canary s=${stride} h=${h} w=${w} pads=${[pt, pl, pb, pr]}`)
+          let gapsIntact = true
+          for (let p = 0; p < planes; p++) for (let i = oh * ow; i < yPlane; i++) if (!Number.isNaN(y[p * yPlane + i]!)) gapsIntact = false
+          t.ok(gapsIntact, `${isa} depthwise leaves the gaps between output planes alone s=${stride} h=${h} w=${w} pads=${[pt, pl, pb, pr]}`)
           for (let p = 0; p < planes; p++) {
             const c = p % channels
             for (let oy = 0; oy < oh; oy++) {
@@ -324,7 +331,7 @@ t.test('depthwise 3x3 stride 1 and 2: every ISA matches float64', async (t) => {
                   }
                 }
                 if (clamp) want = Math.max(want, 0)
-                const g = y[(p * oh + oy) * ow + ox]!
+                const g = y[p * yPlane + oy * ow + ox]!
                 if (!(Math.abs(g - want) <= 4 * ulp20 * s)) {
                   t.fail(`${isa} depthwise s=${stride} h=${h} w=${w} pads=${[pt, pl, pb, pr]} p=${p} oy=${oy} ox=${ox}: got ${g}, want ${want}`)
                   return

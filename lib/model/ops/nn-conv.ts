@@ -1,10 +1,11 @@
 // SPDX-License-Identifier: Apache-2.0
 // Conv and ConvTranspose (float32, 1-D to 3-D spatial): output dims, pads resolution, native encoding,
 // and the choice of convolution algorithm per shape (depthwise, narrow GEMM, 1x1 GEMM, Winograd, im2col, direct).
-import { convAlgoCode, convApplies, convCost, convPoolWorkspaceBytes, convTransposeWorkspaceBytes, defaultConvTransposeSlices, slicePixels, type ConvKernel, type ConvShape } from '../../plan/conv-cost.js'
+import { convAlgoCode, convApplies, convCost, convDepthwiseWorkspaceBytes, convPoolWorkspaceBytes, convTransposeWorkspaceBytes, defaultConvTransposeSlices, slicePixels, type ConvKernel, type ConvShape } from '../../plan/conv-cost.js'
 import { attrInt, attrInts } from '../attrs.js'
 import { concrete, dimAdd, dimMul, dimSub, isConcrete } from '../dims.js'
 import { fusedClamp } from '../fuse-activations.js'
+import { fusedDepthwiseAttrs, hasFusedDepthwise } from '../fuse-conv-depthwise.js'
 import { fusedPoolAttrs, hasFusedPool } from '../fuse-conv-pool.js'
 import type { Dim, ValueInfo } from '../ir.js'
 import { maxKernelThreads } from './nn-matmul.js'
@@ -176,6 +177,7 @@ const conv: OpDef = {
       throw shapeError(ctx, `${m} output channels do not split into ${group} groups`)
     }
     const out: Dim[] = [x.dims[0]!, m, ...windowOutDims(win, x.dims.slice(2))]
+    if (hasFusedDepthwise(ctx.node)) return convDepthwiseInfer(ctx, x, group, win, out)
     // A residual fused in from the Add after the Conv (lib/model/fuse-residual.ts): Y's shape exactly.
     const r = optionalInput(ctx, 3)
     if (r !== undefined && (r.dtype !== 'float32' || r.dims.length !== out.length || r.dims.some((d, i) => isConcrete(d) && isConcrete(out[i]!) && d !== out[i]))) {
@@ -223,6 +225,46 @@ function convPoolInfer(ctx: OpContext, x: ValueInfo, group: number, win: Window,
         ints: [group, ...windowInts(win, begin, end), ...windowInts(poolWin, pool.begin, pool.end), clamp === undefined ? 0 : 2],
         floats: clamp === undefined ? [] : [clamp.min, clamp.max],
         workspace: convPoolWorkspaceBytes(s, poolShape, maxKernelThreads),
+      }
+    },
+  }
+}
+
+/** The activation code and bounds of a fused clamp in the native ops' encoding (0: none, 2: Clip). */
+function clampCode(clamp: { min: number; max: number } | undefined): { code: number; floats: number[] } {
+  return clamp === undefined ? { code: 0, floats: [0, 0] } : { code: 2, floats: [clamp.min, clamp.max] }
+}
+
+/**
+ * A Conv carrying the depthwise 3x3 Conv after it (lib/model/fuse-conv-depthwise.ts): inputs 3 and 4
+ * are the depthwise's weight and bias, Y is its output, and the native ConvDepthwise computes both in
+ * bands of output rows (native/runtime/conv_depthwise.h).
+ */
+function convDepthwiseInfer(ctx: OpContext, x: ValueInfo, group: number, win: Window, mid: Dim[]): OpResult {
+  const dwCtx: OpContext = { ...ctx, node: { ...ctx.node, attrs: fusedDepthwiseAttrs(ctx.node) } }
+  const dwWin = windowAttrs(dwCtx, 2, [3, 3])
+  const w2 = input(ctx, 3)
+  const m = mid[1]!
+  if (w2.dtype !== 'float32' || w2.dims.length !== 4 || w2.dims[1] !== 1 || (isConcrete(m) && w2.dims[0] !== m)) {
+    throw shapeError(ctx, `the fused depthwise weight must be float32 [${m}, 1, 3, 3] (got ${w2.dtype} [${w2.dims.join(', ')}])`)
+  }
+  const b2 = optionalInput(ctx, 4)
+  if (b2 !== undefined && b2.dims.length !== 1) throw shapeError(ctx, `the fused depthwise bias must be 1-D (got rank ${b2.dims.length})`)
+  const out: Dim[] = [mid[0]!, m, ...windowOutDims(dwWin, mid.slice(2))]
+  return {
+    outputs: [info('float32', out)],
+    kernel: () => {
+      const { s, begin, end } = concreteConv(ctx, x, group, win, mid)
+      const dw = windowPads(dwWin, s.out.slice(1))
+      const od = concrete(out, `node '${ctx.node.name}'`)
+      const act1 = clampCode(fusedClamp(ctx.node))
+      const act2 = clampCode(fusedClamp(dwCtx.node))
+      return {
+        op: 'ConvDepthwise',
+        inputs: [0, 1, optionalInput(ctx, 2) === undefined ? -1 : 2, 3, b2 === undefined ? -1 : 4],
+        ints: [...windowInts(win, begin, end), ...windowInts(dwWin, dw.begin, dw.end), act1.code, act2.code],
+        floats: [...act1.floats, ...act2.floats],
+        workspace: convDepthwiseWorkspaceBytes(s, { stride: dwWin.strides[0]!, padBegin: dw.begin, out: od.slice(2) }, maxKernelThreads),
       }
     },
   }
@@ -360,5 +402,18 @@ export function withConvPoolThreads(call: KernelCall, x: readonly number[], y: r
   const s = convShape(x, y[1]!, call.ints[0]!, conv.win, windowOutDims(conv.win, x.slice(2)) as number[], conv.begin)
   const p = pool.win
   const workspace = convPoolWorkspaceBytes(s, { kernel: p.kernel, strides: p.strides, dilations: p.dilations, padBegin: pool.begin, out: y.slice(2) }, threads)
+  return { ...call, workspace }
+}
+
+/**
+ * A ConvDepthwise call (convDepthwiseInfer) with its workspace sized for `threads`. x: the input dims,
+ * y: the depthwise's output dims.
+ */
+export function withConvDepthwiseThreads(call: KernelCall, x: readonly number[], y: readonly number[], threads: number): KernelCall {
+  if (call.op !== 'ConvDepthwise') throw new Error(`withConvDepthwiseThreads: not a ConvDepthwise call (${call.op})`)
+  const conv = windowOfInts(call.ints, 0)
+  const dw = windowOfInts(call.ints, conv.next)
+  const s = convShape(x, y[1]!, 1, conv.win, windowOutDims(conv.win, x.slice(2)) as number[], conv.begin)
+  const workspace = convDepthwiseWorkspaceBytes(s, { stride: dw.win.strides[0]!, padBegin: dw.begin, out: y.slice(2) }, threads)
   return { ...call, workspace }
 }

@@ -14,6 +14,7 @@ import { availableParallelism } from 'node:os'
 import { ArgumentError, DisposedError, MemoryBudgetError, PackageError } from '../../errors.js'
 import { allocArray, dtypeCode, type DType } from '../../model/dtype.js'
 import { inferGraph } from '../../model/infer-graph.js'
+import { hasFusedDepthwise } from '../../model/fuse-conv-depthwise.js'
 import { hasFusedPool } from '../../model/fuse-conv-pool.js'
 import { fusedResidualAttr } from '../../model/fuse-residual.js'
 import type { Graph } from '../../model/ir.js'
@@ -495,10 +496,11 @@ function concatRanges(ranges: readonly Float64Array[], begin: number, end: numbe
  * absorbed a residual Add (and the Relu after it, lib/model/fuse-residual.ts). The calibration predates
  * that fusion, and planning grows the heap no less for it: ResNet-152 fused plans 158 layers with the
  * same 12.6 MB of heap growth as its 258 unfused ones (counting 158 left a 100 MB budget 5 MB short:
- * peak 108.6 MB). A stem that absorbed its max pool (lib/model/fuse-conv-pool.ts) counts one more.
+ * peak 108.6 MB). A stem that absorbed its max pool (lib/model/fuse-conv-pool.ts) counts one more, as
+ * does a conv that absorbed its depthwise (lib/model/fuse-conv-depthwise.ts).
  */
 export function bookkeepingLayers(m: { readonly layers: readonly unknown[]; readonly graph: Graph }): number {
-  return m.layers.length + 2 * m.graph.nodes.filter((n) => n.attrs.has(fusedResidualAttr)).length + m.graph.nodes.filter(hasFusedPool).length
+  return m.layers.length + 2 * m.graph.nodes.filter((n) => n.attrs.has(fusedResidualAttr)).length + m.graph.nodes.filter(hasFusedPool).length + m.graph.nodes.filter(hasFusedDepthwise).length
 }
 
 export function bookkeepingBytes(layers: number): number {

@@ -15,7 +15,7 @@
 import { dtypeBytes } from '../../model/dtype.js'
 import type { InferredGraph, Step } from '../../model/infer-graph.js'
 import { numel, type ValueInfo } from '../../model/ir.js'
-import { decodeConvCall, withConvKernel, withConvPoolThreads } from '../../model/ops/nn-conv.js'
+import { decodeConvCall, withConvDepthwiseThreads, withConvKernel, withConvPoolThreads } from '../../model/ops/nn-conv.js'
 import type { KernelCall, Prepack } from '../../model/ops/op-def.js'
 import { hostTensor } from '../../model/values.js'
 import { convApplies, isWinograd, leanWinograd, slicePixels, type ConvKernel } from '../../plan/conv-cost.js'
@@ -185,6 +185,7 @@ export function stepLayers(ctx: OptionContext): StepLayer[] {
     if (call.op === 'Conv') options = convOptions(ctx, step, call)
     else if (call.op === 'Gemm' || call.op === 'MatMul') options = gemmOptions(ctx, step, call)
     else if (call.op === 'ConvMaxPool') options = [asIs(ctx, step, withConvPoolThreads(call, step.inputs[0]!.dims as number[], step.outputs[0]!.dims as number[], ctx.threads))]
+    else if (call.op === 'ConvDepthwise') options = [asIs(ctx, step, withConvDepthwiseThreads(call, step.inputs[0]!.dims as number[], step.outputs[0]!.dims as number[], ctx.threads))]
     else options = [asIs(ctx, step, call)]
     layers.push({ index, step, options, defaultKernel: options[0]!.kernel, defaultInputSlices: options[0]!.defaultInputSlices })
   })

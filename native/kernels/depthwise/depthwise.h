@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 // Depthwise 3x3 convolution (group == in_channels == out_channels), float32, stride 1 or 2, any padding.
 //
-// Layout: x [batch, channels, h, w], y [batch, channels, oh, ow], w [channels, 1, 3, 3], dense row-major.
+// Layout: x [batch, channels, h, w], y [batch, channels, oh, ow], w [channels, 1, 3, 3], dense row-major
+// (y's planes may be y_plane floats apart instead: rows of larger planes).
 //   y[n, c, oy, ox] = bias[c] + sum_{ky, kx < 3} w[c, ky, kx] * x[n, c, oy * s - pad_top + ky, ox * s - pad_left + kx]
 // (taps in the padding read zero), then the fused activation. Work items are planes p = n * channels + c;
 // callers split [0, batch * channels) over threads. SIMD variants vectorize along the output row: they
@@ -23,7 +24,11 @@ struct DepthwiseShape {
     int64_t oh = 1, ow = 1;  // output plane
     int64_t stride = 1;      // 1 or 2 (both axes)
     int64_t pad_top = 0, pad_left = 0;
+    int64_t y_plane = 0;     // floats from one output plane to the next; 0: oh * ow (dense)
 };
+
+// Floats from one output plane to the next (a band of rows of larger planes: ConvDepthwise).
+inline int64_t depthwise_y_plane(const DepthwiseShape& s) { return s.y_plane > 0 ? s.y_plane : s.oh * s.ow; }
 
 using DepthwiseFn = void (*)(const DepthwiseShape& s, const float* x, const float* w, const float* bias, float* y,
                              const ConvActivation& act, int64_t plane_begin, int64_t plane_end);

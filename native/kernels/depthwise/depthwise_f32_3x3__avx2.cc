@@ -143,7 +143,7 @@ void depthwise_padded(const DepthwiseShape& s, const PaddedPlane& g, const float
         const float b = bias ? bias[c] : 0.0f;
         __m256 wv[9];
         for (int i = 0; i < 9; ++i) wv[i] = _mm256_set1_ps(wc[i]);
-        float* yp = y + p * s.oh * s.ow;
+        float* yp = y + p * depthwise_y_plane(s);
         auto store = [&](int64_t oy, int64_t at, __m256 acc) { store_step(s, yp, oy, at, acc, act.clamp, vlo, vhi); };
         padded_rows<8>(
             s, g, pad,
@@ -258,7 +258,7 @@ void depthwise_split_s2(const DepthwiseShape& s, const SplitPlane& g, const floa
         const float b = bias ? bias[c] : 0.0f;
         __m256 wv[9];
         for (int i = 0; i < 9; ++i) wv[i] = _mm256_set1_ps(wc[i]);
-        float* yp = y + p * s.oh * s.ow;
+        float* yp = y + p * depthwise_y_plane(s);
         for (int64_t oy0 = 0; oy0 < s.oh; oy0 += split_band) {
             const int64_t oy1 = oy0 + split_band < s.oh ? oy0 + split_band : s.oh;
             for (int64_t r = 2 * oy0; r <= 2 * (oy1 - 1) + 2; ++r) {  // padded rows of the band
@@ -316,7 +316,7 @@ void depthwise_f32_3x3__avx2(const DepthwiseShape& s, const float* x, const floa
                 const int64_t iy = oy * s.stride - s.pad_top + ky;
                 rows[ky] = iy >= 0 && iy < s.h ? xp + iy * s.w : nullptr;
             }
-            float* yr = y + p * s.oh * s.ow + oy * s.ow;
+            float* yr = y + p * depthwise_y_plane(s) + oy * s.ow;
             for (int64_t ox = 0; ox < lo; ++ox) yr[ox] = clampf(pixel(s, rows, wc, b, ox), act);
             // Interior in steps of 8; the last step overlaps the previous one (outputs are written, not
             // accumulated, so recomputing a few is harmless) instead of a scalar tail.

@@ -2,14 +2,15 @@
 // Depthwise 3x3 convolution, AVX-512F: 16 output columns per step, borders by write masks.
 //
 // Two layouts of the work, both reading the input plane in place (no padded copy, no scalar border):
-// - Stride 1, "same" padding (pad 1, output as large as the input), rows of at least 12 columns: the
-//   plane is one flat run of h * w outputs, so a step of 16 may cross rows and a 14x14 plane wastes
-//   no lanes. Output q reads input q + dy * w + dx (dy, dx in -1..1); the lanes whose tap falls off
-//   the row (column 0 for dx = -1, column w - 1 for dx = +1) are masked on the FMA, and each input
-//   row is loaded once per step, its dx = -1 and +1 taps shifted out of neighbouring loads (valignd).
-//   The steps that touch the plane's first or last row take masked loads, which do not fault on
-//   masked-off lanes, so nothing outside the plane is read. The column masks are the same for every
-//   plane of a call and are built once.
+// - Stride 1, "same" padding on the columns (pad 1, ow == w), rows of at least 12 columns, pad_top 1
+//   (a whole plane, or the first band of one) or 0 (a band of rows below the first, ConvDepthwise's):
+//   the output is one flat run of oh * w values, so a step of 16 may cross rows and a 14x14 plane
+//   wastes no lanes. Output q reads input q + off + dy * w + dx (dy, dx in -1..1, off = (1 - pad_top)
+//   w); the lanes whose tap falls off the row (column 0 for dx = -1, column w - 1 for dx = +1) are
+//   masked on the FMA, and each input row is loaded once per step, its dx = -1 and +1 taps shifted
+//   out of neighbouring loads (valignd). The steps whose taps reach above row 0 or below row h - 1
+//   take masked loads, which do not fault on masked-off lanes, so nothing outside the plane is read.
+//   The column masks are the same for every plane of a call and are built once.
 // - Stride 2, output rows of more than 8 columns: per input row, two loads hold the 32 columns the
 //   16 outputs start from and a two-source permute each splits them into even (tap 0) and odd
 //   (tap 1) columns; tap 2, the evens shifted by one, comes from two loads 2 columns further on.
@@ -29,8 +30,10 @@
 #include "kernels/depthwise/depthwise.h"
 
 // GCC 12's _mm512_max_ps and _mm512_min_ps pass _mm512_undefined_ps() (a self-initialised variable)
-// as their unused merge source, which -Wmaybe-uninitialized reports at every inlined use.
+// as their unused merge source, which -Wmaybe-uninitialized (or -Wuninitialized, depending on what
+// got inlined where) reports at every inlined use.
 #pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+#pragma GCC diagnostic ignored "-Wuninitialized"
 
 namespace flexpipe {
 namespace {
@@ -77,8 +80,8 @@ inline __m512 taps3_inner(__m512 part, const float* row, __mmask16 left, __mmask
 }
 
 bool fits_flat(const DepthwiseShape& s) {
-    return s.stride == 1 && s.pad_top == 1 && s.pad_left == 1 && s.oh == s.h && s.ow == s.w && s.w >= min_flat_width &&
-           s.h * s.w <= max_plane;
+    return s.stride == 1 && (s.pad_top == 0 || s.pad_top == 1) && s.pad_left == 1 && s.ow == s.w &&
+           s.w >= min_flat_width && s.oh * s.w <= max_plane;
 }
 
 // The weights and bias of one channel as vectors.
@@ -98,22 +101,29 @@ struct ChannelTaps {
 template <bool Clamp>
 void flat_plane(const DepthwiseShape& s, const float* xp, float* yp, const ChannelTaps& t, const __mmask16* left,
                 const __mmask16* right, __m512 lo, __m512 hi) {
-    const int64_t n = s.h * s.w, steps = (n + lanes - 1) / lanes;
+    // Outputs [0, n_out); input floats [0, n_in); output q's middle tap row starts at input q + off.
+    const int64_t n_out = s.oh * s.w, n_in = s.h * s.w, off = (1 - s.pad_top) * s.w, steps = (n_out + lanes - 1) / lanes;
     auto finish = [&](__m512 p0, __m512 p1, __m512 p2) {
         const __m512 v = _mm512_add_ps(_mm512_add_ps(p0, p1), p2);
         return Clamp ? _mm512_min_ps(hi, _mm512_max_ps(lo, v)) : v;  // NaN stays NaN
     };
-    // Steps [j0, j1) have no lane in the first or last row.
-    const int64_t j0 = (s.w + lanes - 1) / lanes;
-    const int64_t j1 = n - s.w - lanes >= 0 ? (n - s.w - lanes) / lanes + 1 : 0;
+    // Steps [j0, j1) have every lane's three tap rows inside the input and all 16 outputs inside the
+    // plane; j0 >= 1, so the loads of the 16 floats before a step's rows stay in the plane too.
+    const int64_t j0 = std::max<int64_t>(1, (std::max<int64_t>(0, s.w - off) + lanes - 1) / lanes);
+    const int64_t last = std::min(n_in - off - s.w, n_out) - lanes;  // the last q whose step is whole
+    const int64_t j1 = last >= 0 ? last / lanes + 1 : 0;
     auto border = [&](int64_t j) {
         const int64_t q = j * lanes;
-        const __mmask16 valid = lanes_between(q, 0, n), l = left[j], r = right[j];
-        const __mmask16 up = lanes_between(q, s.w, n), down = lanes_between(q, 0, n - s.w);
+        const __mmask16 valid = lanes_between(q, 0, n_out), l = left[j], r = right[j];
+        // Lanes whose tap row dy lies inside the input: q + off + dy w in [0, n_in).
+        auto rows_in = [&](int64_t dy) {
+            return static_cast<__mmask16>(valid & lanes_between(q, -off - dy * s.w, n_in - off - dy * s.w));
+        };
+        const __mmask16 up = rows_in(-1), mid = rows_in(0), down = rows_in(1);
         const __m512 zero = _mm512_setzero_ps();
-        const __m512 v = finish(taps3(t.bias, xp, q - s.w, n, l & up, up, r & up, t.w[0], t.w[1], t.w[2]),
-                                taps3(zero, xp, q, n, l, valid, r, t.w[3], t.w[4], t.w[5]),
-                                taps3(zero, xp, q + s.w, n, l & down, down, r & down, t.w[6], t.w[7], t.w[8]));
+        const __m512 v = finish(taps3(t.bias, xp, q + off - s.w, n_in, l & up, up, r & up, t.w[0], t.w[1], t.w[2]),
+                                taps3(zero, xp, q + off, n_in, l & mid, mid, r & mid, t.w[3], t.w[4], t.w[5]),
+                                taps3(zero, xp, q + off + s.w, n_in, l & down, down, r & down, t.w[6], t.w[7], t.w[8]));
         _mm512_mask_storeu_ps(yp + q, valid, v);
     };
     int64_t j = 0;
@@ -124,7 +134,7 @@ void flat_plane(const DepthwiseShape& s, const float* xp, float* yp, const Chann
         // (dw 3x3 s1 144ch 56x56 in conv.bench: 0.157 -> 0.104 ms). Only lane 15 of the vector before
         // the first step and lane 0 of the one after the last are used; the loads that would reach
         // outside the plane for them are masked.
-        const int64_t at0 = j * lanes - s.w;  // row above the first step
+        const int64_t at0 = j * lanes + off - s.w;  // row above the first step
         const float* r0 = xp + at0;
         const float* r1 = r0 + s.w;
         const float* r2 = r1 + s.w;
@@ -150,14 +160,15 @@ void flat_plane(const DepthwiseShape& s, const float* xp, float* yp, const Chann
             r0 += lanes, r1 += lanes, r2 += lanes;
         };
         // Steps whose row below has 16 more floats inside the plane.
-        const int64_t plain_end = n - 2 * lanes - s.w >= 0 ? std::min(j1, (n - 2 * lanes - s.w) / lanes + 1) : 0;
+        const int64_t plain = n_in - 2 * lanes - s.w - off;
+        const int64_t plain_end = plain >= 0 ? std::min(j1, plain / lanes + 1) : 0;
         for (; j < plain_end; ++j)
             step(_mm512_loadu_ps(r0 + lanes), _mm512_loadu_ps(r1 + lanes), _mm512_loadu_ps(r2 + lanes));
         for (; j < j1; ++j) {
-            const int64_t next = (j + 1) * lanes;  // of the middle row
-            step(_mm512_maskz_loadu_ps(lanes_between(next - s.w, 0, n), r0 + lanes),
-                 _mm512_maskz_loadu_ps(lanes_between(next, 0, n), r1 + lanes),
-                 _mm512_maskz_loadu_ps(lanes_between(next + s.w, 0, n), r2 + lanes));
+            const int64_t next = (j + 1) * lanes + off;  // of the middle row, in the input
+            step(_mm512_maskz_loadu_ps(lanes_between(next - s.w, 0, n_in), r0 + lanes),
+                 _mm512_maskz_loadu_ps(lanes_between(next, 0, n_in), r1 + lanes),
+                 _mm512_maskz_loadu_ps(lanes_between(next + s.w, 0, n_in), r2 + lanes));
         }
     }
     for (; j < steps; ++j) border(j);
@@ -165,7 +176,7 @@ void flat_plane(const DepthwiseShape& s, const float* xp, float* yp, const Chann
 
 void depthwise_flat_s1(const DepthwiseShape& s, const float* x, const float* w, const float* bias, float* y,
                        const ConvActivation& act, int64_t plane_begin, int64_t plane_end) {
-    const int64_t n = s.h * s.w, steps = (n + lanes - 1) / lanes;
+    const int64_t n = s.oh * s.w, steps = (n + lanes - 1) / lanes;
     // Per step: the valid lanes whose left (dx = -1) and right (dx = +1) taps stay in their row.
     __mmask16 left[max_plane / lanes], right[max_plane / lanes];
     for (int64_t j = 0, col = 0; j < steps; ++j) {  // col: column of output j * lanes + i
@@ -181,9 +192,9 @@ void depthwise_flat_s1(const DepthwiseShape& s, const float* x, const float* w, 
         const int64_t c = p % s.channels;
         const ChannelTaps t(w + c * 9, bias ? bias[c] : 0.0f);
         if (act.clamp) {
-            flat_plane<true>(s, x + p * n, y + p * n, t, left, right, lo, hi);
+            flat_plane<true>(s, x + p * s.h * s.w, y + p * depthwise_y_plane(s), t, left, right, lo, hi);
         } else {
-            flat_plane<false>(s, x + p * n, y + p * n, t, left, right, lo, hi);
+            flat_plane<false>(s, x + p * s.h * s.w, y + p * depthwise_y_plane(s), t, left, right, lo, hi);
         }
     }
 }
@@ -286,7 +297,7 @@ void depthwise_rows_s2(const DepthwiseShape& s, const float* x, const float* w, 
         const int64_t c = p % s.channels;
         const ChannelTaps t(w + c * 9, bias ? bias[c] : 0.0f);
         const float* xp = x + p * s.h * s.w;
-        float* yp = y + p * s.oh * s.ow;
+        float* yp = y + p * depthwise_y_plane(s);
         if (act.clamp) {
             rows_s2_plane<true>(s, xp, yp, t, m, out, lo, hi);
         } else {

@@ -111,7 +111,7 @@ void depthwise_padded(const DepthwiseShape& s, const PaddedPlane& g, const float
         padded_copy_in(s, g, xp, pad, copy_row);
         const float* wc = w + c * 9;
         const float b = bias ? bias[c] : 0.0f;
-        float* yp = y + p * s.oh * s.ow;
+        float* yp = y + p * depthwise_y_plane(s);
         // Stores the four outputs of row oy at column at (see padded_store_whole).
         auto store = [&](int64_t oy, int64_t at, float32x4_t acc) {
             if (act.clamp) acc = clamp4(acc, vlo, vhi);
@@ -164,7 +164,7 @@ void depthwise_f32_3x3__neon(const DepthwiseShape& s, const float* x, const floa
                 const int64_t iy = oy * s.stride - s.pad_top + ky;
                 rows[ky] = iy >= 0 && iy < s.h ? xp + iy * s.w : nullptr;
             }
-            float* yr = y + p * s.oh * s.ow + oy * s.ow;
+            float* yr = y + p * depthwise_y_plane(s) + oy * s.ow;
             for (int64_t ox = 0; ox < lo; ++ox) yr[ox] = clampf(pixel(s, rows, wc, b, ox), act);
             // Interior in steps of 4; the last step overlaps the previous one (outputs are written, not
             // accumulated, so recomputing a few is harmless) instead of a scalar tail.

@@ -12,7 +12,7 @@ void depthwise_f32_3x3__ref(const DepthwiseShape& s, const float* x, const float
         const int64_t c = p % s.channels;
         const float* xp = x + p * s.h * s.w;
         const float* wc = w + c * 9;
-        float* yp = y + p * s.oh * s.ow;
+        float* yp = y + p * depthwise_y_plane(s);
         for (int64_t oy = 0; oy < s.oh; ++oy) {
             for (int64_t ox = 0; ox < s.ow; ++ox) {
                 float acc = bias ? bias[c] : 0.0f;

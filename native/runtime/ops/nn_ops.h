@@ -10,6 +10,7 @@ namespace flexpipe {
 Status op_conv(const OpCall& c);
 Status op_conv_transpose(const OpCall& c);
 Status op_conv_max_pool(const OpCall& c);
+Status op_conv_depthwise(const OpCall& c);
 Status op_max_pool(const OpCall& c);
 Status op_average_pool(const OpCall& c);
 Status op_lp_pool(const OpCall& c);

@@ -9,6 +9,7 @@ void register_nn_ops(std::vector<OpEntry>& table) {
     table.push_back({"Conv", op_conv});
     table.push_back({"ConvTranspose", op_conv_transpose});
     table.push_back({"ConvMaxPool", op_conv_max_pool});
+    table.push_back({"ConvDepthwise", op_conv_depthwise});
     table.push_back({"MaxPool", op_max_pool});
     table.push_back({"AveragePool", op_average_pool});
     table.push_back({"LpPool", op_lp_pool});
