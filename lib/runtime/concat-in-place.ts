@@ -3,8 +3,9 @@
 // before the axis is 1, e.g. channels of one image) and each input is an activation only that Concat
 // reads, its producers write straight into their block of the Concat's buffer and the Concat step
 // runs no op. SqueezeNet's fire modules concatenate their two expand convolutions so; copying them
-// cost 0.3-0.4 ms per run at 1 thread (bench/models/profile.ts). The program builder
-// (program-builder.ts) places the blocks; a memory-budgeted program still copies.
+// cost 0.3-0.4 ms per run at 1 thread (bench/models/profile.ts), and the copy kept both the blocks and
+// the output alive (SqueezeNet's largest activation set under a memory budget). The program builders
+// place the blocks: program-builder.ts, and budget-program.ts for memory-budgeted programs.
 import { dtypeBytes } from '../model/dtype.js'
 import type { Graph, ValueInfo } from '../model/ir.js'
 import { numel } from '../model/ir.js'

@@ -1,12 +1,16 @@
 // SPDX-License-Identifier: Apache-2.0
 // Concat in place (lib/runtime/concat-in-place.ts): which Concats run without a copy, and that graphs
-// with them compute what onnxruntime computes, through the plain engine (blocks placed in the Concat's
-// buffer) and a memory-budgeted package (which still copies).
+// with them compute what onnxruntime computes, through the plain engine and a memory-budgeted package
+// (both place the blocks in the Concat's buffer and run no op for it), and that the budgeted program
+// plans the blocks as that buffer (fewer live bytes than copying).
 import t from 'tap'
-import { open } from '../../lib/index.js'
+import { copyFileSync } from 'node:fs'
+import { join } from 'node:path'
+import { open, openPackage, prepare } from '../../lib/index.js'
 import { hostTensor } from '../../lib/model/values.js'
 import { concatsInPlace } from '../../lib/runtime/concat-in-place.js'
-import { packageRunsAtMinimum } from '../helpers/budget.js'
+import { liveBytesPerStep } from '../../lib/runtime/budget/plan-budget.js'
+import { packageRunsAtMinimum, tempDir } from '../helpers/budget.js'
 import { compareTensors } from '../helpers/compare.js'
 import { concreteGraph, convNode, seededInput, seededWeights } from '../helpers/conv-graph.js'
 import { makeModel, tempFile } from '../helpers/make-model.js'
@@ -78,4 +82,31 @@ t.test('graphs with Concats in place match onnxruntime, plain and in a budgeted 
   const { runs } = await packageRunsAtMinimum(t, path, feeds)
   const c = compareTensors(runs[1]!.outputs.y!, want.y!, 1e-5, 1e-5)
   t.ok(c.ok, `package at its minimum budget: max |diff| ${c.maxAbsDiff}${c.ok ? '' : ` (${c.reason})`}`)
+  t.equal(runs[0]!.stats.ops, runs[1]!.stats.ops, 'as many ops at both budgets')
+})
+
+t.test('a budgeted program runs no op for a Concat in place and plans its blocks as its buffer', async (t) => {
+  const { graph, inferred } = concreteGraph(fireModel(1), [1, 8, 9, 9])
+  const isConstant = (name: string): boolean => {
+    const v = inferred.values.get(name)
+    return v === undefined || v.tensor !== undefined || hostTensor(v) !== undefined
+  }
+  const live = liveBytesPerStep(graph, inferred, isConstant)
+  const fire = inferred.steps.findIndex((s) => s.node.outputs[0] === 'f')
+  // at the fire Concat: f (32 x 81 floats) and the graph input x (8 x 81), s being read last by the
+  // expands before it; copying would add e1 and e3 (another 32 x 81)
+  t.equal(live[fire], 4 * 81 * (32 + 8), 'live bytes at the Concat count its blocks once, as its output')
+  const engine = await open(tempFile('fire-profile.onnx', fireModel(1)), { threads: 1 })
+  const plain = (await engine.inferProfiled({ x: input(1) })).ops.map((o) => o.node)
+  await engine.close()
+  const dir = tempDir(t)
+  const model = join(dir, 'fire.onnx')
+  copyFileSync(tempFile('fire-budget.onnx', fireModel(1)), model)
+  const report = await prepare(model, join(dir, 'fire.fpk'), { threads: 1 })
+  const budgeted = await openPackage(join(dir, 'fire.fpk'), { threads: 1, memoryBudget: report.minimumBudget })
+  const ops = (await budgeted.inferProfiled({ x: input(1) })).ops.map((o) => o.node)
+  await budgeted.close()
+  const fireNode = inferred.steps[fire]!.node.name
+  t.notOk(ops.includes(fireNode), `the budgeted program has no op for the fire Concat (${fireNode})`)
+  t.same(ops, plain, 'and the same ops as the plain engine')
 })

@@ -3,7 +3,9 @@
 // memory-planning problem of their tensors (lib/plan/preload-plan.ts):
 //
 //   activation    every non-constant value (aliases share their source's buffer); graph inputs live from
-//                 before op 0, graph outputs until after the last op
+//                 before op 0, graph outputs until after the last op. A Concat whose inputs are blocks of
+//                 its output (lib/runtime/concat-in-place.ts: SqueezeNet's fire modules) runs no op: its
+//                 producers write their blocks of its buffer, which lives from the first of them on
 //   intermediate  each op's workspace, live during that op only
 //   weight        each large constant an op reads, one tensor per op: a weight slice when the step is
 //                 sliced (a channel range of the stored form), else the whole form. Its bytes are the
@@ -23,6 +25,7 @@ import { hostTensor } from '../../model/values.js'
 import { nativeOpCode } from '../../native/binding.js'
 import type { PlanTensor, PreloadPlan, PreloadProblem } from '../../plan/preload-plan.js'
 import { sliceBounds, type LayerChoice } from '../../plan/slicing.js'
+import { concatsInPlace, type ConcatsInPlace } from '../concat-in-place.js'
 import { encodeProgram, maxRank, type OutputSource } from '../program-builder.js'
 import { formShape as analyticFormShape } from '../../prepare/forms.js'
 import { formOf, isConstantValue, residentMaxBytes, type StepLayer, type StepOption } from './layer-options.js'
@@ -97,6 +100,7 @@ class Builder {
     readonly lookup: ConstantLookup,
     readonly formShapeOf: BuildInput['formShape'],
     readonly gemmNr: number,
+    readonly blocks: ConcatsInPlace['blocks'],
   ) {}
 
   get ops(): number {
@@ -133,6 +137,15 @@ class Builder {
       return known
     }
     const v = this.value(name)
+    const block = this.blocks.get(name)
+    if (block !== undefined) {
+      // a block of a Concat's output in place: a view of that output's buffer
+      const whole = this.activation(block.output, k)
+      const id = this.addSlot({ ...this.slots[whole]!, delta: this.slots[whole]!.delta + block.byteOffset, dtype: v.dtype, dims: v.dims as number[] })
+      this.bufferOf.set(name, this.slots[whole]!.tensor)
+      this.slotOf.set(name, id)
+      return id
+    }
     let buffer = this.bufferOf.get(name)
     if (buffer === undefined) buffer = this.newTensor('activation', Math.max(1, bytesOf(v)), k, name)
     this.bufferOf.set(name, buffer)
@@ -311,7 +324,8 @@ export interface BuildInput {
 /** The ops and the planning problem of `choices` (one per layer). */
 export function buildBudgetProgram(input: BuildInput): BudgetProgram {
   const { graph, inferred, layers, choices } = input
-  const b = new Builder(inferred, input.lookup, input.formShape, input.gemmNr)
+  const inPlace = concatsInPlace(graph, inferred, (v) => !isConstantValue(v))
+  const b = new Builder(inferred, input.lookup, input.formShape, input.gemmNr, inPlace.blocks)
   const layerAt = new Map(layers.map((l, i) => [l.index, i]))
   const inputs = graph.inputs
     .filter((d) => !isConstantValue(b.value(d.name)))
@@ -322,7 +336,7 @@ export function buildBudgetProgram(input: BuildInput): BudgetProgram {
       return
     }
     const li = layerAt.get(index)
-    if (li === undefined || step.kernel === undefined) return
+    if (li === undefined || step.kernel === undefined || inPlace.steps.has(index)) return
     const choice = choices[li]!
     const o = layers[li]!.options[choice.option]!
     const call = o.callFor(choice.inputSlices)

@@ -12,7 +12,8 @@ import { planMemory } from '../../plan/memory-plan.js'
 import { pinPrefixPlanner, planOnDemandFirstFit, planPreload, type PreloadPlan } from '../../plan/preload-plan.js'
 import { LayerTooLargeError, layerMinimumBytes, planSlicing, type LayerChoice, type LayerInfo } from '../../plan/slicing.js'
 import { buildBudgetProgram, type BudgetProgram, type ConstantLookup } from './budget-program.js'
-import { layerInfo, type StepLayer } from './layer-options.js'
+import { concatsInPlace } from '../concat-in-place.js'
+import { isConstantValue, layerInfo, type StepLayer } from './layer-options.js'
 import { loadOverheadMs, loadTimes, opTimes, planSchedule, planTimes, type PlanProfile } from './plan-times.js'
 import { pipelineEdges } from './pipeline.js'
 import { simulatePipeline } from '../../plan/pipeline-sim.js'
@@ -398,10 +399,14 @@ export function minimumBudget(m: BudgetModel, policy: PlanPolicy): number {
   return hi * step
 }
 
-/** Activation bytes live at each step of the inferred graph (aliases share their source's bytes). */
+/**
+ * Activation bytes live at each step of the inferred graph (aliases share their source's bytes, as do
+ * the blocks of a Concat in place: lib/runtime/concat-in-place.ts, which budget-program.ts places so).
+ */
 export function liveBytesPerStep(graph: Graph, inferred: InferredGraph, isConstant: (name: string) => boolean): Float64Array {
   const steps = inferred.steps
   const root = new Map<string, string>()
+  for (const [name, block] of concatsInPlace(graph, inferred, (v) => !isConstantValue(v)).blocks) root.set(name, block.output)
   const span = new Map<string, { bytes: number; first: number; last: number }>()
   const touch = (name: string, k: number): void => {
     if (name === '' || isConstant(name)) return
