@@ -63,11 +63,11 @@ const plainConv = (n: Node): boolean =>
 
 /**
  * Returns a graph where each Conv -> depthwise Conv pair (the first Conv pointwise or by rows, its
- * output read only by the depthwise and not a graph output, of at least fuseMinMiddleBytes per image;
+ * output read only by the depthwise and not a graph output, of at least `minMiddleBytes` per image;
  * neither with a fused residual or pool) is one Conv carrying the depthwise. `values` are the value
  * infos of an inference of `graph` (symbolic dims other than the batch leave a pair unfused).
  */
-export function fuseConvDepthwise(graph: Graph, values: ReadonlyMap<string, ValueInfo>): Graph {
+export function fuseConvDepthwise(graph: Graph, values: ReadonlyMap<string, ValueInfo>, minMiddleBytes = fuseMinMiddleBytes): Graph {
   const consumers = new Map<string, Node[]>()
   for (const n of graph.nodes) for (const x of n.inputs) consumers.set(x, [...(consumers.get(x) ?? []), n])
   const outputs = new Set(graph.outputs.map((o) => o.name))
@@ -81,7 +81,7 @@ export function fuseConvDepthwise(graph: Graph, values: ReadonlyMap<string, Valu
     const mid = values.get(out)
     if (x === undefined || w === undefined || mid === undefined || mid.dims.length !== 4) continue
     const [, m, mh, mw] = mid.dims
-    if (typeof m !== 'number' || typeof mh !== 'number' || typeof mw !== 'number' || 4 * m * mh * mw < fuseMinMiddleBytes) continue
+    if (typeof m !== 'number' || typeof mh !== 'number' || typeof mw !== 'number' || 4 * m * mh * mw < minMiddleBytes) continue
     if (!pointwise(n, x, w, mid) && !convRunsByRows(n, x, w)) continue
     const users = consumers.get(out) ?? []
     if (outputs.has(out) || users.length !== 1) continue

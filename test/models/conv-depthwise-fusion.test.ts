@@ -4,16 +4,20 @@
 // engines compute what onnxruntime computes on the unfused graph (a pointwise expansion or a stem by
 // rows, depthwise stride 1 and 2, asymmetric pads, no biases, batch 2, 1 and 2 threads), and that a
 // package prepared with slicing fuses and so runs in a smaller budget than the On-Demand package
-// (slicing: false). The native op alone: test/native/conv-depthwise.test.ts.
+// (slicing: false); and the real MobileNetV2 fixture with all its 17 pairs fused (they are below the
+// size threshold at 96 x 96, so the test lowers it). The native op alone: test/native/conv-depthwise.test.ts.
 import t from 'tap'
 import { copyFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { open, openPackage, prepare } from '../../lib/index.js'
 import { fuseActivations, fusedMaxAttr } from '../../lib/model/fuse-activations.js'
 import { fuseConvDepthwise, fusedDepthwisePrefix, hasFusedDepthwise } from '../../lib/model/fuse-conv-depthwise.js'
-import type { Graph } from '../../lib/model/ir.js'
+import { inferGraph } from '../../lib/model/infer-graph.js'
+import type { Graph, ValueInfo } from '../../lib/model/ir.js'
+import { foldNative } from '../../lib/runtime/engine.js'
 import { tempDir } from '../helpers/budget.js'
 import { compareTensors } from '../helpers/compare.js'
+import { fixtures } from '../helpers/data.js'
 import { concreteGraph, seededInput, seededWeights } from '../helpers/conv-graph.js'
 import { makeModel, tempFile, type ModelSpec } from '../helpers/make-model.js'
 import { runOrt } from '../helpers/ort.js'
@@ -142,5 +146,26 @@ t.test('a package with slicing fuses the pair and runs in a smaller budget than 
     await engine.close()
     const r = compareTensors(got.y!, want.y!, 1e-5, 1e-5)
     t.ok(r.ok, `package at ${budget ?? 'unlimited'} budget: max |diff| ${r.maxAbsDiff}${r.ok ? '' : ` (${r.reason})`}`)
+  }
+})
+
+t.test('the MobileNetV2 fixture with every pair fused matches onnxruntime', async (t) => {
+  const path = join(fixtures, 'models', 'mobilenetv2_small.onnx')
+  for (const batch of [1, 3]) {
+    const feeds = { input: seededInput([batch, 3, 96, 96], 5 + batch) }
+    const want = await runOrt(path, feeds)
+    for (const threads of [1, 2]) {
+      const engine = await open(path, { threads })
+      const e = engine as unknown as { graph: Graph }
+      t.equal(fusedCount(e.graph), 0, `batch ${batch}: no middle tensor of the fixture reaches the threshold`)
+      const inputs = new Map<string, ValueInfo>([['input', { dtype: 'float32', dims: [batch, 3, 96, 96] }]])
+      const values = inferGraph(e.graph, inputs, { concrete: false, fold: foldNative, foldCache: new Map() }).values
+      e.graph = fuseConvDepthwise(e.graph, values, 0) // before the first infer(), which plans the graph
+      t.equal(fusedCount(e.graph), 17, 'the stem and 16 expansions fuse with their depthwise')
+      const got = await engine.infer(feeds)
+      await engine.close()
+      const r = compareTensors(got.logits!, want.logits!, 1e-4, 1e-4)
+      t.ok(r.ok, `batch ${batch}, ${threads} threads: max |diff| ${r.maxAbsDiff}${r.ok ? '' : ` (${r.reason})`}`)
+    }
   }
 })
