@@ -12,6 +12,7 @@
 // band whole, so there is no memory to save, and one band per image would leave a second thread idle.
 // In MobileNetV2 at 224 x 224 that is the stem's and the first three expansions' (at 112 x 112 and 56 x 56).
 import type { AttrValue, Graph, Node, ValueInfo } from './ir.js'
+import { PairFusions, soleReaders } from './fuse-pairs.js'
 import { convRunsByRows, hasFusedPool } from './fuse-conv-pool.js'
 import { fusedResidualAttr } from './fuse-residual.js'
 
@@ -68,13 +69,10 @@ const plainConv = (n: Node): boolean =>
  * infos of an inference of `graph` (symbolic dims other than the batch leave a pair unfused).
  */
 export function fuseConvDepthwise(graph: Graph, values: ReadonlyMap<string, ValueInfo>, minMiddleBytes = fuseMinMiddleBytes): Graph {
-  const consumers = new Map<string, Node[]>()
-  for (const n of graph.nodes) for (const x of n.inputs) consumers.set(x, [...(consumers.get(x) ?? []), n])
-  const outputs = new Set(graph.outputs.map((o) => o.name))
-  const absorbed = new Set<Node>()
-  const replaced = new Map<Node, Node>()
+  const soleReader = soleReaders(graph)
+  const pairs = new PairFusions()
   for (const n of graph.nodes) {
-    if (!plainConv(n) || absorbed.has(n)) continue
+    if (!plainConv(n) || pairs.has(n)) continue
     const x = values.get(n.inputs[0]!)
     const w = values.get(n.inputs[1]!)
     const out = n.outputs[0]!
@@ -83,10 +81,8 @@ export function fuseConvDepthwise(graph: Graph, values: ReadonlyMap<string, Valu
     const [, m, mh, mw] = mid.dims
     if (typeof m !== 'number' || typeof mh !== 'number' || typeof mw !== 'number' || 4 * m * mh * mw < minMiddleBytes) continue
     if (!pointwise(n, x, w, mid) && !convRunsByRows(n, x, w)) continue
-    const users = consumers.get(out) ?? []
-    if (outputs.has(out) || users.length !== 1) continue
-    const dw = users[0]!
-    if (!plainConv(dw) || dw.inputs[0] !== out || replaced.has(dw)) continue
+    const dw = soleReader(out)
+    if (dw === undefined || !plainConv(dw) || dw.inputs[0] !== out || pairs.has(dw)) continue
     const w2 = values.get(dw.inputs[1]!)
     if (w2 === undefined || !depthwise3x3(dw, w2, m)) continue
     const attrs = new Map(n.attrs)
@@ -94,9 +90,7 @@ export function fuseConvDepthwise(graph: Graph, values: ReadonlyMap<string, Valu
     const b1 = n.inputs[2] ?? ''
     const b2 = dw.inputs[2] ?? ''
     const inputs = [n.inputs[0]!, n.inputs[1]!, b1, dw.inputs[1]!, ...(b2 === '' ? [] : [b2])]
-    replaced.set(n, { ...n, inputs, outputs: [dw.outputs[0]!], attrs })
-    absorbed.add(dw)
+    pairs.fuse(n, dw, { ...n, inputs, outputs: [dw.outputs[0]!], attrs })
   }
-  if (absorbed.size === 0) return graph
-  return { ...graph, nodes: graph.nodes.filter((n) => !absorbed.has(n)).map((n) => replaced.get(n) ?? n) }
+  return pairs.apply(graph)
 }

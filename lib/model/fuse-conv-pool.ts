@@ -8,6 +8,7 @@
 // two, which is why a package prepared with `slicing: false` (the On-Demand baseline) does not fuse.
 // Shapes decide, as in fuse-residual.ts: it runs on an inferred graph.
 import type { AttrValue, Graph, Node, ValueInfo } from './ir.js'
+import { PairFusions, soleReaders } from './fuse-pairs.js'
 import { fusedResidualAttr } from './fuse-residual.js'
 
 /** Prefix of the pool attributes a fused Conv carries. */
@@ -53,11 +54,8 @@ export function convRunsByRows(conv: Node, x: ValueInfo, w: ValueInfo): boolean 
  * is one Conv carrying the pool. `values` are the value infos of an inference of `graph`.
  */
 export function fuseConvPools(graph: Graph, values: ReadonlyMap<string, ValueInfo>): Graph {
-  const consumers = new Map<string, Node[]>()
-  for (const n of graph.nodes) for (const x of n.inputs) consumers.set(x, [...(consumers.get(x) ?? []), n])
-  const outputs = new Set(graph.outputs.map((o) => o.name))
-  const absorbed = new Set<Node>()
-  const replaced = new Map<Node, Node>()
+  const soleReader = soleReaders(graph)
+  const pairs = new PairFusions()
   for (const n of graph.nodes) {
     if (n.opType !== 'Conv' || n.domain !== '' || n.outputs.length !== 1 || n.inputs.length > 3) continue
     if (n.attrs.has(fusedResidualAttr) || hasFusedPool(n)) continue
@@ -65,10 +63,8 @@ export function fuseConvPools(graph: Graph, values: ReadonlyMap<string, ValueInf
     const w = values.get(n.inputs[1]!)
     if (x === undefined || w === undefined || !convRunsByRows(n, x, w)) continue
     const out = n.outputs[0]!
-    const users = consumers.get(out) ?? []
-    if (outputs.has(out) || users.length !== 1) continue
-    const pool = users[0]!
-    if (pool.opType !== 'MaxPool' || pool.domain !== '' || pool.inputs[0] !== out) continue
+    const pool = soleReader(out)
+    if (pool === undefined || pool.opType !== 'MaxPool' || pool.domain !== '' || pool.inputs[0] !== out) continue
     if (pool.outputs.length > 1 && pool.outputs.slice(1).some((o) => o !== '')) continue // Indices wanted
     const kernel = ints(pool.attrs.get('kernel_shape'))
     if (kernel === undefined || kernel.length !== 2) continue
@@ -77,9 +73,7 @@ export function fuseConvPools(graph: Graph, values: ReadonlyMap<string, ValueInf
       const v = pool.attrs.get(name)
       if (v !== undefined) attrs.set(`${fusedPoolPrefix}${name}`, v)
     }
-    replaced.set(n, { ...n, outputs: [pool.outputs[0]!], attrs })
-    absorbed.add(pool)
+    pairs.fuse(n, pool, { ...n, outputs: [pool.outputs[0]!], attrs })
   }
-  if (absorbed.size === 0) return graph
-  return { ...graph, nodes: graph.nodes.filter((n) => !absorbed.has(n)).map((n) => replaced.get(n) ?? n) }
+  return pairs.apply(graph)
 }

@@ -7,7 +7,8 @@
 // by fuseActivations as for any Conv, and applies after R is added (onnxruntime's Conv + Add + Relu
 // fusion). Shapes decide: it runs on an inferred graph (symbolic dims are fine), and fuses only when
 // R's dims equal the Conv output's, so a broadcasting Add (a per-channel constant, say) stays as it is.
-import type { Graph, Node, ValueInfo } from './ir.js'
+import type { Graph, ValueInfo } from './ir.js'
+import { PairFusions, soleReaders } from './fuse-pairs.js'
 import { fusedMaxAttr, fusedMinAttr } from './fuse-activations.js'
 
 /** Attribute marking a Conv whose fourth input is a residual added before its activation. */
@@ -22,30 +23,23 @@ const sameDims = (a: ValueInfo | undefined, b: ValueInfo | undefined): boolean =
  * one Conv. `values` are the value infos of an inference of `graph`.
  */
 export function fuseResidualAdds(graph: Graph, values: ReadonlyMap<string, ValueInfo>): Graph {
-  const consumers = new Map<string, Node[]>()
-  for (const n of graph.nodes) for (const x of n.inputs) consumers.set(x, [...(consumers.get(x) ?? []), n])
-  const outputs = new Set(graph.outputs.map((o) => o.name))
-  const absorbed = new Set<Node>()
-  const replaced = new Map<Node, Node>()
+  const soleReader = soleReaders(graph)
+  const pairs = new PairFusions()
   const producedBefore = new Set<string>([...graph.inputs.map((i) => i.name), ...graph.initializers.keys()])
   for (const n of graph.nodes) {
     for (const o of n.outputs) producedBefore.add(o)
     if (n.opType !== 'Conv' || n.domain !== '' || n.outputs.length !== 1 || n.inputs.length > 3) continue
     if (n.attrs.has(fusedMinAttr) || n.attrs.has(fusedMaxAttr)) continue // its clamp would come before the Add
     const out = n.outputs[0]!
-    const users = consumers.get(out) ?? []
-    if (outputs.has(out) || users.length !== 1) continue
-    const add = users[0]!
-    if (add.opType !== 'Add' || add.domain !== '' || add.inputs.length !== 2 || add.outputs.length !== 1) continue
+    const add = soleReader(out)
+    if (add === undefined || add.opType !== 'Add' || add.domain !== '' || add.inputs.length !== 2 || add.outputs.length !== 1) continue
     const residual = add.inputs[0] === out ? add.inputs[1]! : add.inputs[1] === out ? add.inputs[0]! : undefined
     if (residual === undefined || residual === out || residual === '') continue
     // R must exist when the Conv runs (the Add's other input may come from a node between the two)
     if (!producedBefore.has(residual)) continue
     if (!sameDims(values.get(out), values.get(residual)) || !sameDims(values.get(add.outputs[0]!), values.get(out))) continue
     const inputs = [n.inputs[0]!, n.inputs[1]!, n.inputs[2] ?? '', residual]
-    replaced.set(n, { ...n, inputs, outputs: add.outputs.slice(0, 1), attrs: new Map([...n.attrs, [fusedResidualAttr, 1]]) })
-    absorbed.add(add)
+    pairs.fuse(n, add, { ...n, inputs, outputs: add.outputs.slice(0, 1), attrs: new Map([...n.attrs, [fusedResidualAttr, 1]]) })
   }
-  if (absorbed.size === 0) return graph
-  return { ...graph, nodes: graph.nodes.filter((n) => !absorbed.has(n)).map((n) => replaced.get(n) ?? n) }
+  return pairs.apply(graph)
 }

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 // Shared pieces of the memory-budget tests: temp dirs, PP-OCR models at small fixed input sizes with
 // real image inputs, packages prepared once per process, ONNX-engine reference outputs, comparison.
-import { copyFileSync, mkdtempSync, rmSync } from 'node:fs'
+import { copyFileSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import tap, { type Test } from 'tap'
@@ -10,6 +10,7 @@ import { open, openPackage, tensor, type BudgetStats, type Tensor } from '../../
 import { prepare, type PrepareOptions, type PrepareReport } from '../../lib/prepare/prepare.js'
 import { compareTensors, maxAbs } from './compare.js'
 import { fixtures, ocrAssets } from './data.js'
+import { runOrt } from './ort.js'
 
 /** Threads for every engine and package in these tests (packages record the threads they plan for). */
 export const threads = 2
@@ -150,4 +151,27 @@ export async function packageRunsAtMinimum(t: Test, onnxPath: string, feeds: Rec
     await engine.close()
   }
   return { blobs: report.blobs, runs }
+}
+
+/**
+ * Prepares the model `bytes` with slicing and without (the On-Demand package) and checks that the
+ * sliced package, which fuses one pair of layers, has one layer fewer and a minimum budget at least
+ * `saving` bytes smaller, and that it computes onnxruntime's output `y` unconstrained and at its minimum.
+ */
+export async function slicedPackageFusesBelowOnDemand(t: Test, bytes: Uint8Array, feeds: Record<string, Tensor>, saving: number): Promise<void> {
+  const dir = tempDir(t)
+  const model = join(dir, 'model.onnx')
+  writeFileSync(model, bytes)
+  const want = await runOrt(model, feeds)
+  const sliced = await prepare(model, join(dir, 'sliced.fpk'), { threads: 2 })
+  const whole = await prepare(model, join(dir, 'whole.fpk'), { threads: 2, slicing: false })
+  t.equal(sliced.layers, whole.layers - 1, `the fused package has one layer fewer (${sliced.layers} vs ${whole.layers})`)
+  t.ok(sliced.minimumBudget + saving < whole.minimumBudget, `minimum budget ${sliced.minimumBudget} with slicing against ${whole.minimumBudget} without`)
+  for (const budget of [undefined, sliced.minimumBudget]) {
+    const engine = await openPackage(join(dir, 'sliced.fpk'), { threads: 2, ...(budget === undefined ? {} : { memoryBudget: budget }) })
+    const got = await engine.infer(feeds)
+    await engine.close()
+    const r = compareTensors(got.y!, want.y!, 1e-5, 1e-5)
+    t.ok(r.ok, `package at ${budget ?? 'unlimited'} budget: max |diff| ${r.maxAbsDiff}${r.ok ? '' : ` (${r.reason})`}`)
+  }
 }

@@ -2,12 +2,15 @@
 // Pieces of the hand-made convolution graphs of the model tests: seeded weights, Conv nodes, seeded
 // inputs, and the concrete inference (kernel calls) of a graph.
 import { seededRandom } from '../../lib/cli/inputs.js'
-import { tensor, type Tensor } from '../../lib/index.js'
+import type { Test } from 'tap'
+import { open, tensor, type Tensor } from '../../lib/index.js'
 import { inferGraph, type InferredGraph } from '../../lib/model/infer-graph.js'
 import type { Graph, ValueInfo } from '../../lib/model/ir.js'
 import { parseOnnx } from '../../lib/model/onnx-import.js'
 import { foldNative } from '../../lib/runtime/engine.js'
+import { compareTensors } from './compare.js'
 import type { ModelSpec } from './make-model.js'
+import { runOrt } from './ort.js'
 
 /** An initializer maker drawing uniform values in [-scale, scale) from one seeded stream. */
 export function seededWeights(seed: number): (name: string, dims: number[], scale?: number) => NonNullable<ModelSpec['initializers']>[number] {
@@ -41,4 +44,22 @@ export function concreteGraph(model: Uint8Array, dims: number[]): { graph: Graph
   const graph = parseOnnx(model, '.')
   const inputs = new Map<string, ValueInfo>([['x', { dtype: 'float32', dims }]])
   return { graph, inferred: inferGraph(graph, inputs, { concrete: true, fold: foldNative, foldCache: new Map() }) }
+}
+
+/**
+ * Opens `path` at 1 and 2 threads and checks that the engine's graph has `fused` fused nodes (counted by
+ * `count`) and that its output `y` equals onnxruntime's on the unfused model (within 1e-5).
+ */
+export async function fusedEnginesMatchOrt(
+  t: Test, what: string, path: string, feeds: Record<string, Tensor>, count: (g: Graph) => number, fused = 1,
+): Promise<void> {
+  const want = await runOrt(path, feeds)
+  for (const threads of [1, 2]) {
+    const engine = await open(path, { threads })
+    t.equal(count((engine as unknown as { graph: Graph }).graph), fused, `${what}: the engine runs the fused node (${threads} threads)`)
+    const got = await engine.infer(feeds)
+    await engine.close()
+    const r = compareTensors(got.y!, want.y!, 1e-5, 1e-5)
+    t.ok(r.ok, `${what}, ${threads} threads: max |diff| ${r.maxAbsDiff}${r.ok ? '' : ` (${r.reason})`}`)
+  }
 }

@@ -7,18 +7,17 @@
 // (slicing: false); and the real MobileNetV2 fixture with all its 17 pairs fused (they are below the
 // size threshold at 96 x 96, so the test lowers it). The native op alone: test/native/conv-depthwise.test.ts.
 import t from 'tap'
-import { copyFileSync } from 'node:fs'
 import { join } from 'node:path'
-import { open, openPackage, prepare } from '../../lib/index.js'
+import { open } from '../../lib/index.js'
 import { fuseActivations, fusedMaxAttr } from '../../lib/model/fuse-activations.js'
 import { fuseConvDepthwise, fusedDepthwisePrefix, hasFusedDepthwise } from '../../lib/model/fuse-conv-depthwise.js'
 import { inferGraph } from '../../lib/model/infer-graph.js'
 import type { Graph, ValueInfo } from '../../lib/model/ir.js'
 import { foldNative } from '../../lib/runtime/engine.js'
-import { tempDir } from '../helpers/budget.js'
+import { slicedPackageFusesBelowOnDemand } from '../helpers/budget.js'
 import { compareTensors } from '../helpers/compare.js'
 import { fixtures } from '../helpers/data.js'
-import { concreteGraph, seededInput, seededWeights } from '../helpers/conv-graph.js'
+import { concreteGraph, fusedEnginesMatchOrt, seededInput, seededWeights } from '../helpers/conv-graph.js'
 import { makeModel, tempFile, type ModelSpec } from '../helpers/make-model.js'
 import { runOrt } from '../helpers/ort.js'
 
@@ -112,41 +111,14 @@ t.test('fuseConvDepthwise fuses a pointwise or by-rows conv and the depthwise th
 })
 
 t.test('fused engines match onnxruntime on the unfused graph', async (t) => {
-  for (const c of cases) {
-    const path = tempFile('pair.onnx', pairModel(c))
-    const feeds = { x: seededInput(c.x, 11) }
-    const want = await runOrt(path, feeds)
-    for (const threads of [1, 2]) {
-      const engine = await open(path, { threads })
-      t.equal(fusedCount((engine as unknown as { graph: Graph }).graph), 1, `${c.what}: the engine runs the fused node (${threads} threads)`)
-      const got = await engine.infer(feeds)
-      await engine.close()
-      const r = compareTensors(got.y!, want.y!, 1e-5, 1e-5)
-      t.ok(r.ok, `${c.what}, ${threads} threads: max |diff| ${r.maxAbsDiff}${r.ok ? '' : ` (${r.reason})`}`)
-    }
-  }
+  for (const c of cases) await fusedEnginesMatchOrt(t, c.what, tempFile('pair.onnx', pairModel(c)), { x: seededInput(c.x, 11) }, fusedCount)
 })
 
 t.test('a package with slicing fuses the pair and runs in a smaller budget than On-Demand', async (t) => {
-  // MobileNetV2's second block at 128 x 128: a 6.3 MB middle tensor
+  // MobileNetV2's second block at 128 x 128: the expansion's 6.3 MB output is never whole in the fused
+  // package, bands of it (2 x ~0.5 MiB) are
   const c: Case = { what: 'block', x: [1, 16, 128, 128], m: 96, conv: pointwise, dw: { stride: 2, pads: [1, 1, 1, 1] }, act1: 'Clip6', act2: 'Clip6', bias: true }
-  const dir = tempDir(t)
-  const model = join(dir, 'pair.onnx')
-  copyFileSync(tempFile('pair.onnx', pairModel(c)), model)
-  const feeds = { x: seededInput(c.x, 12) }
-  const want = await runOrt(model, feeds)
-  const sliced = await prepare(model, join(dir, 'sliced.fpk'), { threads: 2 })
-  const whole = await prepare(model, join(dir, 'whole.fpk'), { threads: 2, slicing: false })
-  t.equal(sliced.layers, whole.layers - 1, `the fused package has one layer fewer (${sliced.layers} vs ${whole.layers})`)
-  // the expansion's output is never whole in the fused package: bands of it, 2 x ~0.5 MiB, are
-  t.ok(sliced.minimumBudget + 3e6 < whole.minimumBudget, `minimum budget ${sliced.minimumBudget} with slicing against ${whole.minimumBudget} without`)
-  for (const budget of [undefined, sliced.minimumBudget]) {
-    const engine = await openPackage(join(dir, 'sliced.fpk'), { threads: 2, ...(budget === undefined ? {} : { memoryBudget: budget }) })
-    const got = await engine.infer(feeds)
-    await engine.close()
-    const r = compareTensors(got.y!, want.y!, 1e-5, 1e-5)
-    t.ok(r.ok, `package at ${budget ?? 'unlimited'} budget: max |diff| ${r.maxAbsDiff}${r.ok ? '' : ` (${r.reason})`}`)
-  }
+  await slicedPackageFusesBelowOnDemand(t, pairModel(c), { x: seededInput(c.x, 12) }, 3e6)
 })
 
 t.test('the MobileNetV2 fixture with every pair fused matches onnxruntime', async (t) => {

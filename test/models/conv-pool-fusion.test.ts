@@ -5,17 +5,12 @@
 // threads), and that a package prepared with slicing fuses and so runs in a smaller budget than the
 // On-Demand package (slicing: false). The native op alone: test/native/conv-pool.test.ts.
 import t from 'tap'
-import { open, prepare, openPackage } from '../../lib/index.js'
 import { fuseConvPools, hasFusedPool } from '../../lib/model/fuse-conv-pool.js'
 import { fuseActivations, fusedMaxAttr } from '../../lib/model/fuse-activations.js'
 import type { Graph } from '../../lib/model/ir.js'
-import { tempDir } from '../helpers/budget.js'
-import { compareTensors } from '../helpers/compare.js'
-import { concreteGraph, seededInput, seededWeights } from '../helpers/conv-graph.js'
+import { slicedPackageFusesBelowOnDemand } from '../helpers/budget.js'
+import { concreteGraph, fusedEnginesMatchOrt, seededInput, seededWeights } from '../helpers/conv-graph.js'
 import { makeModel, tempFile, type ModelSpec } from '../helpers/make-model.js'
-import { runOrt } from '../helpers/ort.js'
-import { copyFileSync } from 'node:fs'
-import { join } from 'node:path'
 
 const weights = seededWeights(91)
 
@@ -90,38 +85,11 @@ t.test('fuseConvPools fuses a stem by rows and the MaxPool that alone reads it, 
 })
 
 t.test('fused engines match onnxruntime on the unfused graph', async (t) => {
-  for (const c of cases) {
-    const path = tempFile('stem.onnx', stemModel(c))
-    const feeds = { x: seededInput(c.x, 7) }
-    const want = await runOrt(path, feeds)
-    for (const threads of [1, 2]) {
-      const engine = await open(path, { threads })
-      t.equal(fusedCount((engine as unknown as { graph: Graph }).graph), 1, `${c.what}: the engine runs the fused node (${threads} threads)`)
-      const got = await engine.infer(feeds)
-      await engine.close()
-      const r = compareTensors(got.y!, want.y!, 1e-5, 1e-5)
-      t.ok(r.ok, `${c.what}, ${threads} threads: max |diff| ${r.maxAbsDiff}${r.ok ? '' : ` (${r.reason})`}`)
-    }
-  }
+  for (const c of cases) await fusedEnginesMatchOrt(t, c.what, tempFile('stem.onnx', stemModel(c)), { x: seededInput(c.x, 7) }, fusedCount)
 })
 
 t.test('a package with slicing fuses the stem and runs in a smaller budget than On-Demand', async (t) => {
-  const c = cases[2]!
-  const dir = tempDir(t)
-  const model = join(dir, 'stem.onnx')
-  copyFileSync(tempFile('stem.onnx', stemModel(c)), model)
-  const feeds = { x: seededInput(c.x, 8) }
-  const want = await runOrt(model, feeds)
-  const sliced = await prepare(model, join(dir, 'sliced.fpk'), { threads: 2 })
-  const whole = await prepare(model, join(dir, 'whole.fpk'), { threads: 2, slicing: false })
-  t.equal(sliced.layers, whole.layers - 1, `the fused package has one layer fewer (${sliced.layers} vs ${whole.layers})`)
   // the conv's output (128 x 80 x 80 floats, 3.3 MB) is never whole in the fused package
-  t.ok(sliced.minimumBudget + 2e6 < whole.minimumBudget, `minimum budget ${sliced.minimumBudget} with slicing against ${whole.minimumBudget} without`)
-  for (const budget of [undefined, sliced.minimumBudget]) {
-    const engine = await openPackage(join(dir, 'sliced.fpk'), { threads: 2, ...(budget === undefined ? {} : { memoryBudget: budget }) })
-    const got = await engine.infer(feeds)
-    await engine.close()
-    const r = compareTensors(got.y!, want.y!, 1e-5, 1e-5)
-    t.ok(r.ok, `package at ${budget ?? 'unlimited'} budget: max |diff| ${r.maxAbsDiff}${r.ok ? '' : ` (${r.reason})`}`)
-  }
+  const c = cases[2]!
+  await slicedPackageFusesBelowOnDemand(t, stemModel(c), { x: seededInput(c.x, 8) }, 2e6)
 })

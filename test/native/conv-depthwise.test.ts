@@ -9,16 +9,9 @@ import { binding } from '../../lib/native/binding.js'
 import { convDepthwiseWorkspaceBytes } from '../../lib/plan/conv-cost.js'
 import type { ConvShape } from '../../lib/plan/conv-cost.js'
 import { compareTensors } from '../helpers/compare.js'
+import { f32, u8 } from '../helpers/op-tensors.js'
 
-const F32 = 1
-const U8 = 2
 const b = binding()
-const f32 = (dims: number[], fill?: (i: number) => number) => {
-  const data = new Float32Array(dims.reduce((a, d) => a * d, 1))
-  if (fill) data.forEach((_, i) => (data[i] = fill(i)))
-  return { dtype: F32, dims, data }
-}
-const u8 = (n: number) => ({ dtype: U8, dims: [n], data: new Uint8Array(n) })
 const window = (kernel: number[], strides: number[], begin: number[], end: number[]) => [2, ...kernel, ...strides, 1, 1, ...begin, ...end]
 const outLen = (len: number, k: number, s: number, pb: number, pe: number) => Math.floor((len + pb + pe - k) / s) + 1
 

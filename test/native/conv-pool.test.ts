@@ -6,16 +6,9 @@
 import t from 'tap'
 import { binding } from '../../lib/native/binding.js'
 import { compareTensors } from '../helpers/compare.js'
+import { f32, u8 } from '../helpers/op-tensors.js'
 
-const F32 = 1
-const U8 = 2
 const b = binding()
-const f32 = (dims: number[], fill?: (i: number) => number) => {
-  const data = new Float32Array(dims.reduce((a, d) => a * d, 1))
-  if (fill) data.forEach((_, i) => (data[i] = fill(i)))
-  return { dtype: F32, dims, data }
-}
-const u8 = (n: number) => ({ dtype: U8, dims: [n], data: new Uint8Array(n) })
 const window = (kernel: number[], strides: number[], dilations: number[], begin: number[], end: number[]) => [2, ...kernel, ...strides, ...dilations, ...begin, ...end]
 const outLen = (len: number, k: number, s: number, d: number, pb: number, pe: number, ceil = false) => {
   const span = len + pb + pe - ((k - 1) * d + 1)
