@@ -93,8 +93,28 @@ export function layerBytes(layer: LayerInfo, o: KernelOption, ws: number, is: nu
   return layer.liveBytes + o.fixedBytes + (o.weight === undefined ? 0 : sliceBytes(o.weight, ws)) + o.workspace(is)
 }
 
+/**
+ * The fewest weight slices (>= 1) with footprint <= limit and, for a sliceable weight, a slice of at
+ * most `window` bytes where the most slices allow it; undefined when the footprint cannot fit.
+ */
+function fewestWeightSlices(layer: LayerInfo, o: KernelOption, is: number, limit: number, window: number): number | undefined {
+  const fit = fewestFitting(layer, o, is, limit)
+  if (fit === undefined || o.weight === undefined || !o.weightSliceable || sliceBytes(o.weight, fit) <= window) return fit
+  const w = o.weight
+  const most = weightUnits(w)
+  if (sliceBytes(w, most) > window) return most
+  let lo = fit // too large a slice
+  let hi = most // within the window
+  while (hi - lo > 1) {
+    const mid = (lo + hi) >> 1
+    if (sliceBytes(w, mid) <= window) hi = mid
+    else lo = mid
+  }
+  return hi
+}
+
 /** The fewest weight slices (>= 1) with footprint <= limit, or undefined. */
-function fewestWeightSlices(layer: LayerInfo, o: KernelOption, is: number, limit: number): number | undefined {
+function fewestFitting(layer: LayerInfo, o: KernelOption, is: number, limit: number): number | undefined {
   if (layerBytes(layer, o, 1, is) <= limit) return 1
   if (o.weight === undefined || !o.weightSliceable) return undefined
   const most = weightUnits(o.weight)
@@ -124,12 +144,15 @@ export function layerMinimumBytes(layer: LayerInfo): number {
   return least
 }
 
-/** The latency-best choice of one layer under `limit`, or undefined when no option fits. */
-export function chooseLayer(layer: LayerInfo, limit: number): LayerChoice | undefined {
+/**
+ * The latency-best choice of one layer under `limit`, or undefined when no option fits; with a
+ * `window`, a sliceable weight is cut so that one slice takes at most that many bytes.
+ */
+export function chooseLayer(layer: LayerInfo, limit: number, window = Infinity): LayerChoice | undefined {
   for (let option = 0; option < layer.options.length; option++) {
     const o = layer.options[option]!
     for (const is of o.maxInputSlices > o.defaultInputSlices ? [o.defaultInputSlices, o.maxInputSlices] : [o.defaultInputSlices]) {
-      const ws = fewestWeightSlices(layer, o, is, limit)
+      const ws = fewestWeightSlices(layer, o, is, limit, window)
       if (ws !== undefined) return { option, weightSlices: ws, inputSlices: is, bytes: layerBytes(layer, o, ws, is) }
     }
   }
@@ -148,10 +171,13 @@ export class LayerTooLargeError extends Error {
   }
 }
 
-/** Chooses every layer under `limit` (see the top of this file); throws LayerTooLargeError. */
-export function planSlicing(layers: readonly LayerInfo[], limit: number): LayerChoice[] {
+/**
+ * Chooses every layer under `limit` (see the top of this file), each sliceable weight in slices of at
+ * most `window` bytes where it can be; throws LayerTooLargeError.
+ */
+export function planSlicing(layers: readonly LayerInfo[], limit: number, window = Infinity): LayerChoice[] {
   return layers.map((layer) => {
-    const c = chooseLayer(layer, limit)
+    const c = chooseLayer(layer, limit, window)
     if (c === undefined) throw new LayerTooLargeError(layer.step, layerMinimumBytes(layer), limit)
     return c
   })

@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 // Property tests of the layer slicing planner (lib/plan/slicing.ts) over seeded random layers: every
 // choice fits its limit, the kernel is the first that can fit at all, the weight slice count is the
-// fewest that fits, slice bounds are well formed and a layer that cannot fit is reported.
+// fewest that fits (or, with a weight window, the fewest within it), slice bounds are well formed and a
+// layer that cannot fit is reported.
 import t from 'tap'
 import { seededRandom } from '../../lib/cli/inputs.js'
 import {
@@ -121,6 +122,47 @@ t.test('chooseLayer: the footprint fits, the kernel is the first that can fit, w
   t.ok(none > 0, `${none} layers cannot fit their limit`)
   t.ok(sliced > 10, `${sliced} choices slice the weight`)
   t.ok(later > 10, `${later} choices fall back to a later kernel`)
+})
+
+t.test('chooseLayer with a weight window: the same kernel and input slices, the fewest weight slices within the window', async (t) => {
+  const rand = seededRandom(seed + 1)
+  let narrowed = 0
+  let unreachable = 0
+  for (let i = 0; i < cases; i++) {
+    const layer = randomLayer(rand, i)
+    const limit = randomLimit(rand, layer)
+    const what = describe(layer, limit, i)
+    const plain = chooseLayer(layer, limit)
+    if (!(JSON.stringify(chooseLayer(layer, limit, Infinity)) === JSON.stringify(plain))) t.fail(`an infinite window changed the choice: ${what}`)
+    if (plain === undefined) {
+      if (chooseLayer(layer, limit, 1) !== undefined) t.fail(`a window made a layer fit that does not: ${what}`)
+      continue
+    }
+    const o = layer.options[plain.option]!
+    const w = o.weight
+    const window = Math.max(1, Math.floor(rand() * (w?.bytes ?? 1)))
+    const c = chooseLayer(layer, limit, window)!
+    if (c.option !== plain.option || c.inputSlices !== plain.inputSlices) t.fail(`the window changed the kernel or input slices: ${what}`)
+    if (!(c.bytes <= limit)) t.fail(`footprint ${c.bytes} > limit with window ${window}: ${what}`)
+    if (c.weightSlices < plain.weightSlices) t.fail(`fewer weight slices than without the window: ${what}`)
+    if (w === undefined || !o.weightSliceable) {
+      if (c.weightSlices !== plain.weightSlices) t.fail(`an unsliceable weight was cut: ${what}`)
+      continue
+    }
+    const most = weightUnits(w)
+    if (sliceBytes(w, most) > window) {
+      unreachable++
+      if (c.weightSlices !== Math.max(plain.weightSlices, most)) t.fail(`window ${window} out of reach, but not the most slices: ${what}`)
+      continue
+    }
+    if (c.weightSlices > plain.weightSlices) {
+      narrowed++
+      if (!(sliceBytes(w, c.weightSlices) <= window)) t.fail(`slice ${sliceBytes(w, c.weightSlices)} > window ${window}: ${what}`)
+      if (sliceBytes(w, c.weightSlices - 1) <= window) t.fail(`one fewer slice is also within window ${window}: ${what}`)
+    } else if (!(sliceBytes(w, c.weightSlices) <= window)) t.fail(`kept ${c.weightSlices} slices of ${sliceBytes(w, c.weightSlices)} bytes > window ${window}: ${what}`)
+  }
+  t.ok(narrowed > 20, `${narrowed} weights cut finer for the window`)
+  t.ok(unreachable > 0, `${unreachable} windows below the finest slice`)
 })
 
 t.test('sliceBounds: increasing from 0 to channels, interior on unit multiples, min(slices, units) slices', async (t) => {

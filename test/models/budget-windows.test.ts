@@ -1,0 +1,69 @@
+// SPDX-License-Identifier: Apache-2.0
+// Weight windows and pins chosen together (lib/runtime/budget/plan-budget.ts narrowerWindows): on a model
+// whose largest weight is most of the budget, as VGG-19's fc6 is, the seed's fewest slices leave little
+// to pin; the planner then cuts that weight finer and pins the others. The plan with narrower windows is
+// taken only when the simulation says it is clearly faster, reads less, fits the budget, and computes
+// what onnxruntime computes.
+import t from 'tap'
+import { openPackage, prepare } from '../../lib/index.js'
+import { planForBudget, narrowerWindowGain, type BudgetModel, type BudgetPlan, type PlanPolicy } from '../../lib/runtime/budget/plan-budget.js'
+import { opTimes, planSchedule, planTimes } from '../../lib/runtime/budget/plan-times.js'
+import { tempDir } from '../helpers/budget.js'
+import { compareTensors } from '../helpers/compare.js'
+import { seededInput, seededWeights } from '../helpers/conv-graph.js'
+import { makeModel } from '../helpers/make-model.js'
+import { runOrt } from '../helpers/ort.js'
+import { writeFileSync } from 'node:fs'
+import { join } from 'node:path'
+
+const weights = seededWeights(57)
+
+/** x [1, 512] -> MatMul 512x8192 (16 MB) -> Relu -> MatMul 8192x512 (16 MB) -> Relu -> 4 x MatMul 512x512 (1 MB each). */
+function mlp(): Uint8Array {
+  const small = [0, 1, 2, 3]
+  return makeModel({
+    inputs: [{ name: 'x', dtype: 'float32', dims: [1, 512] }],
+    outputs: [{ name: 'y', dtype: 'float32' }],
+    initializers: [weights('w1', [512, 8192], 0.05), weights('w2', [8192, 512], 0.02), ...small.map((i) => weights(`s${i}`, [512, 512], 0.05))],
+    nodes: [
+      { op: 'MatMul', inputs: ['x', 'w1'], outputs: ['h1'] },
+      { op: 'Relu', inputs: ['h1'], outputs: ['a1'] },
+      { op: 'MatMul', inputs: ['a1', 'w2'], outputs: ['h2'] },
+      { op: 'Relu', inputs: ['h2'], outputs: ['a2'] },
+      ...small.map((i) => ({ op: 'MatMul', inputs: [i === 0 ? 'a2' : `m${i - 1}`, `s${i}`], outputs: [i === 3 ? 'y' : `m${i}`] })),
+    ],
+  })
+}
+
+const reads = (p: BudgetPlan): number => planSchedule(p.build, p.plan).loads.reduce((n, l) => n + (l.bytes ?? 0), 0)
+
+t.test('a weight most of the budget is cut finer when pinning the rest is clearly faster', async (t) => {
+  const dir = tempDir(t)
+  const model = join(dir, 'mlp.onnx')
+  writeFileSync(model, mlp())
+  const pkg = join(dir, 'mlp.fpk')
+  await prepare(model, pkg, { threads: 2 })
+  const feeds = { x: seededInput([1, 512], 9) }
+  const want = await runOrt(model, feeds)
+  // 24 MB: the 16 MB weights stream through windows of their whole size when cut the fewest times
+  const budget = 24e6
+  const engine = await openPackage(pkg, { threads: 2, memoryBudget: budget })
+  const { model: m, policy } = engine as unknown as { model: BudgetModel; policy: PlanPolicy }
+  const ms = (p: BudgetPlan): number => planTimes(m.profile!, p.build, p.plan, opTimes(m.layers, m.profile!, p.build, p.choices)).makespanMs
+  // the engine plans its arena: the budget less its bookkeeping
+  const arena = budget - engine.stats().reservedBytes
+  const seedPlan = planForBudget(m, arena, { ...policy, narrowWindows: false })
+  const plan = planForBudget(m, arena, policy)
+  const slices = (p: BudgetPlan): number[] => p.choices.map((c) => c.weightSlices)
+  t.ok(slices(plan).some((n, i) => n > slices(seedPlan)[i]!), `a weight is cut finer (${slices(plan)} against ${slices(seedPlan)})`)
+  t.ok(ms(plan) < narrowerWindowGain * ms(seedPlan), `simulated ${ms(plan).toFixed(2)} ms against ${ms(seedPlan).toFixed(2)}`)
+  t.ok(reads(plan) < reads(seedPlan), `reads ${reads(plan)} bytes per inference against ${reads(seedPlan)}`)
+  t.ok(plan.plan.placements.some((p) => p.pinned), 'weights are pinned')
+  const got = await engine.infer(feeds)
+  const stats = engine.stats()
+  await engine.close()
+  t.ok(stats.arenaBytes + stats.reservedBytes + stats.residentBytes <= budget, `the engine stays within its budget (${stats.arenaBytes} arena bytes)`)
+  t.equal(stats.loadBytesPerInference, reads(plan), 'and runs that plan')
+  const r = compareTensors(got.y!, want.y!, 1e-4, 1e-4)
+  t.ok(r.ok, `outputs at ${budget} bytes: max |diff| ${r.maxAbsDiff}${r.ok ? '' : ` (${r.reason})`}`)
+})
