@@ -330,6 +330,13 @@ export const windowShares = [1 / 2, 1 / 4, 1 / 8, 1 / 16] as const
 export const narrowerWindowGain = 0.8
 
 /**
+ * Bytes a quarter-region window must free before the planner tries narrower windows at all: more than
+ * the heap the extra plans grow (MobileNetV2 at its 14.2 MB minimum, where a window frees under 4 MB,
+ * peaked at 18.3 MB with the candidates planned against 11.0 MB before; `bench:memory` full runs).
+ */
+export const narrowerWindowMinFreed = 8 << 20
+
+/**
  * Weight windows and pins chosen together (beyond the seed): the seed cuts each weight into the fewest
  * slices that fit the budget, so a weight larger than the budget streams through a window of most of
  * it (VGG-19's 411 MB fc6 in two 206 MB slices at a 311 MB budget) and little is left to pin; every
@@ -337,7 +344,7 @@ export const narrowerWindowGain = 0.8
  * each weight sliced to at most a share of the planned region (windowShares), which frees room for
  * pinned weights, and returns the plan whose simulated inference is fastest, if faster than `first`
  * (with the analytic pin prefix, as `first`). Needs the device profile. `first`'s widest window must
- * exceed a quarter of the region by a tenth of its reads.
+ * exceed a quarter of the region by a tenth of its reads and by narrowerWindowMinFreed.
  */
 function narrowerWindows(m: BudgetModel, budget: number, policy: PlanPolicy, first: BudgetPlan, t0: number): BudgetPlan | undefined {
   const firstMs = planMs(m, first)
@@ -352,7 +359,8 @@ function narrowerWindows(m: BudgetModel, budget: number, policy: PlanPolicy, fir
     if (sliced !== undefined) widest = Math.max(widest, sliceBytes(sliced.weight, c.weightSlices))
   })
   const reads = planSchedule(first.build, first.plan).loads.reduce((n, l) => n + (l.bytes ?? 0), 0)
-  if (widest - region * windowShares[1] < 0.1 * reads) return undefined
+  const freed = widest - region * windowShares[1]
+  if (freed < 0.1 * reads || freed < narrowerWindowMinFreed) return undefined
   let best: BudgetPlan | undefined
   let bestMs = firstMs.ms
   for (const share of windowShares) {
