@@ -8,6 +8,7 @@
 
 #include "common/align.h"
 #include "kernels/im2col/im2col_rows.h"
+#include "runtime/conv_band_rows.h"
 #include "runtime/conv_cost.h"
 #include "runtime/gemm_driver.h"
 #include "runtime/parallel.h"
@@ -16,25 +17,13 @@ namespace flexpipe {
 
 namespace {
 
-// Band buffer size the band height aims at (as ConvMaxPool's): about half of a 1-2 MiB L2, so the
-// depthwise reads what the first conv just wrote from L2.
-constexpr int64_t band_buffer_target = 512 * 1024;
 constexpr int64_t depthwise_extent = 3;
-
-int64_t round_up64(int64_t bytes) { return (bytes + 63) / 64 * 64; }
 
 // Middle rows [m0, m1) that depthwise output rows [r0, r1) read.
 void mid_rows_of(const DepthwiseShape& ds, int64_t r0, int64_t r1, int64_t* m0, int64_t* m1) {
     *m0 = std::max<int64_t>(0, r0 * ds.stride - ds.pad_top);
     *m1 = std::min<int64_t>(ds.h, (r1 - 1) * ds.stride - ds.pad_top + depthwise_extent);
     if (*m1 < *m0) *m1 = *m0;
-}
-
-// Input rows [i0, i1) that middle rows [m0, m1) read.
-void input_rows_of(const ConvShape& cs, int64_t m0, int64_t m1, int64_t* i0, int64_t* i1) {
-    *i0 = std::max<int64_t>(0, m0 * cs.stride[1] - cs.pad[1]);
-    *i1 = std::min<int64_t>(cs.in[1], (m1 - 1) * cs.stride[1] - cs.pad[1] + cs.kernel[1]);
-    if (*i1 < *i0) *i1 = *i0;
 }
 
 // The pointwise GEMM of one band of `cols` middle columns (m1 - m0 rows of MW): Mid = W1 . X rows.
@@ -131,7 +120,7 @@ Status conv_depthwise_run(const KernelTable& k, const ConvShape& cs, const Depth
         const int64_t rows = m1 - m0;
         char* mine = base + static_cast<int64_t>(slot) * pt.total();
         float* mid = reinterpret_cast<float*>(mine + pt.gemm + pt.ring + pt.input);
-        if (rows > 0 && pointwise) {
+        if (pointwise) {
             GemmProblem p = band_problem(cs, rows * MW);
             p.a = args.w1;
             p.b = args.x + n * C * H * W + m0 * W;
@@ -143,22 +132,9 @@ Status conv_depthwise_run(const KernelTable& k, const ConvShape& cs, const Depth
                 if (!any_failed.exchange(true)) failed = s;
                 return;
             }
-        } else if (rows > 0) {
-            // The band's input rows as an image of their own.
-            int64_t i0, i1;
-            input_rows_of(cs, m0, m1, &i0, &i1);
-            float* ring = reinterpret_cast<float*>(mine);
-            float* in = reinterpret_cast<float*>(mine + pt.ring);
-            const int64_t rows_in = i1 - i0;
-            for (int64_t c = 0; c < C; ++c)
-                std::memcpy(in + c * rows_in * W, args.x + ((n * C + c) * H + i0) * W,
-                            static_cast<size_t>(rows_in * W) * sizeof(float));
-            ConvShape sub = cs;
-            sub.batch = 1;
-            sub.in[1] = rows_in;
-            sub.out[1] = rows;
-            sub.pad[1] = i0 - (m0 * cs.stride[1] - cs.pad[1]);  // >= 0: the padding above the band's first row
-            k.conv.im2col_rows(sub, in, args.w1, args.b1, args.act1, mid, ring, 0, rows);
+        } else {
+            conv_band_by_rows(k.conv.im2col_rows, cs, n, m0, m1, args.x, args.w1, args.b1, args.act1, mid,
+                              reinterpret_cast<float*>(mine + pt.ring), reinterpret_cast<float*>(mine));
         }
         // The band's middle rows as planes of their own, written to rows [r0, r1) of Y's planes.
         DepthwiseShape sd = ds;

@@ -7,18 +7,13 @@
 
 #include "common/align.h"
 #include "kernels/im2col/im2col_rows.h"
+#include "runtime/conv_band_rows.h"
 #include "runtime/parallel.h"
 #include "runtime/pool_run.h"
 
 namespace flexpipe {
 
 namespace {
-
-// Band buffer size the band height aims at: about half of a 1-2 MiB L2, so the pool reads what the
-// conv rows just wrote from L2.
-constexpr int64_t band_buffer_target = 512 * 1024;
-
-int64_t round_up64(int64_t bytes) { return (bytes + 63) / 64 * 64; }
 
 int64_t pool_extent(const PoolShape& ps) { return (ps.kernel[1] - 1) * ps.dilation[1] + 1; }
 
@@ -27,13 +22,6 @@ void conv_rows_of(const ConvShape& cs, const PoolShape& ps, int64_t p0, int64_t 
     *c0 = std::max<int64_t>(0, p0 * ps.stride[1] - ps.pad[1]);
     *c1 = std::min<int64_t>(cs.out[1], (p1 - 1) * ps.stride[1] - ps.pad[1] + pool_extent(ps));
     if (*c1 < *c0) *c1 = *c0;
-}
-
-// Input rows [i0, i1) that conv rows [c0, c1) read.
-void input_rows_of(const ConvShape& cs, int64_t c0, int64_t c1, int64_t* i0, int64_t* i1) {
-    *i0 = std::max<int64_t>(0, c0 * cs.stride[1] - cs.pad[1]);
-    *i1 = std::min<int64_t>(cs.in[1], (c1 - 1) * cs.stride[1] - cs.pad[1] + cs.kernel[1]);
-    if (*i1 < *i0) *i1 = *i0;
 }
 
 struct PerThread {
@@ -90,29 +78,18 @@ Status conv_pool_run(const ConvKernels& ck, const PoolKernels& pk, const ConvSha
                              ws_bytes, static_cast<long long>(conv_pool_workspace_bytes(cs, ps, 1)));
     }
     char* base = reinterpret_cast<char*>(align_ptr(ws, 64));
-    const int64_t C = cs.in_channels, M = cs.out_channels, H = cs.in[1], W = cs.in[2], OW = cs.out[2];
+    const int64_t M = cs.out_channels, OW = cs.out[2];
     const int64_t POH = ps.out[1], POW = ps.out[2];
     const int64_t items = cs.batch * b.bands;
     parallel_items(items, t, [&](int64_t item, int slot) {
         const int64_t n = item / b.bands, band = item % b.bands;
         const int64_t p0 = band * b.pool_rows, p1 = std::min(POH, p0 + b.pool_rows);
-        int64_t c0, c1, i0, i1;
+        int64_t c0, c1;
         conv_rows_of(cs, ps, p0, p1, &c0, &c1);
-        input_rows_of(cs, c0, c1, &i0, &i1);
         char* mine = base + static_cast<int64_t>(slot) * pt.total();
-        float* ring = reinterpret_cast<float*>(mine);
-        float* in = reinterpret_cast<float*>(mine + pt.ring);
         float* conv = reinterpret_cast<float*>(mine + pt.ring + pt.input);
-        // The band's input rows as an image of their own.
-        const int64_t rows_in = i1 - i0;
-        for (int64_t c = 0; c < C; ++c)
-            std::memcpy(in + c * rows_in * W, x + ((n * C + c) * H + i0) * W, static_cast<size_t>(rows_in * W) * sizeof(float));
-        ConvShape sub = cs;
-        sub.batch = 1;
-        sub.in[1] = rows_in;
-        sub.out[1] = c1 - c0;
-        sub.pad[1] = i0 - (c0 * cs.stride[1] - cs.pad[1]);  // >= 0: the padding above the band's first row
-        if (c1 > c0) ck.im2col_rows(sub, in, w, bias, act, conv, ring, 0, c1 - c0);
+        conv_band_by_rows(ck.im2col_rows, cs, n, c0, c1, x, w, bias, act, conv, reinterpret_cast<float*>(mine + pt.ring),
+                          reinterpret_cast<float*>(mine));
         PoolShape sp = ps;
         sp.planes = 1;
         sp.in[1] = c1 - c0;
