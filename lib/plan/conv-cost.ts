@@ -164,14 +164,14 @@ const A_ALIAS_FLOATS = 1024
  * ConvTranspose's columns, always in place): no thread packs an A block unless that stride is a
  * multiple of 4 KiB (a_rows_alias). A 1x1 convolution also reads its input (B) in place, with rows
  * `bRowStride` floats apart: it needs one packed column group, and a per-thread copy of the k-block
- * of the panels one tile spans when those rows are not 64-byte aligned (copies_b_panels).
+ * of the panels one tile spans when k > 64 and there are at least 4 row groups (copies_b_panels).
  */
 function gemmWorkspace(rows: number, cols: number, k: number, aRowStride: number | undefined, bRowStride: number | undefined, threads: number, g?: GemmBlocking): number {
   const nr = g?.nr ?? 16
   const tile = g === undefined ? 256 : g.mr * g.nr
   const bInPlace = bRowStride !== undefined
   const b = bInPlace ? align64(Math.min(cols, nr) > 0 ? k * nr * 4 : 0) : 0
-  const copies = bInPlace && k > SHORT_K && bRowStride % 16 !== 0 && ceilDiv(rows, g?.mr ?? 4) >= COPY_MIN_ROW_GROUPS
+  const copies = bInPlace && k > SHORT_K && ceilDiv(rows, g?.mr ?? 4) >= COPY_MIN_ROW_GROUPS
   const kc = g === undefined ? Math.min(k, 768) : ceilDiv(k, Math.max(1, ceilDiv(k, g.kc)))
   const copyFloats = g === undefined ? nr * Math.max(kc, 2 * Math.min(k, 256)) : kc * nr * (g.tilePanels ?? 1)
   const copy = copies ? align64(copyFloats * 4) : 0

@@ -62,17 +62,19 @@ size_t b_bytes(const GemmKernels& g, const GemmProblem& p) {
 }
 
 // Whether run_rect copies each k-block of an in-place B panel into a contiguous per-thread buffer
-// before its row sweep: when B's rows are not a whole number of 64-byte lines apart (planes of 7x7,
-// 13x13, 14x14 pixels), so that the 16 floats of a panel row straddle two lines in 3 of 4 rows and the
-// micro-kernel's loads split across lines for every row group that reuses them. Copied once per
-// panel, the row groups read them aligned and contiguous, as from a packed B (MobileNetV2's and
-// ResNet's 1x1 layers at 14x14 and 7x7, SqueezeNet's classifier at 13x13: 8-18% faster on Zen 4, both
-// builds alternated in one process). With aligned rows (56x56, 28x28) the copy only adds a pass (5-15%
-// slower there), and with fewer than 4 row groups it is not repaid. Short products sweep C by rows
-// instead (see run_rect) and read B in place. Not measured on ARM, where the same rule applies.
+// before its row sweep, so that the row groups reusing it read it as from a packed B. In place, a
+// panel's k-block is kc rows of 64-128 bytes, each a whole plane apart: with unaligned planes (7x7,
+// 13x13, 14x14 pixels) its rows straddle two lines in 3 of 4 rows; with aligned ones (28x28, 56x56)
+// every row sits on its own page (56x56: 12.5 KiB apart), so each row group's sweep walks kc pages
+// again and maps its lines to a quarter of L1's sets. The copy first made only unaligned planes copy
+// (8-18% on Zen 4, where aligned ones lost 5-15%); on the Xeon (AVX-512, 48 KiB L1) CI and the
+// benchmarks run on, aligned planes gain as well: conv.bench.js, 300 runs, one build then the other,
+// 1x1 512->128 at 28x28 0.874 -> 0.720 ms at 1 thread and 0.447 -> 0.400 at 2, 256->64 at 56x56
+// 0.953 -> 0.907 and 0.491 -> 0.426. With fewer than 4 row groups the copy is not repaid. Short
+// products sweep C by rows instead (see run_rect) and read B in place.
 constexpr int64_t copy_min_row_groups = 4;
 bool copies_b_panels(const GemmKernels& g, const GemmProblem& p) {
-    return reads_b_in_place(p) && p.k > short_k && p.b_rs % 16 != 0 && ceil_div(p.m1 - p.m0, g.mr) >= copy_min_row_groups;
+    return reads_b_in_place(p) && p.k > short_k && ceil_div(p.m1 - p.m0, g.mr) >= copy_min_row_groups;
 }
 
 // Per thread: a packed A block (none when A is read in place), a copy of the B panels one tile spans

@@ -91,7 +91,7 @@ t.test('a budgeted program runs no op for a Concat in place and plans its blocks
     const v = inferred.values.get(name)
     return v === undefined || v.tensor !== undefined || hostTensor(v) !== undefined
   }
-  const live = liveBytesPerStep(graph, inferred, isConstant)
+  const live = liveBytesPerStep(graph, inferred, isConstant, concatsInPlace(graph, inferred, (v) => v.tensor === undefined && hostTensor(v) === undefined))
   const fire = inferred.steps.findIndex((s) => s.node.outputs[0] === 'f')
   // at the fire Concat: f (32 x 81 floats) and the graph input x (8 x 81), s being read last by the
   // expands before it; copying would add e1 and e3 (another 32 x 81)

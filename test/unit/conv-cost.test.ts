@@ -99,6 +99,8 @@ t.test('default algorithm choice on representative layers', async (t) => {
   t.equal(chooseConvKernel(conv2d(1024, 2048, 14, 1, { stride: 2 }), true), 'narrow', "ResNet's stride-2 downsample to 7x7")
   t.equal(chooseConvKernel(conv2d(64, 256, 13, 1), true), 'gemm1x1', 'a short reduction (K = 64) stays with gemm1x1')
   t.equal(chooseConvKernel(conv2d(256, 256, 28, 3, { stride: 2 }), true), 'narrow', "ResNet's 3x3 stride 2: phase planes, not im2col")
+  t.equal(chooseConvKernel(conv2d(256, 512, 56, 1, { stride: 2, pad: 0 }), true), 'im2col', "ResNet's first downsample (784 output pixels): im2col")
+  t.equal(chooseConvKernel(conv2d(512, 1024, 28, 1, { stride: 2, pad: 0 }), true), 'narrow', '... the next one (196 pixels) stays narrow')
   t.equal(chooseConvKernel(conv2d(256, 256, 28, 3, { stride: 2 }), false), 'im2col', '... only with a constant weight')
   t.equal(chooseConvKernel(conv2d(16, 64, 55, 3), true), 'narrow', "SqueezeNet's 3x3 16->64: too short a reduction for Winograd")
   t.equal(chooseConvKernel(conv2d(32, 128, 27, 3), true), 'winograd63', '32 input channels keep F(6,3)')

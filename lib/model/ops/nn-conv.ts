@@ -96,7 +96,22 @@ function prefersNarrow(s: ConvShape): boolean {
  * 256 input channels (ResNet's 14x14) F(2,3) keeps a clear lead: 1.23 vs 1.68 ms.
  */
 function prefersImplicitNarrow(s: ConvShape): boolean {
-  return convApplies('narrow', s) && s.inChannels >= 8 && s.outChannels >= 32
+  if (!convApplies('narrow', s) || s.inChannels < 8 || s.outChannels < 32) return false
+  return !isStridedPointwiseOverLargePlane(s)
+}
+
+/**
+ * A strided 1x1 convolution with more than 256 output pixels (ResNet's first downsample, 256->512
+ * from 56x56 to 28x28): with one tap there is no reuse for the phase planes to exploit, and its
+ * im2col is a subsampled copy that the pixel-vectorized GEMM runs at full tiles, as gemm1x1 wins over
+ * narrow on stride-1 planes of this size (prefersNarrow). `node dist/bench/kernels/conv.bench.js
+ * --layers down28,down14 --kernels narrow,im2col` (AVX-512): 256->512 at 56x56 1.50-1.52 vs 1.85 ms
+ * at 1 thread, 0.79-0.81 vs 1.05 at 2; the 196-pixel 512->1024 from 28x28 stays narrow (1.48 vs 1.58,
+ * 0.80 vs 0.84).
+ */
+function isStridedPointwiseOverLargePlane(s: ConvShape): boolean {
+  const pointwise = s.kernel[0] === 1 && s.kernel[1] === 1 && s.kernel[2] === 1
+  return pointwise && s.out[0] * s.out[1] * s.out[2] > 256
 }
 
 /**

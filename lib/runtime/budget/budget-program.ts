@@ -25,7 +25,7 @@ import { hostTensor } from '../../model/values.js'
 import { nativeOpCode } from '../../native/binding.js'
 import type { PlanTensor, PreloadPlan, PreloadProblem } from '../../plan/preload-plan.js'
 import { sliceBounds, type LayerChoice } from '../../plan/slicing.js'
-import { concatsInPlace, type ConcatsInPlace } from '../concat-in-place.js'
+import type { ConcatsInPlace } from '../concat-in-place.js'
 import { encodeProgram, maxRank, type OutputSource } from '../program-builder.js'
 import { formShape as analyticFormShape } from '../../prepare/forms.js'
 import { formOf, isConstantValue, residentMaxBytes, type StepLayer, type StepOption } from './layer-options.js'
@@ -315,6 +315,8 @@ export interface BuildInput {
   readonly inferred: InferredGraph
   readonly layers: readonly StepLayer[]
   readonly choices: readonly LayerChoice[]
+  /** The model's Concats in place (concatsInPlace, found once per model, not per candidate build). */
+  readonly concats: ConcatsInPlace
   readonly lookup: ConstantLookup
   readonly formShape: (name: string, form: string) => { dtype: DType; dims: number[] } | undefined
   /** Packed GEMM panel width of this build (shapes of forms transformed at plan time). */
@@ -324,7 +326,7 @@ export interface BuildInput {
 /** The ops and the planning problem of `choices` (one per layer). */
 export function buildBudgetProgram(input: BuildInput): BudgetProgram {
   const { graph, inferred, layers, choices } = input
-  const inPlace = concatsInPlace(graph, inferred, (v) => !isConstantValue(v))
+  const inPlace = input.concats
   const b = new Builder(inferred, input.lookup, input.formShape, input.gemmNr, inPlace.blocks)
   const layerAt = new Map(layers.map((l, i) => [l.index, i]))
   const inputs = graph.inputs

@@ -32,6 +32,7 @@ import { fromNative } from '../native-errors.js'
 import { SerialQueue } from '../serial-queue.js'
 import { finishProgram, type BudgetProgram } from './budget-program.js'
 import { isConstantValue, stepLayers, type OptionContext, type StepLayer } from './layer-options.js'
+import { concatsInPlace } from '../concat-in-place.js'
 import type { DeviceProfile } from '../../prepare/profile.js'
 import { pipelineEdges, type PipelineEdges, type PipelineSchedule } from './pipeline.js'
 import { opTimes, planSchedule, planTimes } from './plan-times.js'
@@ -533,12 +534,14 @@ export function budgetModel(
     threads,
   }
   const layers = stepLayers(ctx)
-  const live = liveBytesPerStep(graph, inferred, (n) => isConstantValue(inferred.values.get(n)))
+  const concats = concatsInPlace(graph, inferred, (v) => !isConstantValue(v))
+  const live = liveBytesPerStep(graph, inferred, (n) => isConstantValue(inferred.values.get(n)), concats)
   return orderByProfile({
     graph,
     inferred,
     layers,
     live: layers.map((l) => live[l.index]!),
+    concats,
     lookup: { blob: (name, form) => blobOf(name, form) },
     formShape: (name, form) => {
       const b = blobOf(name, form)

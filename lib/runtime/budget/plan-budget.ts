@@ -12,8 +12,8 @@ import { planMemory } from '../../plan/memory-plan.js'
 import { pinPrefixPlanner, planOnDemandFirstFit, planPreload, type PreloadPlan } from '../../plan/preload-plan.js'
 import { LayerTooLargeError, layerMinimumBytes, planSlicing, sliceBytes, type LayerChoice, type LayerInfo } from '../../plan/slicing.js'
 import { buildBudgetProgram, type BudgetProgram, type ConstantLookup } from './budget-program.js'
-import { concatsInPlace } from '../concat-in-place.js'
-import { isConstantValue, layerInfo, type StepLayer } from './layer-options.js'
+import type { ConcatsInPlace } from '../concat-in-place.js'
+import { layerInfo, type StepLayer } from './layer-options.js'
 import { loadOverheadMs, loadTimes, opTimes, planSchedule, planTimes, type PlanProfile } from './plan-times.js'
 import { pipelineEdges } from './pipeline.js'
 import { simulatePipeline } from '../../plan/pipeline-sim.js'
@@ -40,6 +40,8 @@ export interface BudgetModel {
   readonly layers: readonly StepLayer[]
   /** Activation bytes live at each layer's step, parallel to layers. */
   readonly live: readonly number[]
+  /** The Concats whose inputs are computed in place in their output (found once per model). */
+  readonly concats: ConcatsInPlace
   readonly lookup: ConstantLookup
   readonly formShape: (name: string, form: string) => { dtype: DType; dims: number[] } | undefined
   readonly gemmNr: number
@@ -70,7 +72,7 @@ const layerInfos = (m: BudgetModel, policy: PlanPolicy): LayerInfo[] =>
   })
 
 function build(m: BudgetModel, choices: readonly LayerChoice[]): BudgetProgram {
-  return buildBudgetProgram({ graph: m.graph, inferred: m.inferred, layers: m.layers, choices, lookup: m.lookup, formShape: m.formShape, gemmNr: m.gemmNr })
+  return buildBudgetProgram({ graph: m.graph, inferred: m.inferred, layers: m.layers, choices, concats: m.concats, lookup: m.lookup, formShape: m.formShape, gemmNr: m.gemmNr })
 }
 
 /**
@@ -469,12 +471,12 @@ export function minimumBudget(m: BudgetModel, policy: PlanPolicy): number {
 
 /**
  * Activation bytes live at each step of the inferred graph (aliases share their source's bytes, as do
- * the blocks of a Concat in place: lib/runtime/concat-in-place.ts, which budget-program.ts places so).
+ * the blocks of a Concat in place, `concats`, which budget-program.ts places so).
  */
-export function liveBytesPerStep(graph: Graph, inferred: InferredGraph, isConstant: (name: string) => boolean): Float64Array {
+export function liveBytesPerStep(graph: Graph, inferred: InferredGraph, isConstant: (name: string) => boolean, concats: ConcatsInPlace): Float64Array {
   const steps = inferred.steps
   const root = new Map<string, string>()
-  for (const [name, block] of concatsInPlace(graph, inferred, (v) => !isConstantValue(v)).blocks) root.set(name, block.output)
+  for (const [name, block] of concats.blocks) root.set(name, block.output)
   const span = new Map<string, { bytes: number; first: number; last: number }>()
   const touch = (name: string, k: number): void => {
     if (name === '' || isConstant(name)) return
