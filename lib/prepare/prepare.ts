@@ -31,7 +31,7 @@ import { PackageWriter, alignUp, rewritePackageMeta, type BlobEntry } from '../p
 import { profilePackage } from './profile.js'
 import { constantHost, runPrepack } from '../runtime/constants.js'
 import { checkSupported, foldNative } from '../runtime/engine.js'
-import { bookkeepingBytes, bookkeepingLayers, budgetModel, planProfile } from '../runtime/budget/budgeted-engine.js'
+import { budgetModel, budgetReserve, planProfile } from '../runtime/budget/budgeted-engine.js'
 import { isConstantValue, residentMaxBytes } from '../runtime/budget/layer-options.js'
 import { directConvolutionOnly, minimumBudget, planForBudget, unlimitedBudget, type BudgetModel, type PlanPolicy } from '../runtime/budget/plan-budget.js'
 import { encodePackageGraph, type StoredConstant } from './graph-codec.js'
@@ -162,7 +162,7 @@ export async function prepare(modelPath: string, outPath: string, options: Prepa
   const asEngine = <M extends BudgetModel>(m: M): M => (direct ? directConvolutionOnly(m) : m)
   const restrict = asEngine(withForms)
   const unlimited = planForBudget(restrict, unlimitedBudget(restrict, policy), policy)
-  const bookkeeping = bookkeepingBytes(bookkeepingLayers(restrict))
+  const bookkeeping = budgetReserve(restrict)
   const atBudget = options.budget === undefined ? undefined : planOrExplain(restrict, options.budget, bookkeeping, policy)
 
   // The forms to write: chosen ones, plus raw conv weights (the lean fallback) and, for Winograd layers,
@@ -250,7 +250,7 @@ export async function prepare(modelPath: string, outPath: string, options: Prepa
     // The whole file: header, manifest (with the inline constants) and blobs.
     const end = (await stat(outPath)).size
     return {
-      minimumBudget: minimumArena + bookkeepingBytes(bookkeepingLayers(packageModel)),
+      minimumBudget: minimumArena + budgetReserve(packageModel),
       unlimitedBudget: unlimitedArena + bookkeeping,
       layers: restrict.layers.length,
       slicedLayers: atBudget === undefined ? 0 : atBudget.choices.filter((c, i) => c.weightSlices > 1 || restrict.layers[i]!.options[c.option]!.kernel !== restrict.layers[i]!.defaultKernel || c.inputSlices !== restrict.layers[i]!.defaultInputSlices).length,

@@ -22,6 +22,7 @@ import type { Prepack } from '../model/ops/op-def.js'
 import { checkFeeds } from './feeds.js'
 import { fromNative } from './native-errors.js'
 import { buildProgram, type ExecutionPlan } from './program-builder.js'
+import { outputArrays } from './output-arrays.js'
 import { SerialQueue } from './serial-queue.js'
 import { dtypeCode } from '../model/dtype.js'
 
@@ -223,15 +224,7 @@ export class Engine {
   private async run(tensors: Tensor[], profile?: (plan: ExecutionPlan, opMs: Float64Array) => void): Promise<Record<string, Tensor>> {
     const { plan, program } = await this.planFor(tensors)
     const byName = new Map(this.graph.inputs.map((d, i) => [d.name, tensors[i]!]))
-    const outputs: Record<string, Tensor> = {}
-    const pairs: Array<[number, ArrayBufferView]> = []
-    for (const o of plan.outputs) {
-      const data = allocArray(o.dtype, numel(o.dims))
-      if (o.source.kind === 'constant') data.set(o.source.data.data as never)
-      else if (o.source.kind === 'input') data.set(byName.get(o.source.name)!.data as never)
-      else pairs.push([o.source.tensor, data])
-      outputs[o.name] = { dtype: o.dtype, dims: o.dims, data }
-    }
+    const { outputs, buffers: pairs } = outputArrays(plan.outputs, (name) => byName.get(name)!)
     const inputs = plan.inputs.map((i): [number, ArrayBufferView] => [i.tensor, byName.get(i.name)!.data])
     try {
       const times = await this.live('infer').run(program, this.activationBase(), inputs, pairs, profile !== undefined)
@@ -288,7 +281,7 @@ export class Engine {
     const inferred = this.inferConcrete(tensors)
     key = this.planKey(tensors)
     await this.placeConstants(inferred, key)
-    const plan = buildProgram(this.graph, inferred, (name, v, p) => this.constants.get(this.constantKey(inferred, name, v, key, p))!)
+    const plan = buildProgram(this.graph, inferred, (name, v, p) => this.constants.get(this.constantKey(inferred, name, v, key, p))!, { outputsInPlace: true })
     await this.growArena(Math.max(this.activationBytes, plan.activationBytes), this.constants.bytes)
     this.activationBytes = Math.max(this.activationBytes, plan.activationBytes)
     let program: number

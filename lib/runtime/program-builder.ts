@@ -12,6 +12,7 @@ import { hostTensor } from '../model/values.js'
 import { nativeOpCode } from '../native/binding.js'
 import { planMemory, type BufferRequest } from '../plan/memory-plan.js'
 import { concatsInPlace } from './concat-in-place.js'
+import { outputsInPlace } from './outputs-in-place.js'
 
 export const maxRank = 8
 
@@ -41,7 +42,7 @@ export interface PlacedConstant {
 export type ConstantSlot = (name: string, value: ValueInfo, prepack?: Prepack) => PlacedConstant
 
 interface Slot {
-  region: 0 | 1
+  region: number // 0 persistent, 1 activations, 2 + k the run's output buffer k (outputs-in-place.ts)
   offset: number
   dtype: DType
   dims: number[]
@@ -79,8 +80,13 @@ function isConstant(v: ValueInfo): boolean {
   return v.tensor !== undefined || hostTensor(v) !== undefined
 }
 
-/** Builds the program for one concrete input signature. */
-export function buildProgram(graph: Graph, inferred: InferredGraph, constantSlot: ConstantSlot): ExecutionPlan {
+/**
+ * Builds the program for one concrete input signature. With `outputsInPlace`, the outputs one op
+ * computes whole are written straight into the run's output buffers (lib/runtime/outputs-in-place.ts;
+ * the run must then pass a buffer for every tensor output, in order); else every output is copied out
+ * (runs of op ranges that pass the outputs only to the last one).
+ */
+export function buildProgram(graph: Graph, inferred: InferredGraph, constantSlot: ConstantSlot, options: { outputsInPlace?: boolean } = {}): ExecutionPlan {
   const st = new ProgramState()
   const valueOf = (name: string): ValueInfo => inferred.values.get(name)!
   const slotFor = (name: string, step: number): number => {
@@ -94,6 +100,12 @@ export function buildProgram(graph: Graph, inferred: InferredGraph, constantSlot
     if (isConstant(v)) {
       const c = constantSlot(name, v)
       const id = st.addSlot({ region: 0, offset: c.offset, dtype: c.dtype, dims: c.dims.slice(), buffer: -1 })
+      st.slotOf.set(name, id)
+      return id
+    }
+    const host = hostOutputs.get(name)
+    if (host !== undefined) {
+      const id = st.addSlot({ region: 2 + host, offset: 0, dtype: v.dtype, dims: v.dims as number[], buffer: -1 })
       st.slotOf.set(name, id)
       return id
     }
@@ -114,6 +126,10 @@ export function buildProgram(graph: Graph, inferred: InferredGraph, constantSlot
     for (const i of step.kernel?.inputs ?? []) if (i >= 0) read.add(step.node.inputs[i] ?? '')
   }
   const copiedIn = graph.inputs.filter((d) => read.has(d.name) && !isConstant(valueOf(d.name)))
+  const passedThrough = (name: string): boolean => graph.inputs.some((d) => d.name === name) && !copiedIn.some((d) => d.name === name)
+  const hostOutputs = options.outputsInPlace
+    ? outputsInPlace(graph, inferred, inPlace, (v) => !isConstant(v), (name) => hostTensor(valueOf(name)) === undefined && !passedThrough(name))
+    : new Map<string, number>()
   const inputs = copiedIn.map((d) => ({ name: d.name, tensor: slotFor(d.name, -1) }))
   const words: number[] = []
   const opNodes: string[] = []

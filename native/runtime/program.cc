@@ -43,7 +43,9 @@ Status bad(const char* what, size_t at) {
 
 Status decode_tensor(Cursor& c, TensorSlot* slot) {
     int64_t region, offset, dtype, rank;
-    if (!c.integer(0, 1, &region)) return bad("tensor region must be 0 or 1", c.pos());
+    if (!c.integer(0, first_host_region + max_host_regions - 1, &region)) {
+        return bad("tensor region must be 0 (persistent), 1 (activations) or 2 + an output buffer index", c.pos());
+    }
     if (!c.integer(0, static_cast<int64_t>(max_exact), &offset)) return bad("tensor offset out of range", c.pos());
     if (!c.integer(1, 13, &dtype) || !dtype_valid(static_cast<int32_t>(dtype))) {
         return bad("unknown tensor dtype", c.pos());
@@ -82,6 +84,7 @@ Status Program::decode(const double* words, size_t n_words, Program* out) {
     p.slots_.resize(static_cast<size_t>(n_tensors));
     for (auto& slot : p.slots_) {
         FLEXPIPE_RETURN_IF_ERROR(decode_tensor(c, &slot));
+        if (slot.region >= first_host_region) continue;  // the caller's buffer, checked by bind()
         const uint64_t end = slot.offset + slot.bytes;
         uint64_t& extent = slot.region == 0 ? p.persistent_bytes_ : p.activation_bytes_;
         if (end > extent) extent = end;
@@ -130,9 +133,28 @@ Status Program::decode(const double* words, size_t n_words, Program* out) {
     return Status::ok();
 }
 
-Status Program::bind(const Arena& arena, uint64_t activation_base) {
+Status Program::bind(const Arena& arena, uint64_t activation_base, const HostBuffer* outputs, size_t n_out) {
     for (size_t i = 0; i < slots_.size(); ++i) {
         TensorSlot& s = slots_[i];
+        if (s.region >= first_host_region) {
+            const size_t k = static_cast<size_t>(s.region - first_host_region);
+            if (k >= n_out) {
+                return Status::error(StatusCode::invalid_argument,
+                                     "failed to bind program: tensor %zu is written into output buffer %zu, but the "
+                                     "run was given %zu output buffers",
+                                     i, k, n_out);
+            }
+            if (s.offset > outputs[k].bytes || s.bytes > outputs[k].bytes - s.offset) {
+                return Status::error(StatusCode::invalid_argument,
+                                     "failed to bind program: tensor %zu [%llu, +%llu) lies outside output buffer %zu "
+                                     "(%zu bytes)",
+                                     i, static_cast<unsigned long long>(s.offset),
+                                     static_cast<unsigned long long>(s.bytes), k, outputs[k].bytes);
+            }
+            // an empty output may come without memory: point it at the arena, of which it reads nothing
+            s.view.data = outputs[k].data ? outputs[k].data + s.offset : arena.base();
+            continue;
+        }
         const uint64_t base = s.region == 0 ? 0 : activation_base;
         if (base > arena.size() || !arena.contains(base + s.offset, s.bytes)) {
             return Status::error(StatusCode::invalid_argument,

@@ -6,7 +6,9 @@
 //   header   [version = 1, n_tensors, n_ops]
 //   tensor   [region, offset, dtype, rank, d0 .. d7]            12 words each
 //            region 0 = persistent (offset from the arena start),
-//            region 1 = activations (offset from the activation base given at run time)
+//            region 1 = activations (offset from the activation base given at run time),
+//            region 2 + k = the run's output buffer k (offset from its start): a graph output the ops
+//            write straight into the caller's array, so it takes no arena bytes and no copy
 //   op       [op_code, n_in, n_out, n_ints, n_floats,
 //             in_ids[n_in] (-1 = absent), out_ids[n_out], ints[n_ints], floats[n_floats]]
 // decode() checks every field (codes, dtypes, ranks, dims, ids, counts) and the total size;
@@ -23,6 +25,16 @@
 #include "runtime/op_registry.h"
 
 namespace flexpipe {
+
+// A caller's buffer for a program tensor (a run's input copied in, or output copied out or written in place).
+struct HostBuffer {
+    int32_t tensor = 0;  // program tensor id
+    uint8_t* data = nullptr;
+    size_t bytes = 0;
+};
+
+constexpr int32_t first_host_region = 2;      // region of output buffer 0
+constexpr int32_t max_host_regions = 1 << 16;  // output buffers a program may write in place
 
 struct TensorSlot {
     int32_t region = 0;
@@ -56,8 +68,9 @@ class Program {
   public:
     static Status decode(const double* words, size_t n_words, Program* out);
 
-    // Points every tensor into the arena; fails if any lies outside it.
-    Status bind(const Arena& arena, uint64_t activation_base);
+    // Points every tensor into the arena, or into outputs[k] for region 2 + k; fails if any lies
+    // outside its region or names an output buffer the run was not given.
+    Status bind(const Arena& arena, uint64_t activation_base, const HostBuffer* outputs = nullptr, size_t n_out = 0);
     // Runs ops [op_begin, op_end) in order on the bound tensors (the caller checked the range); with
     // op_ms (op_end - op_begin entries), records each op's wall time in milliseconds (a gate's wait
     // not included); with a gate, waits in gate->before(k) before op k and reports gate->after(k).

@@ -94,13 +94,25 @@ Status Session::run(int32_t id, uint64_t activation_base, const HostBuffer* inpu
     FLEXPIPE_RETURN_IF_ERROR(check_io(id, outputs, n_out));
     FLEXPIPE_RETURN_IF_ERROR(check_range(id, static_cast<int64_t>(op_begin), static_cast<int64_t>(op_end)));
     Program& p = *programs_[static_cast<size_t>(id)];
-    FLEXPIPE_RETURN_IF_ERROR(p.bind(arena_, activation_base));
+    // An output the ops write in place (region 2 + k) must be given as outputs[k]: a buffer elsewhere
+    // in the list would be bound to another output's tensors.
+    for (size_t i = 0; i < n_out; ++i) {
+        const int32_t region = p.slot(static_cast<size_t>(outputs[i].tensor)).region;
+        if (region >= first_host_region && static_cast<size_t>(region - first_host_region) != i) {
+            return Status::error(StatusCode::invalid_argument,
+                                 "failed to run program: output %zu (tensor %d) is written in place into output "
+                                 "buffer %d; pass it at that position",
+                                 i, outputs[i].tensor, region - first_host_region);
+        }
+    }
+    FLEXPIPE_RETURN_IF_ERROR(p.bind(arena_, activation_base, outputs, n_out));
     for (size_t i = 0; i < n_in; ++i) {
         if (inputs[i].bytes) std::memcpy(p.slot(static_cast<size_t>(inputs[i].tensor)).view.data, inputs[i].data, inputs[i].bytes);
     }
     FLEXPIPE_RETURN_IF_ERROR(p.run(threads_, op_begin, op_end, op_ms, gate));
     for (size_t i = 0; i < n_out; ++i) {
-        if (outputs[i].bytes) std::memcpy(outputs[i].data, p.slot(static_cast<size_t>(outputs[i].tensor)).view.data, outputs[i].bytes);
+        const auto* src = static_cast<const uint8_t*>(p.slot(static_cast<size_t>(outputs[i].tensor)).view.data);
+        if (outputs[i].bytes && src != outputs[i].data) std::memcpy(outputs[i].data, src, outputs[i].bytes);
     }
     return Status::ok();
 }

@@ -26,12 +26,6 @@
 
 namespace flexpipe {
 
-struct HostBuffer {
-    int32_t tensor = 0;  // program tensor id
-    uint8_t* data = nullptr;
-    size_t bytes = 0;
-};
-
 struct FileRange {
     uint64_t file_offset = 0;
     uint64_t length = 0;
@@ -61,7 +55,8 @@ class Session {
     // Decodes a program; returns its id in *id.
     Status add_program(const double* words, size_t n, int32_t* id);
     Status remove_program(int32_t id);
-    // Copies inputs in, runs ops [op_begin, op_end), copies outputs out. Buffers were checked by
+    // Copies inputs in, runs ops [op_begin, op_end), copies outputs out (outputs[k] also backs the
+    // tensors of region 2 + k, which the ops write in place: those are not copied). Buffers were checked by
     // check_io(), the range by check_range(). op_ms, when given, receives each op's wall time
     // (op_end - op_begin entries).
     // With a gate, op k waits in gate->before(k) (a pipelined run, runtime/pipeline_gate.h).

@@ -3,7 +3,8 @@
 // memory-planning problem of their tensors (lib/plan/preload-plan.ts):
 //
 //   activation    every non-constant value (aliases share their source's buffer); graph inputs live from
-//                 before op 0, graph outputs until after the last op. A Concat whose inputs are blocks of
+//                 before op 0, graph outputs until after the last op, except those one op computes whole,
+//                 which it writes straight into the caller's array (lib/runtime/outputs-in-place.ts). A Concat whose inputs are blocks of
 //                 its output (lib/runtime/concat-in-place.ts: SqueezeNet's fire modules) runs no op: its
 //                 producers write their blocks of its buffer, which lives from the first of them on
 //   intermediate  each op's workspace, live during that op only
@@ -62,6 +63,8 @@ interface SlotSpec {
   /** A problem tensor (activation, intermediate or weight) or the resident region. */
   readonly tensor: number
   readonly resident: number // resident offset when tensor < 0
+  /** The run's output buffer this slot lies in (tensor < 0; outputs-in-place.ts), if any. */
+  readonly host?: number
   readonly delta: number
   readonly dtype: DType
   readonly dims: number[]
@@ -101,6 +104,7 @@ class Builder {
     readonly formShapeOf: BuildInput['formShape'],
     readonly gemmNr: number,
     readonly blocks: ConcatsInPlace['blocks'],
+    readonly hostOutputs: ReadonlyMap<string, number>,
   ) {}
 
   get ops(): number {
@@ -133,10 +137,17 @@ class Builder {
   activation(name: string, k: number): number {
     const known = this.slotOf.get(name)
     if (known !== undefined) {
-      this.touch(this.slots[known]!.tensor, k)
+      const s = this.slots[known]!
+      if (s.host === undefined) this.touch(s.tensor, k)
       return known
     }
     const v = this.value(name)
+    const host = this.hostOutputs.get(name)
+    if (host !== undefined) {
+      const id = this.addSlot({ tensor: -1, resident: 0, host, delta: 0, dtype: v.dtype, dims: v.dims as number[] })
+      this.slotOf.set(name, id)
+      return id
+    }
     const block = this.blocks.get(name)
     if (block !== undefined) {
       // a block of a Concat's output in place: a view of that output's buffer
@@ -317,6 +328,8 @@ export interface BuildInput {
   readonly choices: readonly LayerChoice[]
   /** The model's Concats in place (concatsInPlace, found once per model, not per candidate build). */
   readonly concats: ConcatsInPlace
+  /** The graph outputs written into the caller's arrays (outputsInPlace, once per model). */
+  readonly hostOutputs: ReadonlyMap<string, number>
   readonly lookup: ConstantLookup
   readonly formShape: (name: string, form: string) => { dtype: DType; dims: number[] } | undefined
   /** Packed GEMM panel width of this build (shapes of forms transformed at plan time). */
@@ -327,7 +340,7 @@ export interface BuildInput {
 export function buildBudgetProgram(input: BuildInput): BudgetProgram {
   const { graph, inferred, layers, choices } = input
   const inPlace = input.concats
-  const b = new Builder(inferred, input.lookup, input.formShape, input.gemmNr, inPlace.blocks)
+  const b = new Builder(inferred, input.lookup, input.formShape, input.gemmNr, inPlace.blocks, input.hostOutputs)
   const layerAt = new Map(layers.map((l, i) => [l.index, i]))
   const inputs = graph.inputs
     .filter((d) => !isConstantValue(b.value(d.name)))
@@ -373,8 +386,8 @@ export function buildBudgetProgram(input: BuildInput): BudgetProgram {
 /** The program descriptor with every tensor at its planned place (planned region at `base`). */
 export function finishProgram(p: BudgetProgram, plan: PreloadPlan, base: number): Float64Array {
   const slots = p.slots.map((s) => ({
-    region: 0 as const,
-    offset: (s.tensor < 0 ? s.resident : base + plan.placements[s.tensor]!.offset) + s.delta,
+    region: s.host === undefined ? 0 : 2 + s.host,
+    offset: s.host !== undefined ? s.delta : (s.tensor < 0 ? s.resident : base + plan.placements[s.tensor]!.offset) + s.delta,
     dtype: s.dtype,
     dims: s.dims,
   }))

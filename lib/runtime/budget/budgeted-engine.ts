@@ -12,7 +12,7 @@
 //           the arena and continues; inferences queued before it finish under the old plan.
 import { availableParallelism } from 'node:os'
 import { ArgumentError, DisposedError, MemoryBudgetError, PackageError } from '../../errors.js'
-import { allocArray, dtypeCode, type DType } from '../../model/dtype.js'
+import { dtypeBytes, dtypeCode, type DType } from '../../model/dtype.js'
 import { inferGraph } from '../../model/infer-graph.js'
 import { hasFusedDepthwise } from '../../model/fuse-conv-depthwise.js'
 import { hasFusedPool } from '../../model/fuse-conv-pool.js'
@@ -33,8 +33,11 @@ import { SerialQueue } from '../serial-queue.js'
 import { finishProgram, type BudgetProgram } from './budget-program.js'
 import { isConstantValue, stepLayers, type OptionContext, type StepLayer } from './layer-options.js'
 import { concatsInPlace } from '../concat-in-place.js'
+import { outputsInPlace } from '../outputs-in-place.js'
 import type { DeviceProfile } from '../../prepare/profile.js'
 import { pipelineEdges, type PipelineEdges, type PipelineSchedule } from './pipeline.js'
+import { hostTensor } from '../../model/values.js'
+import { outputArrays } from '../output-arrays.js'
 import { opTimes, planSchedule, planTimes } from './plan-times.js'
 import { directConvolutionOnly, leanWinogradOnly, orderByProfile, withoutWinograd, liveBytesPerStep, type PlanProfile, budgetPlans, minimumBudget, planForBudget, unlimitedBudget, type BudgetModel, type BudgetPlan, type PlanPolicy } from './plan-budget.js'
 
@@ -74,7 +77,7 @@ export interface BudgetStats {
   readonly arenaBytes: number
   readonly memoryBudget: number
   readonly residentBytes: number
-  /** The engine's memory outside the arena (V8 heap grown by planning, native bookkeeping), within the budget. */
+  /** The budget outside the arena: the V8 heap grown by planning, native bookkeeping and the arrays infer() returns (budgetReserve). */
   readonly reservedBytes: number
   readonly plannedBytes: number
   readonly pinnedBytes: number
@@ -177,7 +180,7 @@ export class BudgetedEngine {
   private session: NativeSession | undefined
   /** The smallest arena the package plans in with this engine's options. */
   private readonly arenaMinimum: number
-  /** The engine's memory outside the arena, counted in the budget (see `bookkeepingBytes`). */
+  /** The budget outside the arena (see `budgetReserve`). */
   private readonly reserve: number
   private readonly queue = new SerialQueue()
   private active: Active | undefined
@@ -197,7 +200,7 @@ export class BudgetedEngine {
       return { name: o.name, dtype: v.dtype, dims: v.dims }
     })
     this.arenaMinimum = minimum
-    this.reserve = bookkeepingBytes(bookkeepingLayers(model))
+    this.reserve = budgetReserve(model)
     this.budget = 0
     this.session = new (binding().Session)(options.threads, options.io)
   }
@@ -347,7 +350,7 @@ export class BudgetedEngine {
   private planFor(budget: number | undefined, previous?: BudgetPlan): BudgetPlan {
     if (budget !== undefined && budget < this.minimumBudget) {
       throw new MemoryBudgetError(
-        `a memory budget of ${budget} bytes is below the minimum of ${this.minimumBudget} bytes for this package (arena ${this.arenaMinimum} + bookkeeping ${this.reserve}); give at least ${this.minimumBudget} bytes`,
+        `a memory budget of ${budget} bytes is below the minimum of ${this.minimumBudget} bytes for this package (arena ${this.arenaMinimum} + bookkeeping and outputs ${this.reserve}); give at least ${this.minimumBudget} bytes`,
         this.minimumBudget,
       )
     }
@@ -451,15 +454,7 @@ export class BudgetedEngine {
     const session = this.live('infer')
     const b = a.plan.build
     const byName = new Map(this.model.graph.inputs.map((d, i) => [d.name, tensors[i]!]))
-    const outputs: Record<string, Tensor> = {}
-    const pairs: Array<[number, ArrayBufferView]> = []
-    for (const o of b.outputs) {
-      const data = allocArray(o.dtype, numel(o.dims))
-      if (o.source.kind === 'constant') data.set(o.source.data.data as never)
-      else if (o.source.kind === 'input') data.set(byName.get(o.source.name)!.data as never)
-      else pairs.push([o.source.tensor, data])
-      outputs[o.name] = { dtype: o.dtype, dims: o.dims, data }
-    }
+    const { outputs, buffers: pairs } = outputArrays(b.outputs, (name) => byName.get(name)!)
     const inputs = b.inputs.map((i): [number, ArrayBufferView] => [i.tensor, byName.get(i.name)!.data])
     try {
       if (a.ranges.length === 0) {
@@ -504,6 +499,21 @@ export function bookkeepingLayers(m: { readonly layers: readonly unknown[]; read
   return m.layers.length + 2 * m.graph.nodes.filter((n) => n.attrs.has(fusedResidualAttr)).length + m.graph.nodes.filter(hasFusedPool).length + m.graph.nodes.filter(hasFusedDepthwise).length
 }
 
+/**
+ * What a memory budget covers besides the arena: the bookkeeping (bookkeepingBytes) and the arrays
+ * infer() returns, which hold the outputs once (the ones an op writes straight into them take no arena
+ * bytes, lib/runtime/outputs-in-place.ts; the others are also in the arena until copied out). GPT-2's
+ * 25.7 MB logits array was outside the budget before, and in the arena too.
+ */
+export function budgetReserve(m: Pick<BudgetModel, 'graph' | 'inferred' | 'layers'>): number {
+  let outputs = 0
+  for (const o of m.graph.outputs) {
+    const v = m.inferred.values.get(o.name)
+    if (v !== undefined) outputs += numel(v.dims as number[]) * dtypeBytes(v.dtype)
+  }
+  return bookkeepingBytes(bookkeepingLayers(m)) + outputs
+}
+
 export function bookkeepingBytes(layers: number): number {
   const heap = Math.min(16 << 20, (1 << 20) + layers * 48 * 1024)
   return (5 << 20) + heap
@@ -535,13 +545,16 @@ export function budgetModel(
   }
   const layers = stepLayers(ctx)
   const concats = concatsInPlace(graph, inferred, (v) => !isConstantValue(v))
-  const live = liveBytesPerStep(graph, inferred, (n) => isConstantValue(inferred.values.get(n)), concats)
+  // every graph output that is not a host constant is returned from a program tensor (budget-program.ts)
+  const hostOutputs = outputsInPlace(graph, inferred, concats, (v) => !isConstantValue(v), (n) => hostTensor(inferred.values.get(n)!) === undefined)
+  const live = liveBytesPerStep(graph, inferred, (n) => isConstantValue(inferred.values.get(n)), concats, hostOutputs)
   return orderByProfile({
     graph,
     inferred,
     layers,
     live: layers.map((l) => live[l.index]!),
     concats,
+    hostOutputs,
     lookup: { blob: (name, form) => blobOf(name, form) },
     formShape: (name, form) => {
       const b = blobOf(name, form)

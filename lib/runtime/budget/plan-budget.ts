@@ -42,6 +42,8 @@ export interface BudgetModel {
   readonly live: readonly number[]
   /** The Concats whose inputs are computed in place in their output (found once per model). */
   readonly concats: ConcatsInPlace
+  /** The graph outputs ops write into the caller's arrays, not the arena (outputsInPlace, once per model). */
+  readonly hostOutputs: ReadonlyMap<string, number>
   readonly lookup: ConstantLookup
   readonly formShape: (name: string, form: string) => { dtype: DType; dims: number[] } | undefined
   readonly gemmNr: number
@@ -72,7 +74,7 @@ const layerInfos = (m: BudgetModel, policy: PlanPolicy): LayerInfo[] =>
   })
 
 function build(m: BudgetModel, choices: readonly LayerChoice[]): BudgetProgram {
-  return buildBudgetProgram({ graph: m.graph, inferred: m.inferred, layers: m.layers, choices, concats: m.concats, lookup: m.lookup, formShape: m.formShape, gemmNr: m.gemmNr })
+  return buildBudgetProgram({ graph: m.graph, inferred: m.inferred, layers: m.layers, choices, concats: m.concats, hostOutputs: m.hostOutputs, lookup: m.lookup, formShape: m.formShape, gemmNr: m.gemmNr })
 }
 
 /**
@@ -471,15 +473,16 @@ export function minimumBudget(m: BudgetModel, policy: PlanPolicy): number {
 
 /**
  * Activation bytes live at each step of the inferred graph (aliases share their source's bytes, as do
- * the blocks of a Concat in place, `concats`, which budget-program.ts places so).
+ * the blocks of a Concat in place, `concats`, which budget-program.ts places so); the `hostOutputs` are
+ * written into the caller's arrays and take none.
  */
-export function liveBytesPerStep(graph: Graph, inferred: InferredGraph, isConstant: (name: string) => boolean, concats: ConcatsInPlace): Float64Array {
+export function liveBytesPerStep(graph: Graph, inferred: InferredGraph, isConstant: (name: string) => boolean, concats: ConcatsInPlace, hostOutputs: ReadonlyMap<string, number> = new Map()): Float64Array {
   const steps = inferred.steps
   const root = new Map<string, string>()
   for (const [name, block] of concats.blocks) root.set(name, block.output)
   const span = new Map<string, { bytes: number; first: number; last: number }>()
   const touch = (name: string, k: number): void => {
-    if (name === '' || isConstant(name)) return
+    if (name === '' || isConstant(name) || hostOutputs.has(name)) return
     const r = root.get(name) ?? name
     const v = inferred.values.get(r)
     if (v === undefined) return
