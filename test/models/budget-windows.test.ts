@@ -6,7 +6,7 @@
 // what onnxruntime computes.
 import t from 'tap'
 import { openPackage, prepare } from '../../lib/index.js'
-import { planForBudget, narrowerWindowGain, type BudgetModel, type BudgetPlan, type PlanPolicy } from '../../lib/runtime/budget/plan-budget.js'
+import { planForBudget, narrowerWindowGain, unavoidableReads, type BudgetModel, type BudgetPlan, type PlanPolicy } from '../../lib/runtime/budget/plan-budget.js'
 import { opTimes, planSchedule, planTimes } from '../../lib/runtime/budget/plan-times.js'
 import { tempDir } from '../helpers/budget.js'
 import { compareTensors } from '../helpers/compare.js'
@@ -66,4 +66,29 @@ t.test('a weight most of the budget is cut finer when pinning the rest is clearl
   t.equal(stats.loadBytesPerInference, reads(plan), 'and runs that plan')
   const r = compareTensors(got.y!, want.y!, 1e-4, 1e-4)
   t.ok(r.ok, `outputs at ${budget} bytes: max |diff| ${r.maxAbsDiff}${r.ok ? '' : ` (${r.reason})`}`)
+})
+
+t.test('unavoidableReads bounds every plan\'s reads from below, and is 0 once the region holds every weight', async (t) => {
+  const dir = tempDir(t)
+  const model = join(dir, 'mlp.onnx')
+  writeFileSync(model, mlp())
+  const pkg = join(dir, 'mlp.fpk')
+  const report = await prepare(model, pkg, { threads: 2 })
+  const engine = await openPackage(pkg, { threads: 2 })
+  const { model: m, policy } = engine as unknown as { model: BudgetModel; policy: PlanPolicy }
+  const reserve = engine.stats().reservedBytes
+  await engine.close()
+  let tight = 0
+  for (const budget of [report.minimumBudget, 20e6, 24e6, 28e6, 32e6, 40e6, 48e6]) {
+    if (budget < report.minimumBudget) continue
+    const arena = budget - reserve
+    for (const narrowWindows of [false, true]) {
+      const p = planForBudget(m, arena, { ...policy, narrowWindows })
+      const bound = unavoidableReads(m, arena - p.build.residentBytes)
+      t.ok(reads(p) >= bound, `${(budget / 1e6).toFixed(1)} MB, windows ${narrowWindows}: reads ${reads(p)} >= bound ${bound}`)
+      if (bound > 0 && reads(p) < bound * 1.5) tight++
+    }
+  }
+  t.ok(tight > 0, 'the bound is within 1.5x of a real plan\'s reads at some budget (it is not vacuous)')
+  t.equal(unavoidableReads(m, 1e12), 0, 'a region holding everything leaves nothing to read')
 })

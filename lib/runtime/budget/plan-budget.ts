@@ -365,6 +365,10 @@ function narrowerWindows(m: BudgetModel, budget: number, policy: PlanPolicy, fir
   const reads = planSchedule(first.build, first.plan).loads.reduce((n, l) => n + (l.bytes ?? 0), 0)
   const freed = widest - region * windowShares[1]
   if (freed < 0.1 * reads || freed < narrowerWindowMinFreed) return undefined
+  // Nor when no pinning could cut the reads enough to pass the gain asked of a candidate: the candidates'
+  // heap is then spent for nothing (VGG-19 at 100 MB, four candidates: peaks of 111.7 and 112.9 MB
+  // against 98.3 MB without them, bench:memory on 590e821).
+  if (unavoidableReads(m, region) > narrowerWindowGain * reads) return undefined
   let best: BudgetPlan | undefined
   let bestMs = firstMs.ms
   for (const share of windowShares) {
@@ -380,6 +384,23 @@ function narrowerWindows(m: BudgetModel, budget: number, policy: PlanPolicy, fir
     if (ms < bestMs) [best, bestMs] = [plan, ms]
   }
   return best
+}
+
+/**
+ * Bytes every plan in a planned region of `region` bytes reads per inference at least: each layer's
+ * large weights in their smallest stored form, less what the region can pin beside the model's peak
+ * activations (a pinned weight holds its bytes through that step too).
+ */
+export function unavoidableReads(m: BudgetModel, region: number): number {
+  let weights = 0
+  for (const l of m.layers) {
+    let least = Infinity
+    for (const o of l.options) least = Math.min(least, (o.sliced?.weight.bytes ?? 0) + o.fixedBytes)
+    if (Number.isFinite(least)) weights += least
+  }
+  let peak = 0
+  for (const b of m.live) peak = Math.max(peak, b)
+  return Math.max(0, weights - Math.max(0, region - peak))
 }
 
 /** Plans for `budget`; with `previous`, tries its slicing first. Throws MemoryBudgetError. */
