@@ -4,9 +4,10 @@
 //
 //   activation    every non-constant value (aliases share their source's buffer); graph inputs live from
 //                 before op 0, graph outputs until after the last op, except those one op computes whole,
-//                 which it writes straight into the caller's array (lib/runtime/outputs-in-place.ts). A Concat whose inputs are blocks of
-//                 its output (lib/runtime/concat-in-place.ts: SqueezeNet's fire modules) runs no op: its
-//                 producers write their blocks of its buffer, which lives from the first of them on
+//                 which it writes straight into the caller's array (lib/runtime/outputs-in-place.ts).
+//                 A Concat whose inputs are blocks of its output (lib/runtime/concat-in-place.ts:
+//                 SqueezeNet's fire modules) runs no op: its producers write their blocks of its buffer,
+//                 which lives from the first of them on
 //   intermediate  each op's workspace, live during that op only
 //   weight        each large constant an op reads, one tensor per op: a weight slice when the step is
 //                 sliced (a channel range of the stored form), else the whole form. Its bytes are the
