@@ -36,7 +36,23 @@ export function addBusy(busy: BusyList, start: number, end: number): void {
     e = Math.max(e, busy[2 * j + 1]!)
     j++
   }
-  busy.splice(2 * i, 2 * (j - i), s, e)
+  // In place, without splice (which allocates the removed elements' array on every call): the planner
+  // adds ranges millions of times per plan, and that garbage was most of what it allocated.
+  const removed = j - i
+  if (removed === 1) {
+    busy[2 * i] = s
+    busy[2 * i + 1] = e
+    return
+  }
+  if (removed === 0) {
+    busy.push(0, 0)
+    busy.copyWithin(2 * i + 2, 2 * i, busy.length - 2)
+  } else {
+    busy.copyWithin(2 * i + 2, 2 * j)
+    busy.length -= 2 * (removed - 1)
+  }
+  busy[2 * i] = s
+  busy[2 * i + 1] = e
 }
 
 /** Builds a busy list from unsorted ranges given as [start0, end0, start1, end1, ...]. */

@@ -51,6 +51,12 @@ export function pinnedBytesByK(prep: Prepared): Float64Array {
   return bytes
 }
 
+/** Makes `to` a copy of `from` without allocating (beyond growing `to`). */
+function copyInto(to: BusyList, from: BusyList): void {
+  to.length = from.length
+  for (let i = 0; i < from.length; i++) to[i] = from[i]!
+}
+
 class Placer {
   readonly occ: Occupancy
   readonly offset: Float64Array
@@ -59,6 +65,8 @@ class Placer {
   readonly fallbackSteps: number[] = []
   /** Top of the region shared by activations, intermediates and loaded weights: [0, top). */
   top = 0
+  /** placeWeight's copy of the last window that fitted (reused across weights). */
+  private readonly scratch: BusyList = []
 
   constructor(
     readonly prep: Prepared,
@@ -109,12 +117,17 @@ class Placer {
     let from = first[w]!
     // Earliest feasible start: widening the window only adds busy ranges, so scan down until it stops
     // fitting. Each step down costs one merge of the ranges that end there (a binary search would
-    // rebuild the window's busy list per probe, which costs as much as this whole scan).
+    // rebuild the window's busy list per probe, which costs as much as this whole scan). The window that
+    // fitted is kept in one reused array, not a fresh copy per step: those copies were a third of the
+    // planner's garbage, and garbage is what makes V8 grow its young generation while planning.
+    const fitted = this.scratch
     while (preload && this.noPreload[w] === 0 && size[w]! > 0 && from > 0) {
-      const wider = busy.slice()
-      this.occ.extendEarlier(wider, from) // wider covers [from - 1, last]
-      if (!fits(wider)) break
-      busy = wider
+      copyInto(fitted, busy)
+      this.occ.extendEarlier(busy, from) // busy covers [from - 1, last]
+      if (!fits(busy)) {
+        copyInto(busy, fitted)
+        break
+      }
       from--
     }
     this.put(w, bestFit(busy, size[w]!, weightAlignment, 0, this.top), from)

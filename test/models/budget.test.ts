@@ -6,9 +6,10 @@
 import { execFileSync, spawnSync } from 'node:child_process'
 import { copyFileSync, readFileSync, renameSync, statSync, truncateSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
+import { pathToFileURL } from 'node:url'
 import t, { type Test } from 'tap'
 import { IOError, MemoryBudgetError, PackageError } from '../../lib/errors.js'
-import { openPackage, type BudgetedEngine } from '../../lib/index.js'
+import { openPackage, type BudgetedEngine, type BudgetStats } from '../../lib/index.js'
 import { crc32 } from '../../lib/package/crc32.js'
 import { decodeHeader, encodeHeader, headerField } from '../../lib/package/format.js'
 import { PackageReader } from '../../lib/package/reader.js'
@@ -121,6 +122,38 @@ t.test('setMemoryBudget: keep the slicing when it fits, re-slice below the prepa
     checkOutputs(t, o1, want, false, 'the inference queued before the change')
     checkOutputs(t, o3, want, sliced, 'the inference queued after the change')
   })
+})
+
+/** Opens `path` at `budget` in a fresh Node process, touching `hog` bytes at open's first await; its stats. */
+function statsInChild(path: string, budget: number, hog: number): BudgetStats & { reserve: number } {
+  const script = `
+    import { openPackage } from ${JSON.stringify(pathToFileURL(join(repoRoot, 'dist', 'lib', 'index.js')).href)}
+    let held
+    setImmediate(() => { if (${hog} > 0) held = Buffer.allocUnsafe(${hog}).fill(1) })
+    const e = await openPackage(${JSON.stringify(path)}, { threads: ${threads}, memoryBudget: ${budget} })
+    if (${hog} > 0 && held === undefined) throw new Error('the allocation did not run during open')
+    console.log(JSON.stringify({ ...e.stats(), reserve: e.reserve }))
+    await e.close()`
+  const r = spawnSync(process.execPath, ['--input-type=module', '-e', script], { encoding: 'utf8' })
+  if (r.status !== 0) throw new Error(`child failed: ${r.stderr}`)
+  return JSON.parse(r.stdout) as BudgetStats & { reserve: number }
+}
+
+t.test('memory the process takes while an engine opens is taken from its arena, not added to its budget', async (t) => {
+  const { path, report } = await preparedPackage(ocr.rec)
+  const hog = 24e6
+  // Room for the hog above every weight resident, so neither arena is the package's minimum one.
+  const budget = report.unlimitedBudget + hog
+  // Each in a fresh process: in this one, memory freed while the engine opens (earlier tests' arrays,
+  // ONNX Runtime's sessions) would offset what it grows by.
+  const quiet = statsInChild(path, budget, 0)
+  const s = statsInChild(path, budget, hog)
+  t.ok(s.openGrowthBytes >= 0.9 * hog, `open grew the process by ${s.openGrowthBytes} bytes (${hog} of them the child's)`)
+  t.ok(s.reservedBytes >= s.openGrowthBytes, `reserved ${s.reservedBytes} >= the measured growth`)
+  t.ok(s.arenaBytes < quiet.arenaBytes, `arena ${s.arenaBytes} < ${quiet.arenaBytes} when nothing else grew`)
+  const arenaMinimum = report.minimumBudget - s.reserve // the estimated reserve sets the minimum
+  t.ok(s.plannedBytes <= Math.max(arenaMinimum, budget - s.reservedBytes), `planned ${s.plannedBytes} within the budget less the measured reserve (or the minimum arena)`)
+  t.ok(quiet.reservedBytes >= quiet.reserve, `quiet: reserved ${quiet.reservedBytes}, at least the estimate ${quiet.reserve}`)
 })
 
 // c. -------------------------------------------------------------------------------------------------

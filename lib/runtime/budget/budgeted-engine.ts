@@ -77,8 +77,15 @@ export interface BudgetStats {
   readonly arenaBytes: number
   readonly memoryBudget: number
   readonly residentBytes: number
-  /** The budget outside the arena: the V8 heap grown by planning, native bookkeeping and the arrays infer() returns (budgetReserve). */
+  /**
+   * The budget outside the arena: the larger of the estimate (budgetReserve: the V8 heap grown by
+   * planning, native bookkeeping, the arrays infer() returns) and what opening measurably grew the
+   * process by plus what inference adds (measuredReserve). The arena gets the rest, never less than
+   * the package's minimum arena.
+   */
   readonly reservedBytes: number
+  /** How much the process's resident memory grew while this engine opened and planned, before its arena existed. */
+  readonly openGrowthBytes: number
   readonly plannedBytes: number
   readonly pinnedBytes: number
   /** Bytes read from the package per inference (weights that are not pinned). */
@@ -180,8 +187,12 @@ export class BudgetedEngine {
   private session: NativeSession | undefined
   /** The smallest arena the package plans in with this engine's options. */
   private readonly arenaMinimum: number
-  /** The budget outside the arena (see `budgetReserve`). */
+  /** The budget outside the arena as estimated (see `budgetReserve`); it sets the minimum budget. */
   private readonly reserve: number
+  /** The budget outside the arena as measured at open (see `measuredReserve`); 0 until then. */
+  private measured = 0
+  /** The process's resident growth during open, before the arena (see `BudgetStats.openGrowthBytes`). */
+  private openGrowth = 0
   private readonly queue = new SerialQueue()
   private active: Active | undefined
   private lastPipeline: BudgetStats['lastPipeline']
@@ -210,6 +221,8 @@ export class BudgetedEngine {
    * runs Winograd layers with their lean Winograd kernels, 'other' with their other kernels.
    */
   static async open(path: string, options: PackageOpenOptions = {}, internal: { leanKernels?: 'winograd' | 'other' } = {}): Promise<BudgetedEngine> {
+    binding() // loaded first: the addon and its libraries are the process's, not this engine's
+    const rssAtOpen = process.memoryUsage.rss()
     const opts = checkOptions(options)
     const reader = await PackageReader.open(path, { verify: opts.verify })
     let model: PackageModel
@@ -243,7 +256,12 @@ export class BudgetedEngine {
     }
     const engine = new BudgetedEngine(path, model, policy, opts, minimum)
     try {
-      const plan = engine.planFor(opts.memoryBudget)
+      let plan = engine.planFor(opts.memoryBudget)
+      // What opening really cost shows only now (V8 grows its young generation while planning, by an
+      // amount no formula predicts well): if it is more than the estimate, plan again for a smaller arena.
+      engine.openGrowth = Math.max(0, process.memoryUsage.rss() - rssAtOpen)
+      engine.measured = measuredReserve(engine.openGrowth, model)
+      if (opts.memoryBudget !== undefined && engine.measured > engine.reserve + replanSlackBytes) plan = engine.planFor(opts.memoryBudget, plan)
       await engine.apply(plan)
       engine.budget = opts.memoryBudget ?? plan.budget + engine.reserve
     } catch (err) {
@@ -307,7 +325,8 @@ export class BudgetedEngine {
       arenaBytes: s.arenaBytes,
       memoryBudget: this.budget,
       residentBytes: b.residentBytes,
-      reservedBytes: this.reserve,
+      reservedBytes: Math.max(this.reserve, this.measured),
+      openGrowthBytes: this.openGrowth,
       plannedBytes: a.plan.plan.arenaBytes,
       pinnedBytes: a.plan.plan.pinnedBytes,
       loadBytesPerInference: loadBytes,
@@ -346,7 +365,11 @@ export class BudgetedEngine {
     return this.arenaMinimum + this.reserve
   }
 
-  /** Plans for a memory budget (`undefined`: every weight resident); the arena gets the budget minus the reserve. */
+  /**
+   * Plans for a memory budget (`undefined`: every weight resident); the arena gets the budget minus the
+   * larger of the estimated and the measured reserve, but at least the minimum arena (a budget at the
+   * minimum is accepted as promised, though opening may have cost more than estimated).
+   */
   private planFor(budget: number | undefined, previous?: BudgetPlan): BudgetPlan {
     if (budget !== undefined && budget < this.minimumBudget) {
       throw new MemoryBudgetError(
@@ -354,7 +377,7 @@ export class BudgetedEngine {
         this.minimumBudget,
       )
     }
-    const bytes = budget === undefined ? unlimitedBudget(this.model, this.policy) : budget - this.reserve
+    const bytes = budget === undefined ? unlimitedBudget(this.model, this.policy) : Math.max(this.arenaMinimum, budget - Math.max(this.reserve, this.measured))
     try {
       return planForBudget(this.model, bytes, this.policy, previous)
     } catch (err) {
@@ -506,12 +529,36 @@ export function bookkeepingLayers(m: { readonly layers: readonly unknown[]; read
  * 25.7 MB logits array was outside the budget before, and in the arena too.
  */
 export function budgetReserve(m: Pick<BudgetModel, 'graph' | 'inferred' | 'layers'>): number {
+  return bookkeepingBytes(bookkeepingLayers(m)) + outputBytes(m)
+}
+
+/** A measured reserve this much above the estimate plans again at open (below it, not worth the time). */
+const replanSlackBytes = 1 << 20
+
+/**
+ * The budget outside the arena as measured: the process's resident growth while the engine opened and
+ * planned (its V8 heap, the decoded graph, allocator caches), what the first inferences add outside the
+ * arena (`inferenceNativeBytes`), and the arrays infer() returns. Other work the process does while an
+ * engine opens is counted too, which only makes the arena smaller.
+ */
+export function measuredReserve(openGrowth: number, m: Pick<BudgetModel, 'graph' | 'inferred'>): number {
+  return openGrowth + inferenceNativeBytes + outputBytes(m)
+}
+
+/**
+ * What the first inferences add outside the arena: worker thread stacks and their allocator arenas,
+ * the reader's queue and code pages touched for the first time. Calibrated on the bench models as peak
+ * minus arena minus open growth minus outputs (bench:memory reports each engine's openGrowthBytes).
+ */
+export const inferenceNativeBytes = 2 << 20
+
+function outputBytes(m: Pick<BudgetModel, 'graph' | 'inferred'>): number {
   let outputs = 0
   for (const o of m.graph.outputs) {
     const v = m.inferred.values.get(o.name)
     if (v !== undefined) outputs += numel(v.dims as number[]) * dtypeBytes(v.dtype)
   }
-  return bookkeepingBytes(bookkeepingLayers(m)) + outputs
+  return outputs
 }
 
 export function bookkeepingBytes(layers: number): number {
