@@ -36,8 +36,8 @@ export function addBusy(busy: BusyList, start: number, end: number): void {
     e = Math.max(e, busy[2 * j + 1]!)
     j++
   }
-  // In place, without splice (which allocates the removed elements' array on every call): the planner
-  // adds ranges millions of times per plan, and that garbage was most of what it allocated.
+  // In place, without splice (which allocates the removed elements' array on every call): opening
+  // ResNet-152 at 100 MB allocated 23 of its 89 MB in splice (V8's sampling heap profiler).
   const removed = j - i
   if (removed === 1) {
     busy[2 * i] = s

@@ -80,7 +80,7 @@ t.test('firstFit, lastFit and bestFit pick the lowest, highest and tightest free
     if (first !== (all[0] ?? -1)) bad(`firstFit ${first}, want ${all[0] ?? -1}`)
     if (last !== (all.at(-1) ?? -1)) bad(`lastFit ${last}, want ${all.at(-1) ?? -1}`)
     if ((best < 0) !== (all.length === 0)) bad(`bestFit ${best} with ${all.length} slots`)
-    if (best >= 0 && size > 0) {
+    if (best >= 0) {
       // the gap around best is free and no gap holding the block is smaller
       if (!all.includes(best)) bad(`bestFit ${best} is not a free slot`)
       const gapOf = (o: number): number => {

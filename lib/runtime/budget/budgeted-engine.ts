@@ -506,9 +506,11 @@ function concatRanges(ranges: readonly Float64Array[], begin: number, end: numbe
  * The engine's memory outside its arena, which a memory budget also covers (so the process grows by about
  * the budget, not the budget plus bookkeeping): native memory besides the arena (thread stacks, the
  * io_uring ring, the decoded program; 5 MiB) and the V8 heap that opening and planning grow (the graph,
- * kernel options, plans: 1 MiB + 48 KiB per layer, at most 16 MiB — V8's young generation stops growing
- * there). Calibrated on the bench models (ResNet-152: 12.6 MB of heap growth measured for 258 layers;
- * PP-OCR cls: 2.7 MB) and checked by bench:memory, which measures the process's peak (VmHWM).
+ * kernel options, plans: 1 MiB + 48 KiB per layer, at most 16 MiB — the 16.8 MB young generation that
+ * opening the bench models grew V8's to; it can grow to 33.5 MB). Calibrated on the bench models
+ * (ResNet-152: 12.6 MB of heap growth measured for 258 layers; PP-OCR cls: 2.7 MB). An estimate: it
+ * sets the minimum budget, which prepare reports before any engine exists; an engine then measures
+ * what its opening cost (measuredReserve) and keeps the larger.
  */
 /**
  * The layer count bookkeepingBytes is calibrated with: the model's layers, plus two for each Conv that
@@ -547,8 +549,10 @@ export function measuredReserve(openGrowth: number, m: Pick<BudgetModel, 'graph'
 
 /**
  * What the first inferences add outside the arena: worker thread stacks and their allocator arenas,
- * the reader's queue and code pages touched for the first time. Calibrated on the bench models as peak
- * minus arena minus open growth minus outputs (bench:memory reports each engine's openGrowthBytes).
+ * the reader's queue and code pages touched for the first time. Calibrated on the bench packages as
+ * peak minus arena minus open growth minus outputs, one process each: -0.9 (GPT-2) to 3.0 MB
+ * (SqueezeNet), 1.7-1.8 MB for ViT-B/16 and VGG-19. V8 can also grow its young generation during the
+ * first inferences (MobileNetV2), which this does not cover.
  */
 export const inferenceNativeBytes = 2 << 20
 
