@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 // The graph IR: what ONNX import produces and every later stage reads.
-import type { DType, TypedArray } from './dtype.js'
+import { dtypeBytes, type DType, type TypedArray } from './dtype.js'
 
 /** A dimension: a number, or a symbol such as 'batch' or an expression such as '(H+2)'. */
 export type Dim = number | string
@@ -70,4 +70,9 @@ export function numel(dims: readonly number[]): number {
   let n = 1
   for (const d of dims) n *= d
   return n
+}
+
+/** Bytes of a value whose dims are concrete (after shape inference with concrete inputs). */
+export function valueBytes(v: Pick<ValueInfo, 'dtype' | 'dims'>): number {
+  return numel(v.dims as number[]) * dtypeBytes(v.dtype)
 }

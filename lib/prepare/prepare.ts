@@ -17,13 +17,12 @@ import { stat } from 'node:fs/promises'
 import { availableParallelism } from 'node:os'
 import { basename } from 'node:path'
 import { ArgumentError, MemoryBudgetError } from '../errors.js'
-import { dtypeBytes } from '../model/dtype.js'
 import { fuseActivations } from '../model/fuse-activations.js'
 import { fuseConvDepthwise } from '../model/fuse-conv-depthwise.js'
 import { fuseConvPools } from '../model/fuse-conv-pool.js'
 import { fuseResidualAdds } from '../model/fuse-residual.js'
 import { inferGraph, type InferredGraph } from '../model/infer-graph.js'
-import { numel, type Graph, type TensorData, type ValueInfo } from '../model/ir.js'
+import { valueBytes, type Graph, type TensorData, type ValueInfo } from '../model/ir.js'
 import { loadOnnx } from '../model/onnx-import.js'
 import { hostTensor } from '../model/values.js'
 import { binding } from '../native/binding.js'
@@ -107,7 +106,6 @@ function plannedGraph(graph: Graph, inferred: InferredGraph): { graph: Graph; co
   return { graph: { ...graph, nodes: inferred.steps.map((s) => s.node), outputs, initializers: new Map() }, constants }
 }
 
-const bytesOf = (v: ValueInfo): number => numel(v.dims as number[]) * dtypeBytes(v.dtype)
 
 /** Prepares `modelPath` (ONNX) into the package `outPath`. */
 export async function prepare(modelPath: string, outPath: string, options: PrepareOptions = {}): Promise<PrepareReport> {
@@ -135,7 +133,7 @@ export async function prepare(modelPath: string, outPath: string, options: Prepa
   const nr = binding().prepack('gemm_pack_b', { dtype: 1, dims: [1, 1], data: new Float32Array(1) }, [0]).dims[2]!
 
   // Every form any kernel option could read, as virtual blobs, to plan before transforming anything.
-  const large = new Map([...planned.constants].filter(([, v]) => bytesOf(v) >= residentMaxBytes))
+  const large = new Map([...planned.constants].filter(([, v]) => valueBytes(v) >= residentMaxBytes))
   const virtual = new Map<string, BlobEntry>()
   const stored = new Map<string, { dtype: StoredConstant['dtype']; dims: number[]; forms: Record<string, string> }>()
   const blobName = (name: string, form: string): string => (form === 'raw' ? name : `${name}${form}`)

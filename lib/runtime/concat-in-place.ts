@@ -6,9 +6,8 @@
 // cost 0.3-0.4 ms per run at 1 thread (bench/models/profile.ts), and the copy kept both the blocks and
 // the output alive (SqueezeNet's largest activation set under a memory budget). The program builders
 // place the blocks: program-builder.ts, and budget-program.ts for memory-budgeted programs.
-import { dtypeBytes } from '../model/dtype.js'
 import type { Graph, ValueInfo } from '../model/ir.js'
-import { numel } from '../model/ir.js'
+import { valueBytes } from '../model/ir.js'
 import type { InferredGraph } from '../model/infer-graph.js'
 
 export interface ConcatsInPlace {
@@ -54,7 +53,7 @@ export function concatsInPlace(graph: Graph, inferred: InferredGraph, isActivati
     for (const name of names) {
       const v = inferred.values.get(name)!
       blocks.set(name, { output: out, byteOffset })
-      byteOffset += numel(v.dims as number[]) * dtypeBytes(v.dtype)
+      byteOffset += valueBytes(v)
     }
     placedOutputs.add(out)
     steps.add(k)

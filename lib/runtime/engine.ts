@@ -3,10 +3,10 @@
 // placement, memory plan, program), then runs programs in its native session, one at a time.
 import { availableParallelism } from 'node:os'
 import { ArgumentError, DisposedError, UnsupportedOperatorError, ValueNeededError } from '../errors.js'
-import { allocArray, dtypeBytes } from '../model/dtype.js'
+import { allocArray } from '../model/dtype.js'
 import { graphInputAncestors, inferGraph, type FoldFn, type InferredGraph } from '../model/infer-graph.js'
 import type { Graph, TensorData, ValueInfo } from '../model/ir.js'
-import { isExternal, numel } from '../model/ir.js'
+import { isExternal, numel, valueBytes } from '../model/ir.js'
 import { loadOnnx } from '../model/onnx-import.js'
 import { fuseActivations } from '../model/fuse-activations.js'
 import { fuseConvDepthwise } from '../model/fuse-conv-depthwise.js'
@@ -315,7 +315,7 @@ export class Engine {
       const key = this.constantKey(inferred, name, v, signature, p)
       if (this.constants.get(key) !== undefined) return
       if (p === undefined) {
-        const bytes = numel(v.dims as number[]) * dtypeBytes(v.dtype)
+        const bytes = valueBytes(v)
         pending.push({ offset: this.constants.reserve(key, v.dtype, v.dims as number[], bytes).offset, value: v })
       } else {
         const host = runPrepack(constantHost(v), p, node)

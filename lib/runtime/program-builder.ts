@@ -3,9 +3,9 @@
 // value a tensor slot (constants in the persistent region, activations planned by planMemory),
 // and encodes the op list as the descriptor documented in native/runtime/program.h.
 import { ShapeError } from '../errors.js'
-import { dtypeBytes, dtypeCode, type DType } from '../model/dtype.js'
+import { dtypeCode, type DType } from '../model/dtype.js'
 import type { Graph, TensorData, ValueInfo } from '../model/ir.js'
-import { numel } from '../model/ir.js'
+import { valueBytes } from '../model/ir.js'
 import type { InferredGraph, Step } from '../model/infer-graph.js'
 import type { Prepack } from '../model/ops/op-def.js'
 import { hostTensor } from '../model/values.js'
@@ -74,7 +74,6 @@ class ProgramState {
   }
 }
 
-const bytesOf = (v: ValueInfo): number => numel(v.dims as number[]) * dtypeBytes(v.dtype)
 
 function isConstant(v: ValueInfo): boolean {
   return v.tensor !== undefined || hostTensor(v) !== undefined
@@ -112,7 +111,7 @@ export function buildProgram(graph: Graph, inferred: InferredGraph, constantSlot
     // A block of a Concat in place lives in the Concat output's buffer.
     const block = inPlace.blocks.get(name)
     const root = block?.output ?? name
-    const buffer = st.rootBuffer.get(root) ?? st.newBuffer(bytesOf(valueOf(root)), step)
+    const buffer = st.rootBuffer.get(root) ?? st.newBuffer(valueBytes(valueOf(root)), step)
     st.rootBuffer.set(root, buffer)
     st.touch(buffer, step)
     const id = st.addSlot({ region: 1, offset: 0, dtype: v.dtype, dims: v.dims as number[], buffer, byteOffset: block?.byteOffset ?? 0 })
@@ -181,7 +180,7 @@ export function buildProgram(graph: Graph, inferred: InferredGraph, constantSlot
       const name = step.node.outputs[i] ?? ''
       const v = step.outputs[i]!
       if (name !== '') outs.push(slotFor(name, k))
-      else outs.push(st.addSlot({ region: 1, offset: 0, dtype: v.dtype, dims: v.dims as number[], buffer: st.newBuffer(bytesOf(v), k) }))
+      else outs.push(st.addSlot({ region: 1, offset: 0, dtype: v.dtype, dims: v.dims as number[], buffer: st.newBuffer(valueBytes(v), k) }))
     }
     if (call.workspace !== undefined && call.workspace > 0) {
       outs.push(st.addSlot({ region: 1, offset: 0, dtype: 'uint8', dims: [call.workspace], buffer: st.newBuffer(call.workspace, k) }))

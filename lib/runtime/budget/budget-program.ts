@@ -20,7 +20,7 @@
 import { ShapeError } from '../../errors.js'
 import { dtypeBytes, type DType } from '../../model/dtype.js'
 import type { Graph, TensorData, ValueInfo } from '../../model/ir.js'
-import { numel } from '../../model/ir.js'
+import { numel, valueBytes } from '../../model/ir.js'
 import type { InferredGraph, Step } from '../../model/infer-graph.js'
 import type { KernelCall } from '../../model/ops/op-def.js'
 import { hostTensor } from '../../model/values.js'
@@ -35,7 +35,6 @@ import { formOf, isConstantValue, residentMaxBytes, type StepLayer, type StepOpt
 const block = 4096
 const alignDown = (n: number, a: number): number => Math.floor(n / a) * a
 const alignUp = (n: number, a: number): number => Math.ceil(n / a) * a
-const bytesOf = (v: ValueInfo): number => numel(v.dims as number[]) * dtypeBytes(v.dtype)
 
 /** Where the bytes of a constant come from. */
 export type ConstantSource =
@@ -159,7 +158,7 @@ class Builder {
       return id
     }
     let buffer = this.bufferOf.get(name)
-    if (buffer === undefined) buffer = this.newTensor('activation', Math.max(1, bytesOf(v)), k, name)
+    if (buffer === undefined) buffer = this.newTensor('activation', Math.max(1, valueBytes(v)), k, name)
     this.bufferOf.set(name, buffer)
     this.touch(buffer, k)
     const id = this.addSlot({ tensor: buffer, resident: 0, delta: 0, dtype: v.dtype, dims: v.dims as number[] })
@@ -259,7 +258,7 @@ function outputSlots(b: Builder, step: Step, call: KernelCall, k: number): numbe
     const v = step.outputs[i]!
     if (name !== '') outs.push(b.activation(name, k))
     else {
-      const t = b.newTensor('intermediate', Math.max(1, bytesOf(v)), k, `${step.node.name}:out${i}`)
+      const t = b.newTensor('intermediate', Math.max(1, valueBytes(v)), k, `${step.node.name}:out${i}`)
       outs.push(b.addSlot({ tensor: t, resident: 0, delta: 0, dtype: v.dtype, dims: v.dims as number[] }))
     }
   }

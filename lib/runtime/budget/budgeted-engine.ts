@@ -12,14 +12,14 @@
 //           the arena and continues; inferences queued before it finish under the old plan.
 import { availableParallelism } from 'node:os'
 import { ArgumentError, DisposedError, MemoryBudgetError, PackageError } from '../../errors.js'
-import { dtypeBytes, dtypeCode, type DType } from '../../model/dtype.js'
+import { dtypeCode, type DType } from '../../model/dtype.js'
 import { inferGraph } from '../../model/infer-graph.js'
 import { hasFusedDepthwise } from '../../model/fuse-conv-depthwise.js'
 import { hasFusedPool } from '../../model/fuse-conv-pool.js'
 import { fusedResidualAttr } from '../../model/fuse-residual.js'
 import type { Graph } from '../../model/ir.js'
 import type { ValueInfo } from '../../model/ir.js'
-import { numel } from '../../model/ir.js'
+import { valueBytes } from '../../model/ir.js'
 import { binding, type NativeReadOptions, type NativeSession } from '../../native/binding.js'
 import { PackageReader, type BlobEntry } from '../../package/index.js'
 import { decodePackageGraph, type StoredConstant } from '../../prepare/graph-codec.js'
@@ -560,7 +560,7 @@ function outputBytes(m: Pick<BudgetModel, 'graph' | 'inferred'>): number {
   let outputs = 0
   for (const o of m.graph.outputs) {
     const v = m.inferred.values.get(o.name)
-    if (v !== undefined) outputs += numel(v.dims as number[]) * dtypeBytes(v.dtype)
+    if (v !== undefined) outputs += valueBytes(v)
   }
   return outputs
 }

@@ -12,9 +12,8 @@
 //   anything else:           as the op defines it; large constant inputs are read whole.
 // Only options whose weight form the package stores are offered (a package prepared for budget B has the
 // forms its choices at B and without a budget need).
-import { dtypeBytes } from '../../model/dtype.js'
 import type { InferredGraph, Step } from '../../model/infer-graph.js'
-import { numel, type ValueInfo } from '../../model/ir.js'
+import { valueBytes, type ValueInfo } from '../../model/ir.js'
 import { decodeConvCall, withConvDepthwiseThreads, withConvKernel, withConvPoolThreads } from '../../model/ops/nn-conv.js'
 import type { KernelCall, Prepack } from '../../model/ops/op-def.js'
 import { hostTensor } from '../../model/values.js'
@@ -72,7 +71,6 @@ export function isConstantValue(v: ValueInfo | undefined): boolean {
   return v !== undefined && (v.tensor !== undefined || hostTensor(v) !== undefined)
 }
 
-const bytesOf = (v: ValueInfo): number => numel(v.dims as number[]) * dtypeBytes(v.dtype)
 
 export interface OptionContext {
   readonly inferred: InferredGraph
@@ -107,7 +105,7 @@ function fixedBytes(ctx: OptionContext, step: Step, call: KernelCall, skip: numb
     const name = j === skip ? undefined : constantName(step, call, j)
     if (name === undefined) return
     const form = formOf(call, j)
-    const bytes = form === 'raw' ? bytesOf(step.inputs[call.inputs[j]!]!) : ctx.formBytes(name, form)
+    const bytes = form === 'raw' ? valueBytes(step.inputs[call.inputs[j]!]!) : ctx.formBytes(name, form)
     if (bytes >= residentMaxBytes) total += bytes
   })
   return total

@@ -5,9 +5,9 @@
 // again. A budget change first tries the current slicing (re-planning memory only) and re-slices only
 // when that fails. Pure apart from reading the addon's op codes.
 import { MemoryBudgetError, PlanInfeasibleError } from '../../errors.js'
-import { numel, type Graph } from '../../model/ir.js'
+import { valueBytes, type Graph } from '../../model/ir.js'
 import type { InferredGraph } from '../../model/infer-graph.js'
-import { dtypeBytes, type DType } from '../../model/dtype.js'
+import { type DType } from '../../model/dtype.js'
 import { planMemory } from '../../plan/memory-plan.js'
 import { pinPrefixPlanner, planOnDemandFirstFit, planPreload, type PreloadPlan } from '../../plan/preload-plan.js'
 import { LayerTooLargeError, layerMinimumBytes, planSlicing, sliceBytes, type LayerChoice, type LayerInfo } from '../../plan/slicing.js'
@@ -509,7 +509,7 @@ export function liveBytesPerStep(graph: Graph, inferred: InferredGraph, isConsta
     if (v === undefined) return
     const s = span.get(r)
     if (s === undefined) {
-      span.set(r, { bytes: numel(v.dims as number[]) * dtypeBytes(v.dtype), first: k, last: k })
+      span.set(r, { bytes: valueBytes(v), first: k, last: k })
     } else {
       s.first = Math.min(s.first, k)
       s.last = Math.max(s.last, k)
