@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 // What one infer() call costs beyond its ops: flexpipe and onnxruntime-node on a one-op model (ONNX's
 // Relu backend test, 60 floats), so the time is the call path itself -- argument checks, the queue,
-// the hop to a libuv pool thread, flexpipe's compute-lane handoff (several threads), the promise.
+// flexpipe's hand-off to its compute lane and back to the event loop, the promise.
 //
 //   npm run build:ts && node dist/bench/models/call-overhead.js [--threads 1,2] [--runs 2000] [--rounds 5]
 //

@@ -6,9 +6,9 @@
 #include <vector>
 
 #include "addon/convert.h"
+#include "addon/workers/lane_run.h"
 #include "addon/workers/pipeline_worker.h"
 #include "addon/workers/read_worker.h"
-#include "addon/workers/run_worker.h"
 
 namespace flexpipe {
 
@@ -139,13 +139,11 @@ Napi::Value SessionWrap::run(const Napi::CallbackInfo& info) {
     try {
         const auto id = static_cast<int32_t>(integer_arg(info[0], 0, INT32_MAX, "program"));
         const auto base = static_cast<uint64_t>(integer_arg(info[1], 0, max_offset, "activationBase"));
-        auto worker = std::make_unique<RunWorker>(info.Env(), &compute_busy_, session_.get(), lane_.get(), id, base);
-        worker->args().collect(info.This(), info[2], info[3]);  // pins the arrays; validates ids and sizes
-        worker->args().set_range(info[5], info[6]);             // validates 0 <= opBegin <= opEnd <= op count
-        worker->args().set_profile(info[4]);
-        Napi::Promise promise = worker->promise();
-        worker.release()->Queue();  // the worker deletes itself when it settles
-        return promise;
+        auto run = std::make_unique<LaneRun>(info.Env(), &compute_busy_, session_.get(), id, base);
+        run->args().collect(info.This(), info[2], info[3]);  // pins the arrays (and this session); validates ids and sizes
+        run->args().set_range(info[5], info[6]);             // validates 0 <= opBegin <= opEnd <= op count
+        run->args().set_profile(info[4]);
+        return runs_.start(info.Env(), lane_.get(), run.release());  // deleted when it settles
     } catch (...) {
         compute_busy_.store(false);
         throw;

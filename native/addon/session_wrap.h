@@ -7,6 +7,7 @@
 #include <atomic>
 #include <memory>
 
+#include "addon/workers/lane_run.h"
 #include "runtime/lane.h"
 #include "runtime/session.h"
 
@@ -45,6 +46,8 @@ class SessionWrap : public Napi::ObjectWrap<SessionWrap> {
     std::unique_ptr<Lane> lane_;
     // A pipelined run's reads execute on this one (runtime/lane.h).
     std::unique_ptr<Lane> load_lane_;
+    // Plain runs go from the JS thread to lane_ and are settled through this (workers/lane_run.h).
+    LaneRuns runs_;
     std::atomic<bool> compute_busy_{false};
     std::atomic<bool> load_busy_{false};
 };

@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
-// Lane: the handoff between a pool thread and one of the session's own threads.
+// Lane: the handoff between the thread that has a task (the JS thread, a pool thread) and one of the
+// session's own threads.
 #include "runtime/lane.h"
 
 #include <utility>
@@ -17,11 +18,12 @@ Lane::~Lane() {
     thread_.join();
 }
 
-void Lane::start(Task task, void* context) {
+void Lane::hand(Task task, void* context, bool waited) {
     std::lock_guard<std::mutex> lock(mutex_);
     task_ = task;
     context_ = context;
-    finished_ = false;
+    waited_ = waited;
+    if (waited) finished_ = false;
     wake_.notify_one();
 }
 
@@ -38,6 +40,7 @@ void Lane::loop() {
         if (task_ == nullptr) return;  // stop, nothing pending
         Task task = task_;
         void* context = context_;
+        const bool waited = waited_;
         task_ = nullptr;
         lock.unlock();
         Status s;
@@ -51,9 +54,13 @@ void Lane::loop() {
         s = task(context);  // built without exceptions (the cmake build): nothing can escape
 #endif
         lock.lock();
-        result_ = std::move(s);
-        finished_ = true;
-        done_.notify_one();
+        // A posted task reported its own end, and the caller may have handed the lane its next task
+        // since: only a waited task's end is recorded.
+        if (waited) {
+            result_ = std::move(s);
+            finished_ = true;
+            done_.notify_one();
+        }
     }
 }
 

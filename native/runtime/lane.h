@@ -2,15 +2,15 @@
 // Lane: one persistent thread that runs a session's tasks of one kind. A session has two: the compute
 // lane (every run's ops) and the load lane (a pipelined run's reads, see addon/workers/pipeline_worker.h).
 //
-// Why a compute lane: runs are queued from JS as async work, and libuv hands each one to whichever of
-// its pool threads is free. libgomp keeps one OpenMP team per master thread, so a session whose runs
-// land on four different pool threads ends up with four teams; after each parallel region a team's
-// workers spin-wait before sleeping, and on a small machine the spinning workers of the previous team
-// steal the cores the current team needs. Measured on 2 cores (one BERT-style layer, 2 threads):
-// median 2.9 ms, p95 4.5 ms on rotating pool threads; 2.2 ms, p95 2.9 ms with every run on one thread.
-// The lane makes the second case the only one: the pool thread that executes a run hands the work
-// to the lane's thread and blocks until it is done, so every parallel region of the session starts
-// on the same master thread and reuses one warm team.
+// Why a compute lane: libgomp keeps one OpenMP team per master thread. Runs queued as async work used
+// to execute on whichever libuv pool thread was free, so a session whose runs landed on four pool
+// threads had four teams; after each parallel region a team's workers spin-wait before sleeping, and
+// on a small machine the spinning workers of the previous team stole the cores the current team
+// needed. Measured on 2 cores (one BERT-style layer, 2 threads): median 2.9 ms, p95 4.5 ms on rotating
+// pool threads; 2.2 ms, p95 2.9 ms with every run on one thread. Every run of a session now executes
+// on its lane's thread (but a pipelined run at one thread, which has no team: its pool thread computes),
+// so all its parallel regions start on one master thread and reuse one warm team. The JS thread posts
+// a plain run to the lane directly (addon/workers/lane_run.h), so the run holds no pool thread either.
 //
 // Why a load lane: a pipelined run reads and computes at once from one pool thread (two pool threads
 // that wait on each other could deadlock when other sessions hold the rest of libuv's pool), so the
@@ -19,8 +19,8 @@
 // The handoff allocates nothing (a function pointer and a context under a mutex), so runs stay
 // allocation-free. One task at a time (each of the session's lanes is exclusive already).
 //
-// A session with one thread has no team to keep warm, and RunWorker skips the compute lane: the
-// handoff's two thread wake-ups cost about 40 us per run on a 2-vCPU VM (bench/models/call-overhead.ts).
+// A plain run is posted (post: nobody waits; the task settles its promise itself); a pipelined run's
+// pool thread starts both lanes and waits for them (start / wait).
 #pragma once
 
 #include <condition_variable>
@@ -49,10 +49,15 @@ class Lane {
     }
     // Hands task(context) to the lane's thread and returns at once; wait() collects its status.
     // One task at a time: call wait() before the next start().
-    void start(Task task, void* context);
+    void start(Task task, void* context) { hand(task, context, true); }
     Status wait();
+    // Hands task(context) to the lane's thread and returns at once; nobody waits, so the task
+    // reports its own end (its status is dropped). One task at a time: the caller knows when the
+    // task is over (it said so) before posting or starting the next.
+    void post(Task task, void* context) { hand(task, context, false); }
 
   private:
+    void hand(Task task, void* context, bool waited);
     void loop();
 
     std::mutex mutex_;
@@ -60,6 +65,7 @@ class Lane {
     std::condition_variable done_;   // the caller: the task finished
     Task task_ = nullptr;
     void* context_ = nullptr;
+    bool waited_ = false;  // the pending task's caller waits for it (start, not post)
     Status result_;
     bool finished_ = false;
     bool stop_ = false;

@@ -35,8 +35,8 @@ function inputData(): Float32Array {
 // The last op (index 5) writes slot 1 + (5 % 2) = tensor 2.
 const outputTensor = 2
 
-// One thread runs on the libuv pool thread itself, more on the session's compute lane
-// (native/runtime/lane.h): both must overlap a read.
+// With one thread or several, a run executes on the session's compute lane (native/runtime/lane.h):
+// both must overlap a read.
 for (const [io, threads] of [['uring', 2], ['pread', 2], ['uring', 1], ['pread', 1]] as const) {
   t.test(`a run (${threads} thread${threads > 1 ? 's' : ''}) and a readFile (${io}) are in flight at once and both resolve correctly`, async (t) => {
     const s = new b.Session(threads, io)
