@@ -97,3 +97,30 @@ t.test('a failed run rejects with a coded error and the session takes the next r
   t.match(results[0], /^ERR_FLEXPIPE_INVALID_ARGUMENT: .*outside the arena/, `the run rejected (${results[0]})`)
   t.equal(results[1], 'ran', 'and the next run computed its output')
 })
+
+t.test('a Worker terminated while its run executes ends cleanly (the run finishes first)', async (t) => {
+  // The worker starts a run of ~0.1-1 s and reports; the parent terminates it at once. The
+  // environment's cleanup waits for the run's ops before freeing the arrays they write.
+  const worker = `
+    import { parentPort } from 'node:worker_threads'
+    ${prelude}
+    run(new Float32Array(n)).then(() => parentPort.postMessage('settled'))
+    parentPort.postMessage('started')`
+  const r = spawnSync(
+    process.execPath,
+    [
+      '--input-type=module',
+      '-e',
+      `
+      import { Worker } from 'node:worker_threads'
+      const w = new Worker(${JSON.stringify(worker)}, { eval: true, env: { ...process.env, THREADS: '2' } })
+      w.once('error', (e) => { console.log('error ' + e.message); process.exitCode = 1 })
+      const first = await new Promise((resolve) => w.once('message', resolve))
+      const code = await w.terminate()
+      console.log(first + ', then terminated with code ' + code)`,
+    ],
+    { encoding: 'utf8', timeout: 60_000 },
+  )
+  t.equal(r.status, 0, `parent exited cleanly ${r.stderr}`)
+  t.equal(r.stdout.trim(), 'started, then terminated with code 1', 'the worker started its run and was terminated')
+})

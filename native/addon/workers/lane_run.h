@@ -11,11 +11,18 @@
 // run; the JS thread then settles the run's promise and deletes the run. The function is made on
 // the session's first run and is referenced only while a run is in flight, so an idle session does
 // not keep the event loop alive, and a run in flight does, as a queued AsyncWorker would.
+//
+// An environment that ends while a run executes (a Worker terminated, process.exit) first waits for
+// the run to finish on the lane (an environment cleanup hook): its ops write into the caller's arrays
+// and its end calls the threadsafe function, both of which the environment is about to free. The run
+// is then never settled.
 #pragma once
 
 #include <napi.h>
 
 #include <atomic>
+#include <condition_variable>
+#include <mutex>
 
 #include "addon/workers/run_args.h"
 #include "common/status.h"
@@ -60,6 +67,8 @@ class LaneRuns {
   private:
     static void settle(Napi::Env env, Napi::Function, LaneRuns* self, LaneRun* run);
     static Status on_lane(void* run);
+    // The environment's cleanup hook: waits until no run executes.
+    static void on_env_cleanup(void* self);
     using Done = Napi::TypedThreadSafeFunction<LaneRuns, LaneRun, &LaneRuns::settle>;
     // The function's finalizer runs either after ~LaneRuns released it or when the environment
     // tears down first; the link tells it whether this object still exists.
@@ -70,6 +79,11 @@ class LaneRuns {
     Done done_;
     Link* link_ = nullptr;  // owned by the function's finalizer
     bool open_ = false;     // done_ exists and is not finalized
+    napi_env env_ = nullptr;   // where the cleanup hook is registered (with done_)
+    bool hooked_ = false;      // the hook is registered and has not run
+    std::mutex mutex_;
+    std::condition_variable idle_;
+    int executing_ = 0;        // runs started and not yet done with the lane (0 or 1, briefly 2)
 };
 
 }  // namespace flexpipe
