@@ -58,6 +58,8 @@ const layers: Layer[] = [
   { id: 'dw-s2', name: 'MobileNetV2 dw 3x3 s2 144ch 56x56', shape: conv2d(144, 144, 56, 3, 2, 144), kernels: ['depthwise', 'im2col', 'direct'] },
   { id: 'dw14', name: 'MobileNetV2 dw 3x3 s1 384ch 14x14', shape: conv2d(384, 384, 14, 3, 1, 384), kernels: ['depthwise', 'direct'] },
   { id: 'dw7', name: 'MobileNetV2 dw 3x3 s1 960ch 7x7', shape: conv2d(960, 960, 7, 3, 1, 960), kernels: ['depthwise', 'direct'] },
+  { id: 'dw14b', name: 'MobileNetV2 dw 3x3 s1 576ch 14x14', shape: conv2d(576, 576, 14, 3, 1, 576), kernels: ['depthwise', 'direct'] },
+  { id: 'dw14s2', name: 'MobileNetV2 dw 3x3 s2 576ch 14x14', shape: conv2d(576, 576, 14, 3, 2, 576), kernels: ['depthwise', 'direct'] },
   { id: 'pw56', name: 'MobileNetV2 1x1 144->24 56x56', shape: conv2d(144, 24, 56, 1), kernels: ['gemm1x1', 'direct'] },
   { id: 'pw14', name: 'MobileNetV2 1x1 64->384 14x14', shape: conv2d(64, 384, 14, 1), kernels: ['gemm1x1', 'direct'] },
   { id: 'pw14p', name: 'MobileNetV2 1x1 384->64 14x14', shape: conv2d(384, 64, 14, 1), kernels: ['gemm1x1', 'narrow', 'direct'] },

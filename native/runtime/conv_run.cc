@@ -50,8 +50,10 @@ Status conv_run(const KernelTable& k, ConvAlgo a, const ConvShape& s, const Conv
         case ConvAlgo::depthwise: {
             const DepthwiseShape d{s.in_channels, s.in[1], s.in[2], s.out[1], s.out[2], s.stride[1], s.pad[1],
                                    s.pad[2]};
-            parallel_for(s.batch * s.in_channels, args.threads, [&](int64_t p0, int64_t p1) {
-                k.conv.depthwise_3x3(d, args.x, args.w, args.bias, args.y, args.act, p0, p1);
+            const int64_t planes = s.batch * s.in_channels, unit = depthwise_plane_unit(d);
+            parallel_for((planes + unit - 1) / unit, args.threads, [&](int64_t u0, int64_t u1) {
+                k.conv.depthwise_3x3(d, args.x, args.w, args.bias, args.y, args.act, u0 * unit,
+                                     u1 * unit < planes ? u1 * unit : planes);
             });
             return Status::ok();
         }

@@ -5,9 +5,10 @@
 // (y's planes may be y_plane floats apart instead: rows of larger planes).
 //   y[n, c, oy, ox] = bias[c] + sum_{ky, kx < 3} w[c, ky, kx] * x[n, c, oy * s - pad_top + ky, ox * s - pad_left + kx]
 // (taps in the padding read zero), then the fused activation. Work items are planes p = n * channels + c;
-// callers split [0, batch * channels) over threads. SIMD variants vectorize along the output row: they
-// copy small planes into a zero-padded stack buffer first (depthwise_padded.h: border columns need no
-// special case) and compute large planes' border columns like __ref.
+// callers split [0, batch * channels) over threads (in units of depthwise_plane_unit). SIMD variants
+// vectorize along the output row: they copy small planes into a zero-padded stack buffer first
+// (depthwise_padded.h: border columns need no special case) and compute large planes' border columns
+// like __ref; AVX-512 vectorizes planes of at most 16 columns over 16 channels instead.
 // Tolerance: 9 products per output; variants (FMA, one partial sum per kernel row) match __ref within
 // 4 * 2^-20 * (sum |x * w| + |bias|).
 #pragma once
@@ -29,6 +30,11 @@ struct DepthwiseShape {
 
 // Floats from one output plane to the next (a band of rows of larger planes: ConvDepthwise).
 inline int64_t depthwise_y_plane(const DepthwiseShape& s) { return s.y_plane > 0 ? s.y_plane : s.oh * s.ow; }
+
+// Planes per work item for callers that split [0, batch * channels) over threads: the AVX-512 variant
+// computes planes of at most 16 columns 16 at a time (the planes of a range left over from whole 16s
+// take its per-plane path), so such planes are handed out in 16s.
+inline int64_t depthwise_plane_unit(const DepthwiseShape& s) { return s.w <= 16 && s.ow <= 16 ? 16 : 1; }
 
 using DepthwiseFn = void (*)(const DepthwiseShape& s, const float* x, const float* w, const float* bias, float* y,
                              const ConvActivation& act, int64_t plane_begin, int64_t plane_end);

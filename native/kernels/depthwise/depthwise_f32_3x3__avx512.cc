@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 // Depthwise 3x3 convolution, AVX-512F: 16 output columns per step, borders by write masks.
 //
-// Two layouts of the work, both reading the input plane in place (no padded copy, no scalar border):
+// Three layouts of the work. The first two read the input plane in place (no padded copy, no scalar
+// border):
 // - Stride 1, "same" padding on the columns (pad 1, ow == w), rows of at least 12 columns, pad_top 1
 //   (a whole plane, or the first band of one) or 0 (a band of rows below the first, ConvDepthwise's):
 //   the output is one flat run of oh * w values, so a step of 16 may cross rows and a 14x14 plane
@@ -15,18 +16,22 @@
 //   16 outputs start from and a two-source permute each splits them into even (tap 0) and odd
 //   (tap 1) columns; tap 2, the evens shifted by one, comes from two loads 2 columns further on.
 //   Output rows go in pairs that share their middle input row. Lanes outside the row are zeroed by
-//   the permutes' masks, rows outside the plane skipped.
-// Masked loads are slow on Zen 5, so both use plain loads wherever those stay inside the plane.
-// Everything else (7x7 planes, where 16 lanes would leave 9 idle, other paddings, planes larger than
-// the mask tables) goes to the AVX2 variant. onnxruntime's NCHWc depthwise kernel needs no shuffles
-// at all (16 channels per vector); these are what an NCHW layout can do. The stride-2 path is bound by
-// its permutes (shuffle pipes). One partial sum per kernel row, as the other variants (tolerance in
-// depthwise.h).
+//   the permutes' masks, rows outside the plane skipped. Bound by its permutes (shuffle pipes).
+// - Planes of at most 16 columns (MobileNetV2's 14x14 and 7x7, stride 1 or 2), 16 planes at a time,
+//   before the other two: transposed into a scratch of 16-channel pixels, computed with full vectors,
+//   transposed back (below; onnxruntime's NCHWc kernel computes this way with no transposes, its
+//   tensors being blocked already). conv.bench.js --layers dw14,dw14b,dw14s2,dw7, 1 thread, Zen 4:
+//   0.052 -> 0.040, 0.074 -> 0.056, 0.042 -> 0.033 and 0.038 -> 0.034 ms.
+// Masked loads are slow on Zen 5, so the in-place layouts use plain loads wherever those stay inside
+// the plane. The planes of a range left over from whole 16s take the in-place layouts where those fit;
+// everything else (other paddings, planes larger than the mask tables) goes to the AVX2 variant. One partial sum per kernel row, as the other
+// variants (tolerance in depthwise.h).
 #include <immintrin.h>
 
 #include <algorithm>
 
 #include "common/macros.h"
+#include "kernels/copy/transpose16_avx512.h"
 #include "kernels/depthwise/depthwise.h"
 
 // GCC 12's _mm512_max_ps and _mm512_min_ps pass _mm512_undefined_ps() (a self-initialised variable)
@@ -306,11 +311,104 @@ void depthwise_rows_s2(const DepthwiseShape& s, const float* x, const float* w, 
     }
 }
 
+// ---- Planes of at most 16 columns: 16 channels at a time -------------------------------------------
+// MobileNetV2's 14x14 and 7x7 planes (stride 1, and stride 2 from 14x14) leave lanes idle along a row
+// and pay each plane's setup for 49-196 outputs. Here 16 consecutive planes go through a scratch of
+// 16-channel pixels: each input row of the 16 planes is one transpose16 into a zero-padded scratch
+// row, every output pixel is 9 FMAs over full vectors with no border case, and each output row goes
+// back through one transpose16. The arithmetic of onnxruntime's NCHWc kernel, with the layout change
+// inside this one.
+constexpr int64_t blocked_max_pixels = 18 * 18;  // scratch pixels: a 16x16 plane at stride 1, padded
+
+// The scratch geometry: rows x cols 16-channel pixels, input (iy, ix) at (iy + pad_top, ix + pad_left).
+struct BlockedScratch {
+    int64_t rows = 0, cols = 0;
+};
+
+inline BlockedScratch blocked_scratch(const DepthwiseShape& s) {
+    return {(s.oh - 1) * s.stride + 3, (s.ow - 1) * s.stride + 3};
+}
+
+bool fits_blocked(const DepthwiseShape& s) {
+    const BlockedScratch g = blocked_scratch(s);
+    return s.w <= lanes && s.ow <= lanes && s.oh * s.ow <= lanes * lanes && g.rows * g.cols <= blocked_max_pixels &&
+           s.pad_top >= 0 && s.pad_top <= 2 && s.pad_left >= 0 && s.pad_left <= 2;
+}
+
+// Planes [p0, p0 + 16). pad: the scratch, whose pixels outside the copied input are zero (every block
+// writes the same pixels); out: oh * ow 16-channel pixels.
+template <bool Clamp>
+void blocked16(const DepthwiseShape& s, const BlockedScratch& g, const float* x, const float* w, const float* bias,
+               float* y, __m512 lo, __m512 hi, int64_t p0, float* pad, float* out) {
+    const int64_t in_plane = s.h * s.w, y_plane = depthwise_y_plane(s);
+    __m512 v[16];
+    // Tap t of the 16 channels: the channels' 9 weights as rows, transposed.
+    for (int k = 0; k < 16; ++k) v[k] = _mm512_maskz_loadu_ps(0x1ff, w + ((p0 + k) % s.channels) * 9);
+    transpose16(v);
+    const __m512 t0 = v[0], t1 = v[1], t2 = v[2], t3 = v[3], t4 = v[4], t5 = v[5], t6 = v[6], t7 = v[7], t8 = v[8];
+    alignas(64) float b[16];
+    for (int k = 0; k < 16; ++k) b[k] = bias ? bias[(p0 + k) % s.channels] : 0.0f;
+    const __m512 vb = _mm512_load_ps(b);
+    const __mmask16 in_cols = static_cast<__mmask16>((1u << s.w) - 1u);
+    const int64_t copied_cols = std::min(s.w, g.cols - s.pad_left);
+    for (int64_t iy = 0; iy < s.h && iy + s.pad_top < g.rows; ++iy) {
+        for (int k = 0; k < 16; ++k) v[k] = _mm512_maskz_loadu_ps(in_cols, x + (p0 + k) * in_plane + iy * s.w);
+        transpose16(v);  // v[ix]: pixel (iy, ix) of the 16 planes
+        float* dst = pad + ((iy + s.pad_top) * g.cols + s.pad_left) * 16;
+        for (int64_t ix = 0; ix < copied_cols; ++ix) _mm512_store_ps(dst + ix * 16, v[ix]);
+    }
+    const int64_t row = g.cols * 16, step = s.stride * 16;
+    for (int64_t oy = 0; oy < s.oh; ++oy) {
+        const float* q = pad + oy * s.stride * row;
+        float* o = out + oy * s.ow * 16;
+        for (int64_t ox = 0; ox < s.ow; ++ox, q += step, o += 16) {
+            __m512 a = _mm512_fmadd_ps(t0, _mm512_load_ps(q), vb);
+            a = _mm512_fmadd_ps(t1, _mm512_load_ps(q + 16), a);
+            a = _mm512_fmadd_ps(t2, _mm512_load_ps(q + 32), a);
+            __m512 m = _mm512_mul_ps(t3, _mm512_load_ps(q + row));
+            m = _mm512_fmadd_ps(t4, _mm512_load_ps(q + row + 16), m);
+            m = _mm512_fmadd_ps(t5, _mm512_load_ps(q + row + 32), m);
+            __m512 d = _mm512_mul_ps(t6, _mm512_load_ps(q + 2 * row));
+            d = _mm512_fmadd_ps(t7, _mm512_load_ps(q + 2 * row + 16), d);
+            d = _mm512_fmadd_ps(t8, _mm512_load_ps(q + 2 * row + 32), d);
+            __m512 r = _mm512_add_ps(_mm512_add_ps(a, m), d);
+            if (Clamp) r = _mm512_min_ps(hi, _mm512_max_ps(lo, r));  // NaN stays NaN
+            _mm512_store_ps(o, r);
+        }
+    }
+    const __mmask16 out_cols = static_cast<__mmask16>((1u << s.ow) - 1u);
+    for (int64_t oy = 0; oy < s.oh; ++oy) {
+        for (int64_t j = 0; j < 16; ++j) v[j] = j < s.ow ? _mm512_load_ps(out + (oy * s.ow + j) * 16) : _mm512_setzero_ps();
+        transpose16(v);  // v[k]: output row oy of plane p0 + k
+        for (int k = 0; k < 16; ++k) _mm512_mask_storeu_ps(y + (p0 + k) * y_plane + oy * s.ow, out_cols, v[k]);
+    }
+}
+
+// The whole blocks of 16 planes of [plane_begin, plane_end); returns the first plane not computed.
+int64_t depthwise_blocked(const DepthwiseShape& s, const float* x, const float* w, const float* bias, float* y,
+                          const ConvActivation& act, int64_t plane_begin, int64_t plane_end) {
+    const BlockedScratch g = blocked_scratch(s);
+    alignas(64) float pad[blocked_max_pixels * 16];
+    alignas(64) float out[lanes * lanes * 16];
+    std::fill(pad, pad + g.rows * g.cols * 16, 0.0f);
+    const __m512 lo = _mm512_set1_ps(act.lo), hi = _mm512_set1_ps(act.hi);
+    int64_t p = plane_begin;
+    for (; p + 16 <= plane_end; p += 16) {
+        if (act.clamp) blocked16<true>(s, g, x, w, bias, y, lo, hi, p, pad, out);
+        else blocked16<false>(s, g, x, w, bias, y, lo, hi, p, pad, out);
+    }
+    return p;
+}
+
 }  // namespace
 
 void depthwise_f32_3x3__avx512(const DepthwiseShape& s, const float* x, const float* w, const float* bias, float* y,
                                const ConvActivation& act, int64_t plane_begin, int64_t plane_end) {
     FLEXPIPE_DCHECK(s.stride == 1 || s.stride == 2);
+    if (fits_blocked(s)) {
+        plane_begin = depthwise_blocked(s, x, w, bias, y, act, plane_begin, plane_end);
+        if (plane_begin == plane_end) return;
+    }
     if (fits_flat(s)) {
         depthwise_flat_s1(s, x, w, bias, y, act, plane_begin, plane_end);
     } else if (fits_rows_s2(s)) {

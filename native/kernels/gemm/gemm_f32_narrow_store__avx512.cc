@@ -5,6 +5,7 @@
 #include <immintrin.h>
 
 #include "common/macros.h"
+#include "kernels/copy/transpose16_avx512.h"
 #include "kernels/gemm/narrow.h"
 
 // GCC 12's _mm512 shuffles, unpacks, max and min pass _mm512_undefined_ps() (a self-initialised variable)
@@ -12,38 +13,6 @@
 #pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
 
 namespace flexpipe {
-
-namespace {
-
-// r[j] (j < 16) = column j of the block (16 rows) -> r[i] = row i (16 columns).
-__attribute__((always_inline)) inline void transpose16(__m512 (&r)[16]) {
-    __m512 a[16], b[16];
-    for (int i = 0; i < 8; ++i) {
-        a[2 * i] = _mm512_unpacklo_ps(r[2 * i], r[2 * i + 1]);
-        a[2 * i + 1] = _mm512_unpackhi_ps(r[2 * i], r[2 * i + 1]);
-    }
-    // b[4 i + q], 128-bit lane l: rows 4i..4i+3 of column 4 l + q.
-    for (int i = 0; i < 4; ++i) {
-        const __m512d a0 = _mm512_castps_pd(a[4 * i]), a1 = _mm512_castps_pd(a[4 * i + 1]);
-        const __m512d a2 = _mm512_castps_pd(a[4 * i + 2]), a3 = _mm512_castps_pd(a[4 * i + 3]);
-        b[4 * i] = _mm512_castpd_ps(_mm512_unpacklo_pd(a0, a2));
-        b[4 * i + 1] = _mm512_castpd_ps(_mm512_unpackhi_pd(a0, a2));
-        b[4 * i + 2] = _mm512_castpd_ps(_mm512_unpacklo_pd(a1, a3));
-        b[4 * i + 3] = _mm512_castpd_ps(_mm512_unpackhi_pd(a1, a3));
-    }
-    // Column 4 l + q gathers lane l of b[q], b[4 + q], b[8 + q], b[12 + q].
-    for (int q = 0; q < 4; ++q) {
-        const __m512 d0 = _mm512_shuffle_f32x4(b[q], b[4 + q], 0x88), d1 = _mm512_shuffle_f32x4(b[q], b[4 + q], 0xdd);
-        const __m512 d2 = _mm512_shuffle_f32x4(b[8 + q], b[12 + q], 0x88);
-        const __m512 d3 = _mm512_shuffle_f32x4(b[8 + q], b[12 + q], 0xdd);
-        r[q] = _mm512_shuffle_f32x4(d0, d2, 0x88);
-        r[8 + q] = _mm512_shuffle_f32x4(d0, d2, 0xdd);
-        r[4 + q] = _mm512_shuffle_f32x4(d1, d3, 0x88);
-        r[12 + q] = _mm512_shuffle_f32x4(d1, d3, 0xdd);
-    }
-}
-
-}  // namespace
 
 void gemm_f32_narrow_store__avx512(int64_t rows, int64_t cols, const float* t, const float* bias, const float* add,
                                    float* c, int64_t c_rs, bool clamp, float lo, float hi) {
