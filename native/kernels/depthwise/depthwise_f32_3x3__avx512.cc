@@ -21,11 +21,11 @@
 //   before the other two: transposed into a scratch of 16-channel pixels, computed with full vectors,
 //   transposed back (below; onnxruntime's NCHWc kernel computes this way with no transposes, its
 //   tensors being blocked already). conv.bench.js --layers dw14,dw14b,dw14s2,dw7, 1 thread, Zen 4:
-//   0.052 -> 0.040, 0.074 -> 0.056, 0.042 -> 0.033 and 0.038 -> 0.034 ms.
+//   0.052 -> 0.040, 0.074 -> 0.057, 0.042 -> 0.034 and 0.036-0.040 -> 0.033 ms.
 // Masked loads are slow on Zen 5, so the in-place layouts use plain loads wherever those stay inside
 // the plane. The planes of a range left over from whole 16s take the in-place layouts where those fit;
-// everything else (other paddings, planes larger than the mask tables) goes to the AVX2 variant. One partial sum per kernel row, as the other
-// variants (tolerance in depthwise.h).
+// everything else (other paddings, planes larger than the mask tables) goes to the AVX2 variant.
+// One partial sum per kernel row, as the other variants (tolerance in depthwise.h).
 #include <immintrin.h>
 
 #include <algorithm>
