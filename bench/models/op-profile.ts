@@ -2,6 +2,7 @@
 // Per-operator timing helpers shared by profile.ts and models.bench.ts: flexpipe's
 // Engine.inferProfiled() when the engine has it, and aggregation by operator type.
 import type { Engine, Tensor } from '../../lib/index.js'
+import type { Graph, Node } from '../../lib/model/ir.js'
 import { median, round } from './cases.js'
 
 export interface OpTime {
@@ -56,14 +57,39 @@ export interface Breakdown {
 export const TOP_NODES = 15
 
 /**
+ * Per node of an ONNX graph, the value its fused chain ends in: its first output, followed through
+ * each sole consumer that is a Relu, Clip or Add (the activations and residual adds both engines fold
+ * into a convolution). onnxruntime names a node it rewrites after that value.
+ */
+export function chainOutputs(graph: Graph): Map<string, string> {
+  const consumers = new Map<string, Node[]>()
+  for (const n of graph.nodes) for (const i of n.inputs) if (i !== '') consumers.set(i, [...(consumers.get(i) ?? []), n])
+  const out = new Map<string, string>()
+  for (const n of graph.nodes) {
+    let value = n.outputs[0]
+    if (value === undefined) continue
+    for (let next = consumers.get(value); next?.length === 1 && ['Relu', 'Clip', 'Add'].includes(next[0]!.opType); next = consumers.get(value)) {
+      value = next[0]!.outputs[0]!
+    }
+    out.set(n.name, value)
+  }
+  return out
+}
+
+/**
  * The convolution-like nodes of both engines paired, with flexpipe's excess: where the time goes,
  * node by node. onnxruntime names a rewritten node after its output (`<node>_output_0_nchwc`, or
- * the fused activation's output), so a node whose stripped name equals a flexpipe node's name is
- * paired by name (ResNet's downsample convolution, which onnxruntime runs before conv3 and flexpipe
- * after it), and the rest in execution order, which both engines share for a chain of convolutions.
- * Returns [] when the two lists differ in length.
+ * the fused activation's output), so a flexpipe node is paired with the onnxruntime node of its
+ * name or, given `chains` (chainOutputs of the model), of the value its chain ends in (SqueezeNet's
+ * expands, which the two engines run in different orders; ResNet's downsample convolution, which
+ * onnxruntime runs before conv3 and flexpipe after it), and the rest in execution order, which both
+ * engines share for a chain of convolutions. Returns [] when the two lists differ in length.
  */
-export function pairConvNodes(flexpipe: readonly NodeRow[], ort: readonly NodeRow[]): Array<{ node: string; flexpipe_ms: number; ort_ms: number }> {
+export function pairConvNodes(
+  flexpipe: readonly NodeRow[],
+  ort: readonly NodeRow[],
+  chains: ReadonlyMap<string, string> = new Map(),
+): Array<{ node: string; flexpipe_ms: number; ort_ms: number }> {
   const convLike = (t: string) => t === 'Conv' || t === 'FusedConv' || t === 'Gemm' || t === 'FusedGemm'
   const f = flexpipe.filter((n) => convLike(n.opType))
   const o = ort.filter((n) => convLike(n.opType))
@@ -71,8 +97,14 @@ export function pairConvNodes(flexpipe: readonly NodeRow[], ort: readonly NodeRo
   const stem = (name: string) => name.replace(/_nchwc$/, '').replace(/_output_\d+$/, '')
   const byName = new Map<string, number>()
   o.forEach((n, i) => byName.set(stem(n.node), i))
-  const partner = f.map((n) => byName.get(n.node))
-  const taken = new Set(partner.filter((i): i is number => i !== undefined))
+  const taken = new Set<number>()
+  const partner = f.map((n) => {
+    const chain = chains.get(n.node)
+    const i = byName.get(n.node) ?? (chain === undefined ? undefined : byName.get(stem(chain)))
+    if (i === undefined || taken.has(i)) return undefined // two residual branches end in one value
+    taken.add(i)
+    return i
+  })
   const rest = o.map((_, i) => i).filter((i) => !taken.has(i))
   let next = 0
   return f.map((n, i) => ({ node: n.node, flexpipe_ms: n.ms, ort_ms: o[partner[i] ?? rest[next++]!]!.ms }))

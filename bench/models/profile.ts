@@ -14,8 +14,9 @@ import { tmpdir } from 'node:os'
 import { join, relative } from 'node:path'
 import * as ort from 'onnxruntime-node'
 import { open, type Tensor } from '../../lib/index.js'
+import { loadOnnx } from '../../lib/model/onnx-import.js'
 import { ensureModels, machine, median, numberOption, ortFeeds, ortOptions, repoRoot, resultsDir, round, selectedCases, selectedThreads, versions, type ModelCase } from './cases.js'
-import { aggregate, ortTimedRuns, pairConvNodes, profiledInfer, type OpTime, type OpTypeRow, type OrtTraceEvent, type ProfileResult } from './op-profile.js'
+import { aggregate, chainOutputs, ortTimedRuns, pairConvNodes, profiledInfer, type OpTime, type OpTypeRow, type OrtTraceEvent, type ProfileResult } from './op-profile.js'
 
 const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms))
 
@@ -80,7 +81,8 @@ export async function profileCase(c: ModelCase, threads: number, runs: number, g
   return { model: c.name, threads, runs, flexpipe: both?.flexpipe, ort: both?.ort, errors }
 }
 
-export function formatProfile(p: ProfileResult, top: number): string[] {
+/** chains: chainOutputs of the model, to pair convolutions by the value their fused chain ends in. */
+export function formatProfile(p: ProfileResult, top: number, chains?: ReadonlyMap<string, string>): string[] {
   const lines = [`${p.model}, ${p.threads} thread${p.threads === 1 ? '' : 's'} (median of ${p.runs} profiled runs per node):`]
   const f = p.flexpipe?.byOpType ?? []
   const o = p.ort?.byOpType ?? []
@@ -98,9 +100,9 @@ export function formatProfile(p: ProfileResult, top: number): string[] {
     for (const n of p.flexpipe.topNodes.slice(0, 5)) lines.push(`      ${n.ms.toFixed(1).padStart(9)} ms  ${n.opType.padEnd(12)} ${n.node}`)
   }
   if (p.flexpipe !== undefined && p.ort !== undefined) {
-    const pairs = pairConvNodes(p.flexpipe.nodes, p.ort.nodes).sort((a, b) => b.flexpipe_ms - b.ort_ms - (a.flexpipe_ms - a.ort_ms))
+    const pairs = pairConvNodes(p.flexpipe.nodes, p.ort.nodes, chains).sort((a, b) => b.flexpipe_ms - b.ort_ms - (a.flexpipe_ms - a.ort_ms))
     if (pairs.length > 0) {
-      lines.push('  largest flexpipe excess, convolution/Gemm nodes paired by name, else in execution order (flexpipe ms / onnxruntime ms):')
+      lines.push('  largest flexpipe excess, convolution/Gemm nodes paired by name or output, else in execution order (flexpipe ms / onnxruntime ms):')
       for (const n of pairs.slice(0, 5)) lines.push(`      ${n.flexpipe_ms.toFixed(3).padStart(9)} / ${n.ort_ms.toFixed(3).padStart(7)}  ${n.node}`)
     }
   }
@@ -121,10 +123,11 @@ async function main(): Promise<void> {
       console.log(`${c.name}: ${unavailable.get(c.name)}`)
       continue
     }
+    const chains = chainOutputs(await loadOnnx(c.path))
     for (const threads of threadList) {
       const p = await profileCase(c, threads, runs, gapMs)
       results.push(p)
-      for (const line of formatProfile(p, top)) console.log(line)
+      for (const line of formatProfile(p, top, chains)) console.log(line)
       console.log('')
     }
   }
