@@ -106,7 +106,6 @@ function plannedGraph(graph: Graph, inferred: InferredGraph): { graph: Graph; co
   return { graph: { ...graph, nodes: inferred.steps.map((s) => s.node), outputs, initializers: new Map() }, constants }
 }
 
-
 /** Prepares `modelPath` (ONNX) into the package `outPath`. */
 export async function prepare(modelPath: string, outPath: string, options: PrepareOptions = {}): Promise<PrepareReport> {
   const t0 = performance.now()

@@ -12,7 +12,7 @@ import { fuseActivations } from '../model/fuse-activations.js'
 import { fuseConvDepthwise } from '../model/fuse-conv-depthwise.js'
 import { fuseConvPools } from '../model/fuse-conv-pool.js'
 import { fuseResidualAdds } from '../model/fuse-residual.js'
-import { hostTensor } from '../model/values.js'
+import { hostTensor, sameDims } from '../model/values.js'
 import { opDef } from '../model/ops/registry.js'
 import { binding, type NativeSession } from '../native/binding.js'
 import type { Tensor, TensorInfo } from '../tensor.js'
@@ -42,16 +42,9 @@ interface CachedPlan {
   readonly inputIndex: readonly number[]
 }
 
-/** Whether two lists of dims are equal, element by element. */
-function sameDims(a: ReadonlyArray<readonly number[]>, b: ReadonlyArray<readonly number[]>): boolean {
-  if (a.length !== b.length) return false
-  for (let i = 0; i < a.length; i++) {
-    const x = a[i]!
-    const y = b[i]!
-    if (x.length !== y.length) return false
-    for (let j = 0; j < x.length; j++) if (x[j] !== y[j]) return false
-  }
-  return true
+/** Whether the tensors have the dims of `dims`, tensor by tensor. */
+function haveDims(tensors: readonly Tensor[], dims: ReadonlyArray<readonly number[]>): boolean {
+  return tensors.length === dims.length && tensors.every((t, i) => sameDims(t.dims, dims[i]!))
 }
 
 export interface OpTiming {
@@ -292,7 +285,7 @@ export class Engine {
   private async planFor(tensors: Tensor[]): Promise<CachedPlan> {
     const last = this.last
     // Only shapes key the plan unless some input's contents do (valueInputs).
-    if (last !== undefined && this.valueInputs.size === 0 && sameDims(last.dims, tensors.map((t) => t.dims))) return last.entry
+    if (last !== undefined && this.valueInputs.size === 0 && haveDims(tensors, last.dims)) return last.entry
     const entry = await this.findPlan(tensors)
     this.last = this.valueInputs.size === 0 ? { dims: tensors.map((t) => t.dims.slice()), entry } : undefined
     return entry

@@ -74,7 +74,6 @@ class ProgramState {
   }
 }
 
-
 function isConstant(v: ValueInfo): boolean {
   return v.tensor !== undefined || hostTensor(v) !== undefined
 }

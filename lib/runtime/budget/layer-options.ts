@@ -71,7 +71,6 @@ export function isConstantValue(v: ValueInfo | undefined): boolean {
   return v !== undefined && (v.tensor !== undefined || hostTensor(v) !== undefined)
 }
 
-
 export interface OptionContext {
   readonly inferred: InferredGraph
   /** Whether the package holds constant `name` in `form` (prepare: every form it may write). */
