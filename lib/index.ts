@@ -1,12 +1,12 @@
 // SPDX-License-Identifier: Apache-2.0
 // flexpipe's public API.
-export { open, openPackage, openElastic } from './open.js'
-export { ElasticEngine, type ElasticOpenOptions, type Classification, type ElasticStats } from './elastic/elastic-engine.js'
-export { prepareElastic, type ElasticPrepareOptions, type ElasticPrepareReport } from './elastic/elastic-package.js'
-export { profileElastic, type ProfileOptions, type ProfileReport } from './elastic/profile-elastic.js'
+export { open, openPackage, openElastic } from './api/open.js'
+export { ElasticEngine, type ElasticOpenOptions, type Classification, type ElasticStats } from './runtime/elastic-engine.js'
+export { prepareElastic, type ElasticPrepareOptions, type ElasticPrepareReport } from './prepare/prepare-elastic.js'
+export { profileElastic, type ProfileOptions, type ProfileReport } from './prepare/profile-elastic.js'
 export type { ElasticPlan, ElasticPlanner } from './plan/elastic/index.js'
 export { Engine, type OpenOptions, type EngineStats, type OpTiming } from './runtime/engine.js'
-export { BudgetedEngine, type PackageOpenOptions, type BudgetStats, type BudgetChange } from './runtime/budget/budgeted-engine.js'
+export { BudgetedEngine, type PackageOpenOptions, type BudgetStats, type BudgetChange } from './runtime/budgeted-engine.js'
 export { prepare, type PrepareOptions, type PrepareReport } from './prepare/prepare.js'
 export { tensor, type Tensor, type TensorInfo, type DType, type TypedArray } from './tensor.js'
 export {

@@ -1,9 +1,9 @@
 // SPDX-License-Identifier: Apache-2.0
 // The dev set as the benchmark feeds it: token ids cut to the plan's sequence length the way
 // ElasticEngine.classify cuts them (the head of the text, the final [SEP] kept), with their labels.
-import { readDevSet, type DevExample } from '../../lib/elastic/dev-set.js'
-import type { ElasticPackage } from '../../lib/elastic/elastic-engine.js'
-import { TextEncoder } from '../../lib/elastic/tokenize.js'
+import { readDevSet, type DevExample } from '../../lib/prepare/shard-importance.js'
+import type { ElasticPackage } from '../../lib/runtime/elastic-engine.js'
+import { TextEncoder } from '../../lib/model/tokenize.js'
 
 export function fitIds(ids: readonly number[], seq: number): number[] {
   return ids.length > seq ? [...ids.slice(0, seq - 1), ids[ids.length - 1]!] : [...ids]

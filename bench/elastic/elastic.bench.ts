@@ -22,7 +22,7 @@
 import { existsSync, mkdirSync, writeFileSync } from 'node:fs'
 import { join, relative } from 'node:path'
 import tap from 'tap'
-import { computeFor } from '../../lib/elastic/device-profile.js'
+import { computeFor } from '../../lib/profile/elastic-device.js'
 import { machine, repoRoot, resultsDir, versions } from '../models/cases.js'
 import { benchPackage, cacheDir } from './bench-package.js'
 import { configurations, ioSettings, MiB, type ChildRequest, type Row } from './configs.js'

@@ -3,8 +3,8 @@
 // not depend on IO or on which shards are preloaded). Cached by (depth, width, bits), in memory and in
 // .cache/bench-elastic/<package>.accuracy.json under the package digest, sequence length and dev size.
 import { existsSync, readFileSync, writeFileSync } from 'node:fs'
-import { accuracy, residentPlan, type DevExample } from '../../lib/elastic/dev-set.js'
-import { ElasticExecutor } from '../../lib/elastic/executor.js'
+import { accuracy, residentPlan, type DevExample } from '../../lib/prepare/shard-importance.js'
+import { ElasticExecutor } from '../../lib/runtime/elastic-executor.js'
 import type { BenchPackage } from './bench-package.js'
 import type { PlanSummary } from './configs.js'
 import { devInputs } from './dev-inputs.js'

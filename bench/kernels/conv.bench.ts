@@ -9,7 +9,7 @@
 //
 // GFLOP/s is direct-convolution FLOPs (2 N M K pixels) per second, the convention for comparing Winograd
 // with GEMM-based convolution (NNPACK's "effective" rate); algo_gflops counts the algorithm's own FLOPs
-// (lib/plan/conv-cost.ts). Workspace bytes are the native conv_cost for the threads used. Each case is
+// (lib/model/ops/conv-cost.ts). Workspace bytes are the native conv_cost for the threads used. Each case is
 // warmed up, then timed `runs` times (fewer, at least 5, for cases slower than 0.4 s); the median is
 // reported. Prints a table and one JSON line per case; writes bench/results/kernels-conv.json.
 import { spawnSync } from 'node:child_process'
@@ -20,7 +20,7 @@ import { fileURLToPath } from 'node:url'
 import { seededRandom } from '../../lib/cli/inputs.js'
 import { binding, type NativeTensor } from '../../lib/native/binding.js'
 import { chooseConvKernel, convWeightTransform, defaultConvSlices } from '../../lib/model/ops/nn-conv.js'
-import { convAlgoCode, convCost, type ConvKernel, type ConvShape } from '../../lib/plan/conv-cost.js'
+import { convAlgoCode, convCost, type ConvKernel, type ConvShape } from '../../lib/model/ops/conv-cost.js'
 
 const self = fileURLToPath(import.meta.url)
 const repoRoot = join(dirname(self), '..', '..', '..')

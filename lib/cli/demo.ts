@@ -4,7 +4,7 @@
 import { createRequire } from 'node:module'
 import { dirname, join } from 'node:path'
 import { fileURLToPath } from 'node:url'
-import { open } from '../open.js'
+import { open } from '../api/open.js'
 import { imageTensor, readPpm } from './image.js'
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..', '..', '..')

@@ -123,7 +123,7 @@ export interface PrepackResult {
   data: ArrayBuffer
 }
 
-/** What quantizeLayer returns (native/runtime/quantize.h, FPQ1 layout in lib/elastic/quant-blob.ts). */
+/** What quantizeLayer returns (native/runtime/quantize.h, FPQ1 layout in lib/package/quant-blob.ts). */
 export interface QuantizedLayer {
   /** One FPQ1 blob per shard, in shard order (shard s = weights [s*n/shardCount, (s+1)*n/shardCount)). */
   blobs: Uint8Array[]

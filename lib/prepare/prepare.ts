@@ -4,7 +4,7 @@
 //   1. import, fuse activations, fix the input dims (symbolic dims from `dims`), infer shapes and fold
 //      constant subgraphs: the planned graph;
 //   2. list each layer's kernel options and plan for the budget (bottleneck-aware slicing, kernel choice
-//      Winograd -> im2col + GEMM -> direct, preload-aware memory plan; lib/runtime/budget/plan-budget.ts)
+//      Winograd -> im2col + GEMM -> direct, preload-aware memory plan; lib/plan/budget/plan-budget.ts)
 //      to learn which storage forms the kernels need: the forms chosen without a budget and at the
 //      budget, plus every convolution's raw weight (the im2col/direct fallback that lets the runtime
 //      re-slice below the prepared budget);
@@ -27,14 +27,14 @@ import { loadOnnx } from '../model/onnx-import.js'
 import { hostTensor } from '../model/values.js'
 import { binding } from '../native/binding.js'
 import { PackageWriter, alignUp, rewritePackageMeta, type BlobEntry } from '../package/index.js'
-import { profilePackage } from './profile.js'
+import { profilePackage } from '../profile/budget-device.js'
 import { constantHost, runPrepack } from '../runtime/constants.js'
 import { checkSupported, foldNative } from '../runtime/engine.js'
-import { budgetModel, budgetReserve, planProfile } from '../runtime/budget/budgeted-engine.js'
-import { isConstantValue, residentMaxBytes } from '../runtime/budget/layer-options.js'
-import { directConvolutionOnly, minimumBudget, planForBudget, unlimitedBudget, type BudgetModel, type PlanPolicy } from '../runtime/budget/plan-budget.js'
-import { encodePackageGraph, type StoredConstant } from './graph-codec.js'
-import { formBytes, formShape, parseFormKey } from './forms.js'
+import { budgetModel, budgetReserve, planProfile } from '../runtime/budgeted-engine.js'
+import { isConstantValue, residentMaxBytes } from '../plan/budget/layer-options.js'
+import { directConvolutionOnly, minimumBudget, planForBudget, unlimitedBudget, type BudgetModel, type PlanPolicy } from '../plan/budget/plan-budget.js'
+import { encodePackageGraph, type StoredConstant } from '../package/graph-codec.js'
+import { formBytes, formShape, parseFormKey } from '../model/forms.js'
 
 export interface PrepareOptions {
   /** Memory budget (bytes) the package must run in; the package then serves every budget >= it. */

@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 // The persistent region of the arena: where weights and plan constants are placed, once each.
 import type { DType } from '../model/dtype.js'
-import { planAlignment } from '../plan/memory-plan.js'
-import type { PlacedConstant } from './program-builder.js'
+import { planAlignment } from '../plan/memory/memory-plan.js'
+import type { PlacedConstant } from '../plan/program-builder.js'
 
 const alignUp = (n: number, a: number): number => Math.ceil(n / a) * a
 

@@ -1,11 +1,11 @@
 // SPDX-License-Identifier: Apache-2.0
 // The arrays infer() returns, one per graph output, and the run's output buffers: the outputs read
 // from program tensors, in graph order (copied out, or written in place by the op that computes them:
-// lib/runtime/outputs-in-place.ts); constants and inputs passed through are filled here.
+// lib/plan/memory/outputs-in-place.ts); constants and inputs passed through are filled here.
 import { allocArray } from '../model/dtype.js'
 import { numel } from '../model/ir.js'
 import type { Tensor } from '../tensor.js'
-import type { ExecutionPlan } from './program-builder.js'
+import type { ExecutionPlan } from '../plan/program-builder.js'
 
 export function outputArrays(
   outputs: ExecutionPlan['outputs'],

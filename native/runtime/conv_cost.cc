@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-// Geometry and cost of the convolution algorithms (see conv_cost.h; mirrored by lib/plan/conv-cost.ts).
+// Geometry and cost of the convolution algorithms (see conv_cost.h; mirrored by lib/model/ops/conv-cost.ts).
 #include "runtime/conv_cost.h"
 
 #include "runtime/gemm_driver.h"

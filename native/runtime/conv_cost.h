@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 // Convolution algorithms, their geometry (tile blocks, input slices) and their cost: workspace bytes,
 // FLOPs and weight bytes. The ops size and check workspaces with these functions and the memory
-// planner reads the same numbers through lib/plan/conv-cost.ts (a line-by-line mirror; a test compares
+// planner reads the same numbers through lib/model/ops/conv-cost.ts (a line-by-line mirror; a test compares
 // the two on random shapes).
 //
 // Workspace formulas (bytes; P = threads the workspace is sized for):

@@ -13,7 +13,7 @@
 // over output channels in parallel, after Y was set to the bias. Input slices (FlexNN) bound the
 // column buffer: `slices` cuts the input rows into that many bands (rows per band rounded up).
 // Workspace: conv_transpose_workspace_bytes (64-byte slack, the column buffer of the largest band,
-// then the GEMM's workspace for `threads`); lib/plan/conv-cost.ts convTransposeWorkspaceBytes is the
+// then the GEMM's workspace for `threads`); lib/model/ops/conv-cost.ts convTransposeWorkspaceBytes is the
 // same formula. Numerics: the GEMM's (cin_g products per column) plus one add per tap reaching an
 // output; the order of the adds differs from the reference.
 #pragma once

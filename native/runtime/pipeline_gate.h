@@ -5,7 +5,7 @@
 //                                              memory that op after[j] reads last (-1: no wait)
 //   op k runs once loads [0, need[k]) are in   load(j) < comp(step_j): every weight op k reads is in
 //
-// TypeScript plans both queues and their edges (lib/runtime/budget/pipeline.ts) and hands them over
+// TypeScript plans both queues and their edges (lib/plan/budget/pipeline-edges.ts) and hands them over
 // with the run (Session::run + Session::read_file, started together by addon/workers/pipeline_worker);
 // the compute lane waits in before(k), the load lane in ready(j) / wait_ready(j), and neither lane
 // waits on anything else. Loads start in queue order and ops run in order, so a schedule in which

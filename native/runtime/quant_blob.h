@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 // The FPQ1 quantized shard blob: layout, size, header writing and a bounds-checked parse.
 //
-// Little-endian (elastic spec §3; the TypeScript mirror is lib/elastic/quant-blob.ts):
+// Little-endian (elastic spec §3; the TypeScript mirror is lib/package/quant-blob.ts):
 //   offset 0   char[4] magic "FPQ1"
 //          4   u32 bits        2..8
 //          8   u32 count       number of weights

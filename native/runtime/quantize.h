@@ -6,7 +6,7 @@
 //     are per fixed 64Ki-weight chunk and added in chunk order, so the results do not depend on the
 //     thread count. A non-finite weight is an error (it has no place in a sorted order).
 //  2. Outliers: w is one when ll(w) = ll0 - d*d / (2 std^2) < threshold, with d = w - mean and
-//     ll0 = -0.5 ln(2 pi std^2), evaluated in double exactly in this order (lib/elastic/quant-blob.ts
+//     ll0 = -0.5 ln(2 pi std^2), evaluated in double exactly in this order (lib/package/quant-blob.ts
 //     and the tests do the same). With std = 0 every ll is NaN, so a constant layer has no outliers.
 //  3. Clusters: the m non-outliers, sorted ascending by (value, position) (-0 counts as +0), are cut by
 //     rank: rank r goes to cluster floor(r * 2^k / m), so cluster sizes differ by at most one and

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 // Seeded random load/compute schedules of the shape the memory plan produces: loads in queue order with
 // non-decreasing steps, each waiting for an op before its step (or none).
-import type { PipelineLoad, PipelineSchedule } from '../../lib/runtime/budget/pipeline.js'
+import type { PipelineLoad, PipelineSchedule } from '../../lib/plan/budget/pipeline-edges.js'
 
 export type Rand = () => number
 export const int = (rand: Rand, lo: number, hi: number): number => lo + Math.floor(rand() * (hi - lo + 1))

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 // Preload-planning test support: a seeded PRNG, random and CNN-shaped problems, plan checkers and a
 // simulator of the load and compute queues.
-import type { PlanTensor, PreloadPlan, PreloadProblem } from '../../lib/plan/preload-plan.js'
+import type { PlanTensor, PreloadPlan, PreloadProblem } from '../../lib/plan/memory/preload-plan.js'
 
 /** mulberry32: a small seeded PRNG returning floats in [0, 1). */
 export function prng(seed: number): () => number {

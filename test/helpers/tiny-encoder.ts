@@ -3,9 +3,9 @@
 // tokenizer.json), and a float64 reference forward of its elastic sub-models, for the elastic tests.
 import { mkdir, writeFile } from 'node:fs/promises'
 import { join } from 'node:path'
-import type { EncoderConfig } from '../../lib/elastic/encoder-config.js'
-import type { EncoderWeights } from '../../lib/elastic/encoder-weights.js'
-import { shardRows } from '../../lib/elastic/encoder-config.js'
+import type { EncoderConfig } from '../../lib/model/encoder-config.js'
+import type { EncoderWeights } from '../../lib/prepare/encoder-weights.js'
+import { shardRows } from '../../lib/model/encoder-config.js'
 import { seededRandom } from '../../lib/cli/inputs.js'
 import { halfValue } from '../../lib/model/half.js'
 

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-// The TS cost model (lib/plan/conv-cost.ts) against the native one (runtime/conv_cost.cc) on random
+// The TS cost model (lib/model/ops/conv-cost.ts) against the native one (runtime/conv_cost.cc) on random
 // shapes, for every ISA's GEMM blocking: exactly equal with the ISA's blocking, and the default (the bound
 // over every ISA) never below. Then the Conv op itself: the workspace it requests is what it needs (it runs
 // with exactly conv_cost bytes for one thread and refuses one byte less), and the encoding nn-conv.ts
@@ -10,7 +10,7 @@ import { seededRandom } from '../../lib/cli/inputs.js'
 import { binding, type NativeTensor } from '../../lib/native/binding.js'
 import { chooseConvKernel, convWeightTransform, defaultConvSlices } from '../../lib/model/ops/nn-conv.js'
 import { maxKernelThreads } from '../../lib/model/ops/nn-matmul.js'
-import { convAlgoCode, convApplies, convCost, type ConvCost, type ConvKernel, type ConvShape, type GemmBlocking } from '../../lib/plan/conv-cost.js'
+import { convAlgoCode, convApplies, convCost, type ConvCost, type ConvKernel, type ConvShape, type GemmBlocking } from '../../lib/model/ops/conv-cost.js'
 
 type Fn = (...args: unknown[]) => unknown
 const native = binding()
@@ -200,7 +200,7 @@ t.test('a fused Relu/Clip reaches the Conv kernels as a clamp epilogue', async (
 })
 
 t.test('conv_narrow_filter: 16-channel panels, the shape formShape predicts, and typed refusals', async (t) => {
-  const { formShape } = await import('../../lib/prepare/forms.js')
+  const { formShape } = await import('../../lib/model/forms.js')
   for (const dims of [[20, 3, 3, 3], [16, 5, 7], [33, 2, 1, 2, 3]]) {
     const n = dims.reduce((a, b) => a * b, 1)
     const data = random(n, dims.length)

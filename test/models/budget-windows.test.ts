@@ -1,13 +1,13 @@
 // SPDX-License-Identifier: Apache-2.0
-// Weight windows and pins chosen together (lib/runtime/budget/plan-budget.ts narrowerWindows): on a model
+// Weight windows and pins chosen together (lib/plan/budget/plan-budget.ts narrowerWindows): on a model
 // whose largest weight is most of the budget, as VGG-19's fc6 is, the seed's fewest slices leave little
 // to pin; the planner then cuts that weight finer and pins the others. The plan with narrower windows is
 // taken only when the simulation says it is clearly faster, reads less, fits the budget, and computes
 // what onnxruntime computes.
 import t from 'tap'
 import { openPackage, prepare } from '../../lib/index.js'
-import { planForBudget, narrowerWindowGain, unavoidableReads, type BudgetModel, type BudgetPlan, type PlanPolicy } from '../../lib/runtime/budget/plan-budget.js'
-import { opTimes, planSchedule, planTimes } from '../../lib/runtime/budget/plan-times.js'
+import { planForBudget, narrowerWindowGain, unavoidableReads, type BudgetModel, type BudgetPlan, type PlanPolicy } from '../../lib/plan/budget/plan-budget.js'
+import { opTimes, planSchedule, planTimes } from '../../lib/plan/budget/plan-times.js'
 import { tempDir } from '../helpers/budget.js'
 import { compareTensors } from '../helpers/compare.js'
 import { seededInput, seededWeights } from '../helpers/conv-graph.js'

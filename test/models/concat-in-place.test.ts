@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-// Concat in place (lib/runtime/concat-in-place.ts): which Concats run without a copy, and that graphs
+// Concat in place (lib/plan/memory/concat-in-place.ts): which Concats run without a copy, and that graphs
 // with them compute what onnxruntime computes, through the plain engine and a memory-budgeted package
 // (both place the blocks in the Concat's buffer and run no op for it), and that the budgeted program
 // plans the blocks as that buffer (fewer live bytes than copying).
@@ -8,8 +8,8 @@ import { copyFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { open, openPackage, prepare } from '../../lib/index.js'
 import { hostTensor } from '../../lib/model/values.js'
-import { concatsInPlace } from '../../lib/runtime/concat-in-place.js'
-import { liveBytesPerStep } from '../../lib/runtime/budget/plan-budget.js'
+import { concatsInPlace } from '../../lib/plan/memory/concat-in-place.js'
+import { liveBytesPerStep } from '../../lib/plan/budget/plan-budget.js'
 import { packageRunsAtMinimum, tempDir } from '../helpers/budget.js'
 import { compareTensors } from '../helpers/compare.js'
 import { concreteGraph, convNode, seededInput, seededWeights } from '../helpers/conv-graph.js'

@@ -1,13 +1,13 @@
 // SPDX-License-Identifier: Apache-2.0
-// Outputs written in place (lib/runtime/outputs-in-place.ts): which graph outputs the op computing
+// Outputs written in place (lib/plan/memory/outputs-in-place.ts): which graph outputs the op computing
 // them writes straight into infer()'s arrays, that programs then hold them in no arena bytes, and that
 // the plain engine and a memory-budgeted package still compute what onnxruntime computes.
 import t from 'tap'
 import { open, type Tensor } from '../../lib/index.js'
 import { hostTensor } from '../../lib/model/values.js'
-import { concatsInPlace } from '../../lib/runtime/concat-in-place.js'
-import { outputsInPlace } from '../../lib/runtime/outputs-in-place.js'
-import { buildProgram } from '../../lib/runtime/program-builder.js'
+import { concatsInPlace } from '../../lib/plan/memory/concat-in-place.js'
+import { outputsInPlace } from '../../lib/plan/memory/outputs-in-place.js'
+import { buildProgram } from '../../lib/plan/program-builder.js'
 import { packageRunsAtMinimum } from '../helpers/budget.js'
 import { compareTensors } from '../helpers/compare.js'
 import { concreteGraph, seededInput, seededWeights } from '../helpers/conv-graph.js'

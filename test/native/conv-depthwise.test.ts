@@ -6,8 +6,8 @@
 // onnxruntime here, so it also runs on arm64 under qemu (the NEON GEMM, rows and depthwise kernels).
 import t from 'tap'
 import { binding } from '../../lib/native/binding.js'
-import { convDepthwiseWorkspaceBytes } from '../../lib/plan/conv-cost.js'
-import type { ConvShape } from '../../lib/plan/conv-cost.js'
+import { convDepthwiseWorkspaceBytes } from '../../lib/model/ops/conv-cost.js'
+import type { ConvShape } from '../../lib/model/ops/conv-cost.js'
 import { compareTensors } from '../helpers/compare.js'
 import { f32, u8 } from '../helpers/op-tensors.js'
 
@@ -72,7 +72,7 @@ t.test('ConvDepthwise equals Conv then depthwise Conv', async (t) => {
     b.runOp('Conv', [x, w1, b1], [mid], [1, ...convWin, 0, 1, c.act1], floatsOf(c.act1))
     const want = f32([n, c.m, oh, ow])
     b.runOp('Conv', [mid, w2, b2], [want], [c.m, ...dwWin, 0, 1, c.act2], floatsOf(c.act2))
-    // The planner's workspace (lib/plan/conv-cost.ts, the GEMM part bounded over the ISAs) for 1 and 2
+    // The planner's workspace (lib/model/ops/conv-cost.ts, the GEMM part bounded over the ISAs) for 1 and 2
     // threads: the op runs in either (a smaller one than it needs for 1 thread is an error, below).
     const s: ConvShape = { batch: n, inChannels: C, outChannels: c.m, group: 1, in: [1, H, W], out: [1, mh, mw], kernel: [1, c.k[0]!, c.k[1]!], stride: [1, c.s[0]!, c.s[1]!], dilation: [1, 1, 1], pad: [0, c.pb[0]!, c.pb[1]!] }
     for (const threads of [1, 2]) {

@@ -4,7 +4,7 @@
 // malformed calls are errors, never crashes.
 import t from 'tap'
 import { binding, type NativeTensor } from '../../lib/native/binding.js'
-import { dequantizeReference } from '../../lib/elastic/quant-blob.js'
+import { dequantizeReference } from '../../lib/package/quant-blob.js'
 import { gaussianLayer, sameBits } from '../helpers/quant.js'
 
 const b = binding()

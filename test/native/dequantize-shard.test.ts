@@ -5,7 +5,7 @@
 // ERR_FLEXPIPE_INVALID_ARGUMENT, never a crash, and the TypeScript parser rejects the same blobs.
 import t from 'tap'
 import { binding, type NativeTensor } from '../../lib/native/binding.js'
-import { dequantizeReference, parseQuantBlobHeader, quantBlobBytes } from '../../lib/elastic/quant-blob.js'
+import { dequantizeReference, parseQuantBlobHeader, quantBlobBytes } from '../../lib/package/quant-blob.js'
 import { dequantizeShardKernelCall } from '../../lib/model/ops/quant-dequantize.js'
 import { seededRandom } from '../../lib/cli/inputs.js'
 import { dequantizeNative, gaussianLayer, sameBits } from '../helpers/quant.js'

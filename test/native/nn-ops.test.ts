@@ -9,7 +9,7 @@ import type { OpDef } from '../../lib/model/ops/op-def.js'
 import type { AttrValue, Dim, ValueInfo } from '../../lib/model/ir.js'
 import { convShape } from '../../lib/model/ops/nn-conv.js'
 import type { Window } from '../../lib/model/ops/nn-spatial.js'
-import { convTransposeWorkspaceBytes } from '../../lib/plan/conv-cost.js'
+import { convTransposeWorkspaceBytes } from '../../lib/model/ops/conv-cost.js'
 
 const b = binding()
 const F32 = 1
@@ -156,7 +156,7 @@ t.test('ConvTranspose matches the adjoint scatter, including outputs cropped or 
     b.runOp('ConvTranspose', inputs, [y], ints, [], 2)
     t.ok(maxDiff(y.data as Float32Array, want) < 1e-4, `case ${ci} (${JSON.stringify(p)})`)
     // The GEMM algorithm (algo 1) over 1, 2 and one-per-row bands, with the bias, on 1 and 2 threads,
-    // in the workspace lib/plan/conv-cost.ts sizes; the bytes after it must stay untouched.
+    // in the workspace lib/model/ops/conv-cost.ts sizes; the bytes after it must stay untouched.
     const bias = floats(p.m, 500 + ci)
     const withBias = want.map((v, i) => v + bias[Math.floor(i / count(out)) % p.m]!)
     const s = convShape([p.n, p.c, ...p.inp], p.m, p.group, { kernel: p.k, strides: p.s, dilations: p.d } as unknown as Window, out, p.pb)

@@ -8,7 +8,7 @@ import t, { type Test } from 'tap'
 import { seededRandom } from '../../lib/cli/inputs.js'
 import { UnaryCode } from '../../lib/model/ops/eltwise-codes.js'
 import { binding, type NativeSession } from '../../lib/native/binding.js'
-import { pipelineEdges, type PipelineSchedule } from '../../lib/runtime/budget/pipeline.js'
+import { pipelineEdges, type PipelineSchedule } from '../../lib/plan/budget/pipeline-edges.js'
 import { tempFile } from '../helpers/make-model.js'
 import { opCode, program, unaryOp } from '../helpers/program.js'
 

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
-// Busy lists and gap searches (lib/plan/address-space.ts) against a byte map of the same ranges.
+// Busy lists and gap searches (lib/plan/memory/address-space.ts) against a byte map of the same ranges.
 import t from 'tap'
-import { addBusy, bestFit, busyFrom, firstFit, lastFit, type BusyList } from '../../lib/plan/address-space.js'
+import { addBusy, bestFit, busyFrom, firstFit, lastFit, type BusyList } from '../../lib/plan/memory/address-space.js'
 import { prng } from '../helpers/plan-problems.js'
 
 const space = 256

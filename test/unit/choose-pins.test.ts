@@ -1,12 +1,12 @@
 // SPDX-License-Identifier: Apache-2.0
-// choosePins (lib/runtime/budget/choose-pins.ts): the pinned set of a budget plan, chosen among pin
+// choosePins (lib/plan/budget/choose-pins.ts): the pinned set of a budget plan, chosen among pin
 // prefixes and suffixes by the pipeline simulation. A CNN-shaped problem whose late
 // weights are the heaviest and whose late steps compute least is best served by pinning late steps; on
 // random problems the choice is valid and never slower than the best of the prefix grid it also searches.
 import t from 'tap'
-import { simulatePipeline } from '../../lib/plan/pipeline-sim.js'
-import { minimumBudget, pinPrefixPlanner, type PreloadPlan, type PreloadProblem } from '../../lib/plan/preload-plan.js'
-import { choosePins, type PinScore } from '../../lib/runtime/budget/choose-pins.js'
+import { simulatePipeline } from '../../lib/plan/budget/pipeline-sim.js'
+import { minimumBudget, pinPrefixPlanner, type PreloadPlan, type PreloadProblem } from '../../lib/plan/memory/preload-plan.js'
+import { choosePins, type PinScore } from '../../lib/plan/budget/choose-pins.js'
 import { cnnProblem, prng, randomProblem, staticViolations } from '../helpers/plan-problems.js'
 
 /** The pipeline's makespan under `plan`: op s takes opMs[s], a load bytes / bytesPerMs. */

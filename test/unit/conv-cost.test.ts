@@ -1,12 +1,12 @@
 // SPDX-License-Identifier: Apache-2.0
-// Properties of the convolution cost model (lib/plan/conv-cost.ts) and of the default algorithm choice
+// Properties of the convolution cost model (lib/model/ops/conv-cost.ts) and of the default algorithm choice
 // (lib/model/ops/nn-conv.ts), without the addon: which algorithms apply, that slices shrink workspaces,
 // that the default (ISA bound) workspace covers every ISA's blocking, the Winograd tile arithmetic and
 // weight sizes, and the choice on representative layers. test/kernels/conv-cost.test.ts checks the same
 // numbers against the native cost model.
 import t from 'tap'
 import { chooseConvKernel, defaultConvSlices } from '../../lib/model/ops/nn-conv.js'
-import { convApplies, convCost, narrowGeometry, winogradGeometry, type ConvKernel, type ConvShape, type GemmBlocking } from '../../lib/plan/conv-cost.js'
+import { convApplies, convCost, narrowGeometry, winogradGeometry, type ConvKernel, type ConvShape, type GemmBlocking } from '../../lib/model/ops/conv-cost.js'
 
 function conv2d(c: number, m: number, hw: number, k: number, opts: { stride?: number; group?: number; batch?: number; pad?: number } = {}): ConvShape {
   const stride = opts.stride ?? 1

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 // planMemory: no two buffers that are live at the same step overlap, and the size bounds them all.
 import t from 'tap'
-import { planMemory, type BufferRequest } from '../../lib/plan/memory-plan.js'
+import { planMemory, type BufferRequest } from '../../lib/plan/memory/memory-plan.js'
 import { seededRandom } from '../../lib/cli/inputs.js'
 
 function randomRequests(seed: number, n: number): BufferRequest[] {

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 // The online latency factor of elastic engines: recent median x spread, and when it triggers a re-plan.
 import t from 'tap'
-import { latencyFactor, onlineCalibration, replanFactor } from '../../lib/elastic/online-calibration.js'
+import { latencyFactor, onlineCalibration, replanFactor } from '../../lib/plan/elastic/online-calibration.js'
 
 /** Deterministic pseudo-random ratios around `scale` with a spread of about +-`jitter`. */
 function ratios(n: number, scale: number, jitter: number, seed = 1): number[] {

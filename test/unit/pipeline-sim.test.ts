@@ -1,15 +1,15 @@
 // SPDX-License-Identifier: Apache-2.0
-// simulatePipeline (lib/plan/pipeline-sim.ts): a worked example, and properties on seeded random
+// simulatePipeline (lib/plan/budget/pipeline-sim.ts): a worked example, and properties on seeded random
 // plan-shaped schedules: the makespan is at least the compute and at least the reads the last op
 // waits for, equals the compute when reads take no time, and never falls when any op or load gets slower.
-// And pinPrefixPlanner (lib/plan/preload-plan.ts): every prefix it plans is a valid plan with exactly
+// And pinPrefixPlanner (lib/plan/memory/preload-plan.ts): every prefix it plans is a valid plan with exactly
 // that prefix pinned.
 import t from 'tap'
 import { seededRandom } from '../../lib/cli/inputs.js'
 import { int, randomSchedule } from '../helpers/pipeline-schedules.js'
-import { simulatePipeline } from '../../lib/plan/pipeline-sim.js'
-import { pinPrefixPlanner, planPreload } from '../../lib/plan/preload-plan.js'
-import type { PipelineSchedule } from '../../lib/runtime/budget/pipeline.js'
+import { simulatePipeline } from '../../lib/plan/budget/pipeline-sim.js'
+import { pinPrefixPlanner, planPreload } from '../../lib/plan/memory/preload-plan.js'
+import type { PipelineSchedule } from '../../lib/plan/budget/pipeline-edges.js'
 import { randomProblem, staticViolations } from '../helpers/plan-problems.js'
 
 

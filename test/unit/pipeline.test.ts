@@ -1,12 +1,12 @@
 // SPDX-License-Identifier: Apache-2.0
-// The pipeline edges (lib/runtime/budget/pipeline.ts) on seeded random schedules of the shape the memory
+// The pipeline edges (lib/plan/budget/pipeline-edges.ts) on seeded random schedules of the shape the memory
 // plan produces (loads in queue order with non-decreasing steps, each waiting for an op before its step):
 // need is the prefix of loads each op waits for, and such schedules never make a load wait for an op that
 // waits for it. The native lanes' waits on these edges are tested in test/native/session-pipeline.test.ts.
 import t from 'tap'
 import { seededRandom } from '../../lib/cli/inputs.js'
 import { int, randomSchedule } from '../helpers/pipeline-schedules.js'
-import { loadsNeeded, pipelineEdges, type PipelineSchedule } from '../../lib/runtime/budget/pipeline.js'
+import { loadsNeeded, pipelineEdges, type PipelineSchedule } from '../../lib/plan/budget/pipeline-edges.js'
 
 const seed = 7331
 

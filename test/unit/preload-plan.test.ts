@@ -10,7 +10,7 @@ import {
   type PreloadOptions,
   type PreloadPlan,
   type PreloadProblem,
-} from '../../lib/plan/preload-plan.js'
+} from '../../lib/plan/memory/preload-plan.js'
 import { ArgumentError } from '../../lib/errors.js'
 import { cnnProblem, orderViolations, prng, randomProblem, simulateQueues, staticViolations } from '../helpers/plan-problems.js'
 

@@ -5,7 +5,7 @@
 // centroid-or-outlier exactly); header round trip; argument errors; the outlier fraction on Gaussian data.
 import t from 'tap'
 import { binding } from '../../lib/native/binding.js'
-import { dequantizeReference, parseQuantBlobHeader, quantBlobBytes } from '../../lib/elastic/quant-blob.js'
+import { dequantizeReference, parseQuantBlobHeader, quantBlobBytes } from '../../lib/package/quant-blob.js'
 import { dequantizeNative, gaussianLayer, quantModel, sameBits } from '../helpers/quant.js'
 
 const b = binding()

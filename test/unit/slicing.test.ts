@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-// Property tests of the layer slicing planner (lib/plan/slicing.ts) over seeded random layers: every
+// Property tests of the layer slicing planner (lib/plan/budget/slicing.ts) over seeded random layers: every
 // choice fits its limit, the kernel is the first that can fit at all, the weight slice count is the
 // fewest that fits (or, with a weight window, the fewest within it), slice bounds are well formed and a
 // layer that cannot fit is reported.
@@ -17,7 +17,7 @@ import {
   type KernelOption,
   type LayerInfo,
   type SliceableWeight,
-} from '../../lib/plan/slicing.js'
+} from '../../lib/plan/budget/slicing.js'
 
 const seed = 20240611
 const cases = 400

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 // Conv and ConvTranspose (float32, 1-D to 3-D spatial): output dims, pads resolution, native encoding,
 // and the choice of convolution algorithm per shape (depthwise, narrow GEMM, 1x1 GEMM, Winograd, im2col, direct).
-import { convAlgoCode, convApplies, convCost, convDepthwiseWorkspaceBytes, convPoolWorkspaceBytes, convTransposeWorkspaceBytes, defaultConvTransposeSlices, slicePixels, type ConvKernel, type ConvShape } from '../../plan/conv-cost.js'
+import { convAlgoCode, convApplies, convCost, convDepthwiseWorkspaceBytes, convPoolWorkspaceBytes, convTransposeWorkspaceBytes, defaultConvTransposeSlices, slicePixels, type ConvKernel, type ConvShape } from './conv-cost.js'
 import { attrInt, attrInts } from '../attrs.js'
 import { concrete, dimAdd, dimMul, dimSub, isConcrete } from '../dims.js'
 import { fusedClamp } from '../fuse-activations.js'
@@ -116,7 +116,7 @@ function isStridedPointwiseOverLargePlane(s: ConvShape): boolean {
 
 /**
  * The default algorithm for a shape (FlexNN's latency order Winograd -> im2col + GEMM -> direct; the
- * memory planner may pick another one with the costs of lib/plan/conv-cost.ts). Winograd needs the
+ * memory planner may pick another one with the costs of lib/model/ops/conv-cost.ts). Winograd needs the
  * weight at plan time (its filter is transformed once) and >= 8 input and output channels to amortize
  * its transforms; F(6,3) needs >= 16 6x6 tiles per image to amortize its 7x larger filter (measured on
  * avx2: at 14x14 F(2,3) is 1.7x faster with 128+ channels, from 20x20 up F(6,3) wins), else F(2,3).

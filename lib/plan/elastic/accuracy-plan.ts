@@ -7,7 +7,7 @@
 // model's accuracy table says how far that holds (the spam fixture: 1 x 2 beats 1 x 3, 6 x 6 equals
 // 6 x 8, 2 bits equals fp32 on the full model but not on every sub-model). Given the table
 // accuracy[depth - 1][width - 1][bi] (every shard of the sub-model at bitwidths[bi]; measured by
-// profileSubModels in lib/elastic/dev-set.ts), every (n, m, b) is a candidate:
+// profileSubModels in lib/prepare/shard-importance.ts), every (n, m, b) is a candidate:
 //   layout  the first shards in layer order that fit in P preloaded, the rest loaded, all at b (or the
 //           preloaded ones at an explicit preloadBits);
 //   valid   every AIB >= 0 at T (aib.ts), as for the seed's plans.

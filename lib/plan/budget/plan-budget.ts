@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
-// Planning for a memory budget, as FlexNN does it: layer slicing (lib/plan/slicing.ts) for a per-layer
-// limit, then the preload-aware memory plan (lib/plan/preload-plan.ts) of the resulting program; when
+// Planning for a memory budget, as FlexNN does it: layer slicing (lib/plan/budget/slicing.ts) for a per-layer
+// limit, then the preload-aware memory plan (lib/plan/memory/preload-plan.ts) of the resulting program; when
 // the plan fails (fragmentation, no room to preload) the per-layer limit tightens and slicing runs
 // again. A budget change first tries the current slicing (re-planning memory only) and re-slices only
 // when that fails. Pure apart from reading the addon's op codes.
@@ -8,15 +8,15 @@ import { MemoryBudgetError, PlanInfeasibleError } from '../../errors.js'
 import { valueBytes, type Graph } from '../../model/ir.js'
 import type { InferredGraph } from '../../model/infer-graph.js'
 import { type DType } from '../../model/dtype.js'
-import { planMemory } from '../../plan/memory-plan.js'
-import { pinPrefixPlanner, planOnDemandFirstFit, planPreload, type PreloadPlan } from '../../plan/preload-plan.js'
-import { LayerTooLargeError, layerMinimumBytes, planSlicing, sliceBytes, type LayerChoice, type LayerInfo } from '../../plan/slicing.js'
+import { planMemory } from '../memory/memory-plan.js'
+import { pinPrefixPlanner, planOnDemandFirstFit, planPreload, type PreloadPlan } from '../memory/preload-plan.js'
+import { LayerTooLargeError, layerMinimumBytes, planSlicing, sliceBytes, type LayerChoice, type LayerInfo } from './slicing.js'
 import { buildBudgetProgram, type BudgetProgram, type ConstantLookup } from './budget-program.js'
-import type { ConcatsInPlace } from '../concat-in-place.js'
+import type { ConcatsInPlace } from '../memory/concat-in-place.js'
 import { layerInfo, type StepLayer } from './layer-options.js'
 import { loadOverheadMs, loadTimes, opTimes, planSchedule, planTimes, type PlanProfile } from './plan-times.js'
-import { pipelineEdges } from './pipeline.js'
-import { simulatePipeline } from '../../plan/pipeline-sim.js'
+import { pipelineEdges } from './pipeline-edges.js'
+import { simulatePipeline } from './pipeline-sim.js'
 import { choosePins } from './choose-pins.js'
 
 export type { PlanProfile } from './plan-times.js'

@@ -8,9 +8,9 @@
 // Inputs: 'ids' int64 [S] (rows of the word-embedding table to gather), 'mask' float32 [S]
 // (0 for tokens, -10000 for padding: additive over attention keys). Output: 'logits' [1, labels].
 // Node names start with 'emb/', 'L<k>/' or 'head/': the executor runs each layer as its op range.
-import type { DType } from '../model/dtype.js'
-import type { ExternalTensor, Graph, Node } from '../model/ir.js'
-import type { EncoderConfig } from './encoder-config.js'
+import type { DType } from '../../model/dtype.js'
+import type { ExternalTensor, Graph, Node } from '../../model/ir.js'
+import type { EncoderConfig } from '../../model/encoder-config.js'
 
 export interface SubmodelShape {
   readonly depth: number

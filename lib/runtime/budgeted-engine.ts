@@ -11,35 +11,35 @@
 // setMemoryBudget(): between inferences, re-plans (keeping the slicing when it still fits), re-sizes
 //           the arena and continues; inferences queued before it finish under the old plan.
 import { availableParallelism } from 'node:os'
-import { ArgumentError, DisposedError, MemoryBudgetError, PackageError } from '../../errors.js'
-import { dtypeCode, type DType } from '../../model/dtype.js'
-import { inferGraph } from '../../model/infer-graph.js'
-import { hasFusedDepthwise } from '../../model/fuse-conv-depthwise.js'
-import { hasFusedPool } from '../../model/fuse-conv-pool.js'
-import { fusedResidualAttr } from '../../model/fuse-residual.js'
-import type { Graph } from '../../model/ir.js'
-import type { ValueInfo } from '../../model/ir.js'
-import { valueBytes } from '../../model/ir.js'
-import { binding, type NativeReadOptions, type NativeSession } from '../../native/binding.js'
-import { PackageReader, type BlobEntry } from '../../package/index.js'
-import { decodePackageGraph, type StoredConstant } from '../../prepare/graph-codec.js'
-import { parseFormKey } from '../../prepare/forms.js'
-import type { Tensor, TensorInfo } from '../../tensor.js'
-import { runPrepack } from '../constants.js'
-import { foldNative } from '../engine.js'
-import { checkFeeds } from '../feeds.js'
-import { fromNative } from '../native-errors.js'
-import { SerialQueue } from '../serial-queue.js'
-import { finishProgram, type BudgetProgram } from './budget-program.js'
-import { isConstantValue, stepLayers, type OptionContext, type StepLayer } from './layer-options.js'
-import { concatsInPlace } from '../concat-in-place.js'
-import { outputsInPlace } from '../outputs-in-place.js'
-import type { DeviceProfile } from '../../prepare/profile.js'
-import { pipelineEdges, type PipelineEdges, type PipelineSchedule } from './pipeline.js'
-import { hostTensor } from '../../model/values.js'
-import { outputArrays } from '../output-arrays.js'
-import { opTimes, planSchedule, planTimes } from './plan-times.js'
-import { directConvolutionOnly, leanWinogradOnly, orderByProfile, withoutWinograd, liveBytesPerStep, type PlanProfile, budgetPlans, minimumBudget, planForBudget, unlimitedBudget, type BudgetModel, type BudgetPlan, type PlanPolicy } from './plan-budget.js'
+import { ArgumentError, DisposedError, MemoryBudgetError, PackageError } from '../errors.js'
+import { dtypeCode, type DType } from '../model/dtype.js'
+import { inferGraph } from '../model/infer-graph.js'
+import { hasFusedDepthwise } from '../model/fuse-conv-depthwise.js'
+import { hasFusedPool } from '../model/fuse-conv-pool.js'
+import { fusedResidualAttr } from '../model/fuse-residual.js'
+import type { Graph } from '../model/ir.js'
+import type { ValueInfo } from '../model/ir.js'
+import { valueBytes } from '../model/ir.js'
+import { binding, type NativeReadOptions, type NativeSession } from '../native/binding.js'
+import { PackageReader, type BlobEntry } from '../package/index.js'
+import { decodePackageGraph, type StoredConstant } from '../package/graph-codec.js'
+import { parseFormKey } from '../model/forms.js'
+import type { Tensor, TensorInfo } from '../tensor.js'
+import { runPrepack } from './constants.js'
+import { foldNative } from './engine.js'
+import { checkFeeds } from './feeds.js'
+import { fromNative } from './native-errors.js'
+import { SerialQueue } from './serial-queue.js'
+import { finishProgram, type BudgetProgram } from '../plan/budget/budget-program.js'
+import { isConstantValue, stepLayers, type OptionContext, type StepLayer } from '../plan/budget/layer-options.js'
+import { concatsInPlace } from '../plan/memory/concat-in-place.js'
+import { outputsInPlace } from '../plan/memory/outputs-in-place.js'
+import type { DeviceProfile } from '../profile/budget-device.js'
+import { pipelineEdges, type PipelineEdges, type PipelineSchedule } from '../plan/budget/pipeline-edges.js'
+import { hostTensor } from '../model/values.js'
+import { outputArrays } from './output-arrays.js'
+import { opTimes, planSchedule, planTimes } from '../plan/budget/plan-times.js'
+import { directConvolutionOnly, leanWinogradOnly, orderByProfile, withoutWinograd, liveBytesPerStep, type PlanProfile, budgetPlans, minimumBudget, planForBudget, unlimitedBudget, type BudgetModel, type BudgetPlan, type PlanPolicy } from '../plan/budget/plan-budget.js'
 
 export interface PackageOpenOptions {
   /** Threads for compute (OpenMP). Default: available cores, at most 4. */
@@ -100,7 +100,7 @@ export interface BudgetStats {
   readonly reader: string
   readonly threads: number
   readonly bytesRead: number
-  /** The planner's simulated time of one inference under the active plan (lib/plan/pipeline-sim.ts), when profiled. */
+  /** The planner's simulated time of one inference under the active plan (lib/plan/budget/pipeline-sim.ts), when profiled. */
   readonly modelledMs?: number
   /** The last inference that read weights: how long its ops waited for loads, its loads for ops, and its reads took (ms). */
   readonly lastPipeline?: { readonly computeWaitMs: number; readonly loadWaitMs: number; readonly readMs: number }
@@ -527,7 +527,7 @@ export function bookkeepingLayers(m: { readonly layers: readonly unknown[]; read
 /**
  * What a memory budget covers besides the arena: the bookkeeping (bookkeepingBytes) and the arrays
  * infer() returns, which hold the outputs once (the ones an op writes straight into them take no arena
- * bytes, lib/runtime/outputs-in-place.ts; the others are also in the arena until copied out). GPT-2's
+ * bytes, lib/plan/memory/outputs-in-place.ts; the others are also in the arena until copied out). GPT-2's
  * 25.7 MB logits array was outside the budget before, and in the arena too.
  */
 export function budgetReserve(m: Pick<BudgetModel, 'graph' | 'inferred' | 'layers'>): number {
@@ -618,7 +618,7 @@ export function budgetModel(
 }
 
 /**
- * The planner's view of a recorded device profile (lib/prepare/profile.ts), when it was measured with
+ * The planner's view of a recorded device profile (lib/profile/budget-device.ts), when it was measured with
  * the engine's thread count; the read bandwidth is capped by the throttle.
  */
 export function planProfile(recorded: unknown, threads: number, throttle?: number): ((layers: readonly StepLayer[]) => PlanProfile) | undefined {

@@ -6,11 +6,11 @@ import { writeFile } from 'node:fs/promises'
 import { availableParallelism } from 'node:os'
 import { ArgumentError } from '../errors.js'
 import { rewritePackageMeta } from '../package/index.js'
-import { accuracy, profileImportance, profileSubModels, readDevSet, residentPlan } from './dev-set.js'
-import { measureDeviceProfile, profileKey, type DeviceProfile } from './device-profile.js'
-import { readElasticPackage } from './elastic-engine.js'
-import { ElasticExecutor } from './executor.js'
-import { TextEncoder } from './tokenize.js'
+import { accuracy, profileImportance, profileSubModels, readDevSet, residentPlan } from './shard-importance.js'
+import { measureDeviceProfile, profileKey, type DeviceProfile } from '../profile/elastic-device.js'
+import { readElasticPackage } from '../runtime/elastic-engine.js'
+import { ElasticExecutor } from '../runtime/elastic-executor.js'
+import { TextEncoder } from '../model/tokenize.js'
 
 export interface ProfileOptions {
   readonly threads?: number

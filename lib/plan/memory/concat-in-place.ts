@@ -6,9 +6,9 @@
 // cost 0.3-0.4 ms per run at 1 thread (bench/models/profile.ts), and the copy kept both the blocks and
 // the output alive (SqueezeNet's largest activation set under a memory budget). The program builders
 // place the blocks: program-builder.ts, and budget-program.ts for memory-budgeted programs.
-import type { Graph, ValueInfo } from '../model/ir.js'
-import { valueBytes } from '../model/ir.js'
-import type { InferredGraph } from '../model/infer-graph.js'
+import type { Graph, ValueInfo } from '../../model/ir.js'
+import { valueBytes } from '../../model/ir.js'
+import type { InferredGraph } from '../../model/infer-graph.js'
 
 export interface ConcatsInPlace {
   /** Input value -> the Concat output it is a block of, and the block's byte offset. */

@@ -10,9 +10,9 @@ import type { InferredGraph, Step } from '../model/infer-graph.js'
 import type { Prepack } from '../model/ops/op-def.js'
 import { hostTensor } from '../model/values.js'
 import { nativeOpCode } from '../native/binding.js'
-import { planMemory, type BufferRequest } from '../plan/memory-plan.js'
-import { concatsInPlace } from './concat-in-place.js'
-import { outputsInPlace } from './outputs-in-place.js'
+import { planMemory, type BufferRequest } from './memory/memory-plan.js'
+import { concatsInPlace } from './memory/concat-in-place.js'
+import { outputsInPlace } from './memory/outputs-in-place.js'
 
 export const maxRank = 8
 
@@ -80,7 +80,7 @@ function isConstant(v: ValueInfo): boolean {
 
 /**
  * Builds the program for one concrete input signature. With `outputsInPlace`, the outputs one op
- * computes whole are written straight into the run's output buffers (lib/runtime/outputs-in-place.ts;
+ * computes whole are written straight into the run's output buffers (lib/plan/memory/outputs-in-place.ts;
  * the run must then pass a buffer for every tensor output, in order); else every output is copied out
  * (runs of op ranges that pass the outputs only to the last one).
  */

@@ -24,13 +24,13 @@ import {
   type ShardRef,
 } from '../plan/elastic/index.js'
 import { isFiniteGrid } from '../plan/elastic/profile.js'
-import { SerialQueue } from '../runtime/serial-queue.js'
-import { computeFor, findDeviceProfile, plannerProfile, profileKey, type DeviceProfile } from './device-profile.js'
-import { onlineCalibration, openFactor, replanFactor } from './online-calibration.js'
-import { parseEncoderConfig, type EncoderConfig } from './encoder-config.js'
-import { ElasticExecutor, type RunPlan, type RunTimes } from './executor.js'
+import { SerialQueue } from './serial-queue.js'
+import { computeFor, findDeviceProfile, plannerProfile, profileKey, type DeviceProfile } from '../profile/elastic-device.js'
+import { onlineCalibration, openFactor, replanFactor } from '../plan/elastic/online-calibration.js'
+import { parseEncoderConfig, type EncoderConfig } from '../model/encoder-config.js'
+import { ElasticExecutor, type RunPlan, type RunTimes } from './elastic-executor.js'
 import type { NativeReadOptions } from '../native/binding.js'
-import { TextEncoder } from './tokenize.js'
+import { TextEncoder } from '../model/tokenize.js'
 import { crc32 } from '../package/index.js'
 
 export interface ElasticOpenOptions {

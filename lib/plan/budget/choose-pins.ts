@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 // choosePins: which weights a budget plan keeps resident, chosen among pin prefixes and suffixes by a
 // caller's measure of each candidate plan. Pure given the planner and the measure.
-import type { PinPrefixPlanner, PreloadPlan } from '../../plan/preload-plan.js'
+import type { PinPrefixPlanner, PreloadPlan } from '../memory/preload-plan.js'
 
 /** A candidate plan's modelled makespan and the time its reads take (ms). */
 export interface PinScore {

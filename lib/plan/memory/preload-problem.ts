@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 // A preload-planning problem checked and turned into flat arrays: padded sizes, per-step lists, live bytes.
-import { ArgumentError } from '../errors.js'
+import { ArgumentError } from '../../errors.js'
 import { alignUp } from './address-space.js'
 import type { PreloadProblem, PlanTensor } from './preload-plan.js'
 

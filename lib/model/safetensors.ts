@@ -8,7 +8,7 @@
 // ranges not overlapping. F32, F16 and BF16 become Float32Array; other dtypes are rejected by name.
 import { readFile } from 'node:fs/promises'
 import { ModelFormatError } from '../errors.js'
-import { bfloatToFloat, halfToFloat } from '../model/half.js'
+import { bfloatToFloat, halfToFloat } from './half.js'
 
 export interface SafeTensor {
   readonly dims: readonly number[]

@@ -7,7 +7,7 @@
 // it was is freed. The arena is what such an allocator would need, fragmentation included, which
 // is what the preload-aware static plan is compared with.
 import { busyFrom, firstFit } from './address-space.js'
-import { finishPlan } from './preload-tables.js'
+import { finishPlan } from './type-allocator.js'
 import { kindActivation, kindIntermediate, kindWeight, prepare, type Prepared } from './preload-problem.js'
 import type { PreloadOptions, PreloadPlan, PreloadProblem } from './preload-plan.js'
 

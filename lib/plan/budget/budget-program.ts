@@ -1,11 +1,11 @@
 // SPDX-License-Identifier: Apache-2.0
 // Builds the program of a budgeted plan: the ops of every step under its slicing choice, and the
-// memory-planning problem of their tensors (lib/plan/preload-plan.ts):
+// memory-planning problem of their tensors (lib/plan/memory/preload-plan.ts):
 //
 //   activation    every non-constant value (aliases share their source's buffer); graph inputs live from
 //                 before op 0, graph outputs until after the last op, except those one op computes whole,
-//                 which it writes straight into the caller's array (lib/runtime/outputs-in-place.ts).
-//                 A Concat whose inputs are blocks of its output (lib/runtime/concat-in-place.ts:
+//                 which it writes straight into the caller's array (lib/plan/memory/outputs-in-place.ts).
+//                 A Concat whose inputs are blocks of its output (lib/plan/memory/concat-in-place.ts:
 //                 SqueezeNet's fire modules) runs no op: its producers write their blocks of its buffer,
 //                 which lives from the first of them on
 //   intermediate  each op's workspace, live during that op only
@@ -25,11 +25,11 @@ import type { InferredGraph, Step } from '../../model/infer-graph.js'
 import type { KernelCall } from '../../model/ops/op-def.js'
 import { hostTensor } from '../../model/values.js'
 import { nativeOpCode } from '../../native/binding.js'
-import type { PlanTensor, PreloadPlan, PreloadProblem } from '../../plan/preload-plan.js'
-import { sliceBounds, type LayerChoice } from '../../plan/slicing.js'
-import type { ConcatsInPlace } from '../concat-in-place.js'
+import type { PlanTensor, PreloadPlan, PreloadProblem } from '../memory/preload-plan.js'
+import { sliceBounds, type LayerChoice } from './slicing.js'
+import type { ConcatsInPlace } from '../memory/concat-in-place.js'
 import { encodeProgram, maxRank, type OutputSource } from '../program-builder.js'
-import { formShape as analyticFormShape } from '../../prepare/forms.js'
+import { formShape as analyticFormShape } from '../../model/forms.js'
 import { formOf, isConstantValue, residentMaxBytes, type StepLayer, type StepOption } from './layer-options.js'
 
 const block = 4096

@@ -13,9 +13,9 @@
 // flat array (shard 0, shard 1, ...) is what quantization fits its Gaussian to (seed §6).
 // Biases, LayerNorms, embeddings, pooler and classifier stay float32 and resident.
 import { ModelFormatError } from '../errors.js'
-import type { EncoderConfig } from './encoder-config.js'
-import { shardWeights } from './encoder-config.js'
-import type { SafeTensor } from './safetensors.js'
+import type { EncoderConfig } from '../model/encoder-config.js'
+import { shardWeights } from '../model/encoder-config.js'
+import type { SafeTensor } from '../model/safetensors.js'
 
 export interface LayerResident {
   readonly bq: Float32Array

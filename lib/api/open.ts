@@ -2,11 +2,11 @@
 // open(): an ONNX model (Engine: all weights in memory) or a package from `flexpipe prepare`
 // (BudgetedEngine: runs within a memory budget), told apart by the file's first bytes.
 import { open as openFile } from 'node:fs/promises'
-import { ArgumentError, IOError } from './errors.js'
-import { magic } from './package/format.js'
-import { BudgetedEngine, type PackageOpenOptions } from './runtime/budget/budgeted-engine.js'
-import { ElasticEngine, type ElasticOpenOptions } from './elastic/elastic-engine.js'
-import { Engine, type OpenOptions } from './runtime/engine.js'
+import { ArgumentError, IOError } from '../errors.js'
+import { magic } from '../package/format.js'
+import { BudgetedEngine, type PackageOpenOptions } from '../runtime/budgeted-engine.js'
+import { ElasticEngine, type ElasticOpenOptions } from '../runtime/elastic-engine.js'
+import { Engine, type OpenOptions } from '../runtime/engine.js'
 
 async function isPackage(path: string): Promise<boolean> {
   if (typeof path !== 'string' || path === '') throw new ArgumentError(`path: expected a file path, got ${String(path)}`)

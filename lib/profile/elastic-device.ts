@@ -18,8 +18,8 @@ import { ArgumentError, DeviceProfileError } from '../errors.js'
 import { binding } from '../native/binding.js'
 import type { BlobEntry } from '../package/index.js'
 import { simulatePipeline, type ElasticProfile } from '../plan/elastic/index.js'
-import type { EncoderConfig } from './encoder-config.js'
-import type { ElasticExecutor, RunPlan } from './executor.js'
+import type { EncoderConfig } from '../model/encoder-config.js'
+import type { ElasticExecutor, RunPlan } from '../runtime/elastic-executor.js'
 
 export interface ComputeProfile {
   readonly seq: number

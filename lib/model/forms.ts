@@ -2,8 +2,8 @@
 // Storage forms of a constant: 'raw' (as in the model) or a prepack transform ('#gemm_pack_b(1)',
 // '#winograd_f63_filter()' ...). Their shapes and sizes follow native/runtime/prepack.h, computed here
 // without running the transform, so prepare can plan before it transforms anything.
-import { dtypeBytes, type DType } from '../model/dtype.js'
-import { numel } from '../model/ir.js'
+import { dtypeBytes, type DType } from './dtype.js'
+import { numel } from './ir.js'
 
 export interface FormShape {
   readonly dtype: DType

@@ -9,7 +9,7 @@ import { allocArray } from '../model/dtype.js'
 import { binding } from '../native/binding.js'
 import { PackageReader } from '../package/index.js'
 import { rewritePackageMeta } from '../package/rewrite-meta.js'
-import { BudgetedEngine } from '../runtime/budget/budgeted-engine.js'
+import { BudgetedEngine } from '../runtime/budgeted-engine.js'
 import type { Tensor, TensorInfo } from '../tensor.js'
 
 export interface DeviceProfile {

@@ -2,8 +2,8 @@
 // A labelled dev set (JSON lines {"text", "label"}) and the accuracy of a sub-model on it.
 import { readFile } from 'node:fs/promises'
 import { ArgumentError } from '../errors.js'
-import type { ElasticExecutor, RunPlan } from './executor.js'
-import type { TextEncoder } from './tokenize.js'
+import type { ElasticExecutor, RunPlan } from '../runtime/elastic-executor.js'
+import type { TextEncoder } from '../model/tokenize.js'
 
 export interface DevExample {
   readonly ids: readonly number[]

@@ -21,7 +21,7 @@
 //      A cheap lower bound (pinned bytes + live bytes of the rest) rejects hopeless k without planning.
 //      Greedy planning is not monotone in k, so this finds a good k, not always the largest. With a
 //      device profile the runtime instead compares prefixes and other step sets by simulating
-//      each plan (pinPrefixPlanner here, choosePins in lib/runtime/budget/choose-pins.ts).
+//      each plan (pinPrefixPlanner here, choosePins in lib/plan/budget/choose-pins.ts).
 //   1. Activations first, by first step: each goes to the lowest free address from the bottom or
 //      the highest from the top, whichever reaches less far into the middle (ties: bottom), so the
 //      middle of the arena stays one contiguous block for weights and workspaces.
@@ -42,13 +42,13 @@
 // The arena is capped at the padded total of all tensors (when the budget is larger), so a generous
 // budget does not push top-placed tensors to its end. Sizes exclude the FLEXPIPE_OVERREAD pad the
 // runtime keeps after the arena. Pure and deterministic: the same inputs give the same plan.
-import { ArgumentError, PlanInfeasibleError } from '../errors.js'
+import { ArgumentError, PlanInfeasibleError } from '../../errors.js'
 import { alignDown, alignUp } from './address-space.js'
 import { attemptPlan, attemptWithFallback, bytesByStep, pinnedBytesByK, type AttemptResult } from './preload-place.js'
 import { kindWeight, prepare, weightAlignment, type Prepared } from './preload-problem.js'
-import { finishPlan } from './preload-tables.js'
+import { finishPlan } from './type-allocator.js'
 
-export { PlanInfeasibleError } from '../errors.js'
+export { PlanInfeasibleError } from '../../errors.js'
 export { planOnDemandFirstFit } from './on-demand-plan.js'
 
 export type TensorKind = 'weight' | 'activation' | 'intermediate'

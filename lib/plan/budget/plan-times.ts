@@ -1,12 +1,12 @@
 // SPDX-License-Identifier: Apache-2.0
 // What a budget plan will cost per inference, from the device profile: the load queue it implies, each
 // op's measured compute time and each load's read time, and their pipelined makespan
-// (lib/plan/pipeline-sim.ts, which models the native gate the engine runs them with).
-import { simulatePipeline, type PipelineTimes } from '../../plan/pipeline-sim.js'
-import type { PreloadPlan } from '../../plan/preload-plan.js'
-import type { LayerChoice } from '../../plan/slicing.js'
+// (lib/plan/budget/pipeline-sim.ts, which models the native gate the engine runs them with).
+import { simulatePipeline, type PipelineTimes } from './pipeline-sim.js'
+import type { PreloadPlan } from '../memory/preload-plan.js'
+import type { LayerChoice } from './slicing.js'
 import type { BudgetProgram } from './budget-program.js'
-import type { PipelineSchedule } from './pipeline.js'
+import type { PipelineSchedule } from './pipeline-edges.js'
 import type { StepLayer } from './layer-options.js'
 
 /** What the planner knows of the device (the package's profile). */

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-// The kernel options of each step of a planned graph, as the slicing planner (lib/plan/slicing.ts) sees
+// The kernel options of each step of a planned graph, as the slicing planner (lib/plan/budget/slicing.ts) sees
 // them: which kernels can compute it (latency order), the weight each reads in which storage form, how
 // that weight splits into channel slices, and the workspace per input slice count.
 //
@@ -17,9 +17,9 @@ import { valueBytes, type ValueInfo } from '../../model/ir.js'
 import { decodeConvCall, withConvDepthwiseThreads, withConvKernel, withConvPoolThreads } from '../../model/ops/nn-conv.js'
 import type { KernelCall, Prepack } from '../../model/ops/op-def.js'
 import { hostTensor } from '../../model/values.js'
-import { convApplies, isWinograd, leanWinograd, slicePixels, type ConvKernel } from '../../plan/conv-cost.js'
-import type { KernelOption, LayerInfo, SliceableWeight } from '../../plan/slicing.js'
-import { prepackKey } from '../constants.js'
+import { convApplies, isWinograd, leanWinograd, slicePixels, type ConvKernel } from '../../model/ops/conv-cost.js'
+import type { KernelOption, LayerInfo, SliceableWeight } from './slicing.js'
+import { prepackKey } from '../../runtime/constants.js'
 
 /** Constants below this size live in the arena's resident region (written once, never reloaded). */
 export const residentMaxBytes = 64 * 1024

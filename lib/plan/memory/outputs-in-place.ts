@@ -10,8 +10,8 @@
 // its Gemm's output) where each value is aliased by the next one only. No value of the chain may be a
 // graph input, a constant, another output or itself aliased further; the output is listed once. The
 // others are copied out as before. Every value of a chain maps to the output's buffer.
-import type { Graph, ValueInfo } from '../model/ir.js'
-import type { InferredGraph } from '../model/infer-graph.js'
+import type { Graph, ValueInfo } from '../../model/ir.js'
+import type { InferredGraph } from '../../model/infer-graph.js'
 import type { ConcatsInPlace } from './concat-in-place.js'
 
 /**

@@ -8,7 +8,7 @@
 //            (flexpipe profile), added with rewritePackageMeta
 //   blobs  resident float32 tensors (kind 'resident': embeddings, LayerNorms, biases, pooler,
 //          classifier), then per layer (group 'layer <l>') every shard at every bitwidth:
-//          'L<l>.S<h>.b<bits>', kind 'shard' — FPQ1 blobs (lib/elastic/quant-blob.ts) for 2..8 bits,
+//          'L<l>.S<h>.b<bits>', kind 'shard' — FPQ1 blobs (lib/package/quant-blob.ts) for 2..8 bits,
 //          raw float32 rows for 32. Each is its own 4 KiB-aligned blob, so one IO job per layer reads
 //          exactly the versions a plan chose.
 // Quantization (Gaussian outlier-aware, seed §4.2 and §6) runs natively (binding.quantizeLayer),
@@ -18,10 +18,10 @@ import { dirname, join } from 'node:path'
 import { ArgumentError, ModelFormatError } from '../errors.js'
 import { binding } from '../native/binding.js'
 import { PackageWriter } from '../package/index.js'
-import { readEncoderConfig, shardRows, type EncoderConfig } from './encoder-config.js'
+import { readEncoderConfig, shardRows, type EncoderConfig } from '../model/encoder-config.js'
 import { extractEncoderWeights, type EncoderWeights } from './encoder-weights.js'
-import { readOnnxEncoder } from './onnx-encoder.js'
-import { readSafetensors } from './safetensors.js'
+import { readOnnxEncoder } from '../model/onnx-encoder.js'
+import { readSafetensors } from '../model/safetensors.js'
 
 export const defaultBitwidths: readonly number[] = [2, 3, 4, 5, 6, 32]
 

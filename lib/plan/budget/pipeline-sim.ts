@@ -9,7 +9,7 @@
 // The planner compares plans with it (which weights to pin, which kernels to use when reading is
 // slow), where a max(compute, reads / bandwidth) estimate cannot see a preload window too small to keep
 // the disk busy. Pure; O(ops + loads).
-import { pipelineEdges, type PipelineEdges, type PipelineSchedule } from '../runtime/budget/pipeline.js'
+import { pipelineEdges, type PipelineEdges, type PipelineSchedule } from './pipeline-edges.js'
 
 export interface PipelineTimes {
   /** When the last op ends (ms from the start of the inference). */

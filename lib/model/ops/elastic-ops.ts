@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-// The two 'flexpipe' operators of an elastic sub-model graph (lib/elastic/submodel-graph.ts).
+// The two 'flexpipe' operators of an elastic sub-model graph (lib/plan/elastic/submodel-graph.ts).
 //
 //   flexpipe.DequantizeLayer(blob_0, ..., blob_{m-1}) -> Wq, Wk, Wv, Woᵀ, W1, W2ᵀ
 //     attrs: bits (one per blob: 2..8 = FPQ1 blob, 32 = raw float32 rows), hidden, headDim, ffnSlice.
@@ -7,10 +7,10 @@
 //     outputs (r = headDim for the first four, ffnSlice for the last two): native op DequantizeLayer.
 //   flexpipe.Attention(Q, K, V, mask) -> O: per-head softmax(Q Kᵀ / sqrt(dh) + mask) V over the
 //     `heads` heads packed in Q's width; mask is additive over keys ([S]).
-import { attrInt, attrInts } from '../model/attrs.js'
-import { info, type OpDef } from '../model/ops/op-def.js'
-import { attentionKernelCall } from '../model/ops/nn-attention.js'
-import { input, shapeError } from '../model/ops/op-util.js'
+import { attrInt, attrInts } from '../attrs.js'
+import { info, type OpDef } from './op-def.js'
+import { attentionKernelCall } from './nn-attention.js'
+import { input, shapeError } from './op-util.js'
 
 const dequantizeLayer: OpDef = {
   opType: 'DequantizeLayer',
