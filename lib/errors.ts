@@ -17,6 +17,18 @@ export class ArgumentError extends FlexpipeError {
   }
 }
 
+/**
+ * Options open() does not know, or that do not apply to what the file is (a memory budget for a plain
+ * ONNX model, a latency target for a memory-budget package). `options` names them.
+ */
+export class OptionError extends ArgumentError {
+  readonly options: readonly string[]
+  constructor(options: readonly string[], message: string) {
+    super(message)
+    this.options = options
+  }
+}
+
 /** The model file is not ONNX, is truncated, or is internally inconsistent. */
 export class ModelFormatError extends FlexpipeError {
   constructor(message: string, options?: { cause?: unknown }) {

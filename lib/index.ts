@@ -5,10 +5,11 @@ export { ElasticEngine, type ElasticOpenOptions, type Classification, type Elast
 export { prepareElastic, type ElasticPrepareOptions, type ElasticPrepareReport } from './prepare/prepare-elastic.js'
 export { profileElastic, type ProfileOptions, type ProfileReport } from './prepare/profile-elastic.js'
 export type { ElasticPlan, ElasticPlanner } from './plan/elastic/index.js'
-export { Engine, type OpenOptions, type EngineStats, type OpTiming } from './runtime/engine.js'
+export { Engine, type OpenOptions, type OnnxEngineStats } from './runtime/engine.js'
+export { EngineBase, type EngineStats, type OpTiming } from './runtime/engine-base.js'
 export { BudgetedEngine, type PackageOpenOptions, type BudgetStats, type BudgetChange } from './runtime/budgeted-engine.js'
 export { prepare, type PrepareOptions, type PrepareReport } from './prepare/prepare.js'
-export { tensor, type Tensor, type TensorInfo, type DType, type TypedArray } from './tensor.js'
+export { tensor, type Tensor, type TensorInfo, type DType, type TypedArray } from './model/tensor.js'
 export {
   FlexpipeError,
   ArgumentError,

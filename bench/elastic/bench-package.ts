@@ -6,8 +6,9 @@
 // library (buildId, recorded beside it in <package>.build).
 import { existsSync, mkdirSync, readFileSync, statSync, writeFileSync } from 'node:fs'
 import { basename, join, relative } from 'node:path'
-import { findDeviceProfile, profileKey, type DeviceProfile } from '../../lib/profile/elastic-device.js'
-import { readElasticPackage, type ElasticPackage } from '../../lib/runtime/elastic-engine.js'
+import { findDeviceProfile, profileKey, type ElasticDeviceProfile } from '../../lib/profile/elastic-device.js'
+import { nativeInfo } from '../../lib/native/info.js'
+import { readElasticPackage, type ElasticPackage } from '../../lib/package/elastic-manifest.js'
 import { prepareElastic } from '../../lib/prepare/prepare-elastic.js'
 import { profileElastic } from '../../lib/prepare/profile-elastic.js'
 import { buildId } from '../build-id.js'
@@ -21,7 +22,7 @@ export interface BenchPackage {
   readonly path: string
   readonly dev: string
   readonly pkg: ElasticPackage
-  readonly profiles: Readonly<Partial<Record<IoMode, DeviceProfile>>>
+  readonly profiles: Readonly<Partial<Record<IoMode, ElasticDeviceProfile>>>
   /** What this run had to do (empty: everything reused). */
   readonly work: readonly string[]
 }
@@ -41,10 +42,10 @@ function devCount(dev: string, limit: number | undefined): number {
   return Math.min(n, limit ?? Infinity)
 }
 
-function storedProfile(pkg: ElasticPackage, path: string, threads: number, io: IoMode): DeviceProfile | undefined {
+function storedProfile(pkg: ElasticPackage, path: string, threads: number, io: IoMode): ElasticDeviceProfile | undefined {
   const s = ioSettings[io]
   try {
-    return findDeviceProfile(pkg.meta.deviceProfiles, profileKey(threads, s.direct, s.bandwidth, pkg.digest), path)
+    return findDeviceProfile(pkg.meta.deviceProfiles, profileKey(nativeInfo().isa, threads, s.direct, s.bandwidth, pkg.digest), path)
   } catch {
     return undefined
   }
@@ -97,7 +98,7 @@ export async function benchPackage(modelDir: string, o: PackageOptions, log: (li
     log(`  ${work[work.length - 1]!}`)
   }
   const pkg = await readElasticPackage(path)
-  const profiles: Partial<Record<IoMode, DeviceProfile>> = {}
-  for (const io of modes) profiles[io] = findDeviceProfile(pkg.meta.deviceProfiles, profileKey(o.threads, true, ioSettings[io].bandwidth, pkg.digest), path)
+  const profiles: Partial<Record<IoMode, ElasticDeviceProfile>> = {}
+  for (const io of modes) profiles[io] = findDeviceProfile(pkg.meta.deviceProfiles, profileKey(nativeInfo().isa, o.threads, true, ioSettings[io].bandwidth, pkg.digest), path)
   return { path, dev, pkg, profiles, work }
 }

@@ -2,7 +2,7 @@
 // The dev set as the benchmark feeds it: token ids cut to the plan's sequence length the way
 // ElasticEngine.classify cuts them (the head of the text, the final [SEP] kept), with their labels.
 import { readDevSet, type DevExample } from '../../lib/prepare/shard-importance.js'
-import type { ElasticPackage } from '../../lib/runtime/elastic-engine.js'
+import type { ElasticPackage } from '../../lib/package/elastic-manifest.js'
 import { TextEncoder } from '../../lib/model/tokenize.js'
 
 export function fitIds(ids: readonly number[], seq: number): number[] {

@@ -11,7 +11,8 @@
 // concurrent sweeping and unmapping running on the two cores during the next inference (its first
 // layer's start moved from 0.1 to 5-11 ms at p90 here), which measures the benchmark, not the engine.
 import { readFileSync } from 'node:fs'
-import { ElasticEngine, readElasticPackage } from '../../lib/runtime/elastic-engine.js'
+import { readElasticPackage } from '../../lib/package/elastic-manifest.js'
+import { ElasticEngine } from '../../lib/runtime/elastic-engine.js'
 import { LatencyTargetError } from '../../lib/errors.js'
 import { binding } from '../../lib/native/binding.js'
 import { ioSettings, type ChildAnswer, type ChildRequest, type Measured, type PlanSummary } from './configs.js'

@@ -4,7 +4,7 @@
 // .cache/bench-elastic/<package>.accuracy.json under the package digest, sequence length and dev size.
 import { existsSync, readFileSync, writeFileSync } from 'node:fs'
 import { accuracy, residentPlan, type DevExample } from '../../lib/prepare/shard-importance.js'
-import { ElasticExecutor } from '../../lib/runtime/elastic-executor.js'
+import { ElasticRunner } from '../../lib/runtime/elastic-runner.js'
 import type { BenchPackage } from './bench-package.js'
 import type { PlanSummary } from './configs.js'
 import { devInputs } from './dev-inputs.js'
@@ -20,7 +20,7 @@ export class PlanAccuracy {
   evaluated = 0
 
   private constructor(
-    private readonly x: ElasticExecutor,
+    private readonly x: ElasticRunner,
     private readonly dev: readonly DevExample[],
     private readonly seq: number,
     bp: BenchPackage,
@@ -32,7 +32,7 @@ export class PlanAccuracy {
 
   static async open(bp: BenchPackage, seq: number, threads: number, devLimit: number | undefined): Promise<PlanAccuracy> {
     const dev = await devInputs(bp.pkg, bp.dev, seq, devLimit)
-    const x = await ElasticExecutor.open(bp.path, bp.pkg.config, bp.pkg.blobs, { threads, io: 'auto' })
+    const x = await ElasticRunner.open(bp.path, bp.pkg.config, bp.pkg.blobs, { threads, io: 'auto' })
     return new PlanAccuracy(x, dev, seq, bp)
   }
 

@@ -8,9 +8,9 @@ import { rm, writeFile } from 'node:fs/promises'
 import { join } from 'node:path'
 import { seededRandom } from '../../lib/cli/inputs.js'
 import { residentPlan } from '../../lib/prepare/shard-importance.js'
-import { readElasticPackage } from '../../lib/runtime/elastic-engine.js'
+import { readElasticPackage } from '../../lib/package/elastic-manifest.js'
 import { prepareElastic } from '../../lib/prepare/prepare-elastic.js'
-import { ElasticExecutor } from '../../lib/runtime/elastic-executor.js'
+import { ElasticRunner } from '../../lib/runtime/elastic-runner.js'
 import { TextEncoder } from '../../lib/model/tokenize.js'
 import { tinyVocab, writeTinyEncoder } from '../../test/helpers/tiny-encoder.js'
 import { fitIds } from './dev-inputs.js'
@@ -33,7 +33,7 @@ export async function syntheticModel(dir: string, log: (line: string) => void): 
   await prepareElastic(dir, tmp, { bitwidths: [32] })
   const pkg = await readElasticPackage(tmp)
   const encoder = new TextEncoder(pkg.tokenizer, pkg.config.maxPositions)
-  const x = await ElasticExecutor.open(tmp, pkg.config, pkg.blobs, { threads: 2, io: 'auto' })
+  const x = await ElasticRunner.open(tmp, pkg.config, pkg.blobs, { threads: 2, io: 'auto' })
   const byLabel: string[][] = [[], []]
   try {
     const { layers, heads } = pkg.config

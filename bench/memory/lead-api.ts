@@ -22,7 +22,7 @@ const fakePrepare: PrepareFn = async (onnx, out, options) => {
   return { minimumBudget: options.budget ?? bytes, layers: 0, slicedLayers: 0, packageBytes: bytes, ms: performance.now() - t0 }
 }
 
-const fakeOpen: OpenFn = (path, options) => lib.open(path, options?.threads === undefined ? {} : { threads: options.threads })
+const fakeOpen: OpenFn = (path, options) => lib.open(path as `${string}.onnx`, options?.threads === undefined ? {} : { threads: options.threads })
 
 /** prepare(), once lib/index.ts exports it; undefined before. */
 export const prepareApi = fakeApi ? fakePrepare : (lib as unknown as { prepare?: PrepareFn }).prepare

@@ -59,7 +59,7 @@ async function timedInfer(engine: lib.Engine, feeds: Parameters<lib.Engine['infe
 
 async function openFor(req: ChildRequest): Promise<lib.Engine> {
   const c = req.config
-  if (c.pkg === 'onnx') return lib.open(req.file, { threads: req.threads })
+  if (c.pkg === 'onnx') return lib.open(req.file as `${string}.onnx`, { threads: req.threads })
   if (prepareApi === undefined) throw new Error('packages need prepare()/open(fpk, { memoryBudget, ... }) from the lead API (not in lib/index.ts yet)')
   const options: BudgetOpenOptions = {
     threads: req.threads,

@@ -26,7 +26,7 @@ import { curveBudgets, label, pointConfigurations, type ChildFailure, type Child
 import { fakeApi, prepareApi } from './lead-api.js'
 import { MB, memoryCases, repoRoot, type MemoryCase } from './memory-cases.js'
 import { checks, plot, table, throttleLabel, type Pending, type ReadBandwidth } from './report.js'
-import { measureReadBandwidth } from '../../lib/profile/budget-device.js'
+import { measureReadBandwidth } from '../../lib/prepare/measure-budget-device.js'
 import { measureChild, measurePaired, preparePackages, type PreparedPackage } from './run-child.js'
 
 const THROTTLE = 257e6 // bytes/s: the Raspberry Pi 4B's average read speed in the FlexNN paper

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 // Per-operator timing helpers shared by profile.ts and models.bench.ts: flexpipe's
 // Engine.inferProfiled() when the engine has it, and aggregation by operator type.
-import type { Engine, Tensor } from '../../lib/index.js'
+import type { EngineBase, Tensor } from '../../lib/index.js'
 import type { Graph, Node } from '../../lib/model/ir.js'
 import { median, round } from './cases.js'
 
@@ -39,7 +39,7 @@ export interface ProfileResult {
 }
 
 /** The profiling entry point, or undefined when this build of the engine has none. */
-export function profiledInfer(engine: Engine): Profiled | undefined {
+export function profiledInfer(engine: EngineBase): Profiled | undefined {
   const fn = (engine as unknown as { inferProfiled?: Profiled }).inferProfiled
   return typeof fn === 'function' ? fn.bind(engine) : undefined
 }

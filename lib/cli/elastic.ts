@@ -6,7 +6,8 @@ import { mkdir, readFile, stat } from 'node:fs/promises'
 import { dirname, join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { ArgumentError, DeviceProfileError } from '../errors.js'
-import { ElasticEngine, readElasticPackage } from '../runtime/elastic-engine.js'
+import { readElasticPackage } from '../package/elastic-manifest.js'
+import { ElasticEngine } from '../runtime/elastic-engine.js'
 import { prepareElastic } from '../prepare/prepare-elastic.js'
 import { profileElastic } from '../prepare/profile-elastic.js'
 import { morePreferred } from '../plan/elastic/accuracy-plan.js'
@@ -102,6 +103,7 @@ export async function runProfile(path: string, o: ProfileCliOptions): Promise<vo
 }
 
 export function describePlan(p: ElasticPlan): string {
+  if (p.planner === 'full-model') return `full model: ${p.depth} layers x ${p.width} shards at fp32, preload ${(p.preloadBytes / 1024).toFixed(0)} KiB, loads ${(p.loadBytes / 1024).toFixed(0)} KiB per inference, no target`
   const hist = Object.entries(p.bitsHistogram).filter(([, n]) => n > 0).map(([b, n]) => `${n}x${b === '32' ? 'fp32' : `${b}b`}`).join(' ')
   return `${p.planner} plan: ${p.depth} layers x ${p.width} shards, shards ${hist}, preload ${(p.preloadBytes / 1024).toFixed(0)} KiB (${p.preload.length} shards), loads ${(p.loadBytes / 1024).toFixed(0)} KiB per inference, modelled ${p.modelledMs.toFixed(1)} ms <= T ${p.targetMs} ms`
 }
@@ -162,11 +164,11 @@ export async function runElasticDemo(o: { threads?: number; targetMs?: number; p
   }
   const meta = (await readElasticPackage(pkg)).meta
   const imp = meta.importance as { fullAccuracy?: number } | undefined
-  // T relative to this machine: by default 60% of the full model's modelled compute.
+  // T relative to this machine: by default 60% of the full model's modelled time, but never below 1.2x
+  // the smallest target the planner meets here (on a fast machine 60% can be below it).
   let engine = await open(o.targetMs ?? 1000)
-  const full = engine.plan
-  const fullMs = full.modelledMs
-  const targetMs = o.targetMs ?? Math.max(5, Math.round(fullMs * 0.6))
+  const fullMs = engine.plan.modelledMs
+  const targetMs = o.targetMs ?? Math.max(Math.round(fullMs * 0.6), Math.ceil((engine.minimumTargetMs ?? 0) * 1.2))
   if (o.targetMs === undefined) {
     await engine.close()
     engine = await open(targetMs)

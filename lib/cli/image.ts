@@ -2,7 +2,7 @@
 // Binary PPM (P6) images to NCHW float32 tensors, for the CLI and the OCR demo.
 import { readFile } from 'node:fs/promises'
 import { ArgumentError } from '../errors.js'
-import { tensor, type Tensor } from '../tensor.js'
+import { tensor, type Tensor } from '../model/tensor.js'
 
 export interface Image {
   readonly width: number

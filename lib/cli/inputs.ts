@@ -3,7 +3,7 @@
 import { readFile } from 'node:fs/promises'
 import { ArgumentError } from '../errors.js'
 import { allocArray, isDType } from '../model/dtype.js'
-import { tensor, type Tensor, type TensorInfo } from '../tensor.js'
+import { tensor, type Tensor, type TensorInfo } from '../model/tensor.js'
 import { imageTensor, readPpm } from './image.js'
 
 /** What feeding needs of an engine: its inputs. */

@@ -6,7 +6,7 @@ import cliProgress from 'cli-progress'
 import { ArgumentError } from '../errors.js'
 import { PackageReader } from '../package/index.js'
 import { prepare } from '../prepare/prepare.js'
-import { reprofilePackage } from '../profile/budget-device.js'
+import { reprofilePackage } from '../prepare/measure-budget-device.js'
 import { formatMB, parseBytes } from './sizes.js'
 
 export interface PrepareCliOptions {

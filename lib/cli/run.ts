@@ -4,7 +4,7 @@ import { writeFile } from 'node:fs/promises'
 import { performance } from 'node:perf_hooks'
 import { ArgumentError } from '../errors.js'
 import { open, openPackage } from '../api/open.js'
-import type { Tensor } from '../tensor.js'
+import type { Tensor } from '../model/tensor.js'
 import { buildFeeds } from './inputs.js'
 
 export interface RunOptions {

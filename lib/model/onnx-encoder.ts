@@ -21,7 +21,7 @@ import { halfToFloat } from './half.js'
 import type { Graph, Node, TensorData } from './ir.js'
 import { isExternal } from './ir.js'
 import { loadOnnx } from './onnx-import.js'
-import { readExternal } from '../runtime/constants.js'
+import { readExternal } from './constant-data.js'
 import { parseEncoderConfig, type EncoderConfig } from './encoder-config.js'
 import type { SafeTensor } from './safetensors.js'
 

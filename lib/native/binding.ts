@@ -56,6 +56,11 @@ export interface NativePipelineResult extends NativeReadResult {
   /** How long the ops waited for loads, and the loads for ops (ms). */
   computeWaitMs: number
   loadWaitMs: number
+  /** Per range: when its last byte was in (ms since the run's start). */
+  loadEndMs: Float64Array
+  /** Per op, when profiling: when it started (after waiting for its loads) and ended (ms since the run's start). */
+  opStartMs: Float64Array | undefined
+  opEndMs: Float64Array | undefined
 }
 
 /**
@@ -202,12 +207,4 @@ let cached: NativeBinding | undefined
 export function binding(): NativeBinding {
   cached ??= load()
   return cached
-}
-
-let opIndex: Map<string, number> | undefined
-
-/** Native op code of a native op name (codes are the addon's table order). */
-export function nativeOpCode(name: string): number | undefined {
-  opIndex ??= new Map(binding().opNames().map((n, i) => [n, i]))
-  return opIndex.get(name)
 }

@@ -6,7 +6,7 @@
 //   [0, 4096)          header (fixed size, little-endian)
 //   [4096, 4096 + M)   manifest: UTF-8 JSON, M = manifest length
 //   [4096 + M, D)      zeros: padding, plus any room the writer reserved for the manifest;
-//                      D (the first blob's offset) >= alignUp(4096 + M)
+//                      D (the first blob's offset) >= padToBlob(4096 + M)
 //   [D, end)           blobs, each at a 4096-aligned offset, padded with zeros to a 4096 multiple
 //
 // Header fields:
@@ -31,6 +31,7 @@
 // The writer writes the header last, so a file left by a crash has no magic and is rejected.
 // CRC-32 is the zlib/PNG/gzip polynomial (see crc32.ts).
 import type { DType } from '../model/dtype.js'
+import { alignUp } from '../align.js'
 
 export const formatVersion = 1
 export const headerBytes = 4096
@@ -97,7 +98,8 @@ export interface Header {
   readonly headerCrc: number
 }
 
-export const alignUp = (n: number, a: number = blobAlignment): number => Math.ceil(n / a) * a
+/** n rounded up to the blob alignment (blobs and the manifest start at multiples of it). */
+export const padToBlob = (n: number): number => alignUp(n, blobAlignment)
 
 /** The header bytes for a manifest of this length and CRC; `headerCrc` is computed by `crc`. */
 export function encodeHeader(

@@ -3,7 +3,7 @@
 export { PackageReader, type PackageReaderOptions, type VerifyLevel } from './reader.js'
 export { PackageWriter, type PackageWriterOptions } from './writer.js'
 export {
-  alignUp,
+  padToBlob,
   blobAlignment,
   formatVersion,
   headerBytes,

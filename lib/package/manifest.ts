@@ -3,7 +3,7 @@
 // (alignment, bounds, overlap) against the file, so nothing in it is used before it is checked.
 import { PackageError } from '../errors.js'
 import { dtypeBytes, isDType } from '../model/dtype.js'
-import { alignUp, blobAlignment, formatVersion, type BlobEntry, type PackageManifest } from './format.js'
+import { padToBlob, blobAlignment, formatVersion, type BlobEntry, type PackageManifest } from './format.js'
 
 export const corrupt = 'the package is corrupt; re-run flexpipe prepare'
 export const truncated = 'the package is truncated; re-run flexpipe prepare'
@@ -94,8 +94,8 @@ function checkBlob(b: unknown, i: number, fail: Fail): BlobEntry {
   field('kind', b.kind === undefined || typeof b.kind === 'string', 'a string or absent')
   field('group', b.group === undefined || typeof b.group === 'string', 'a string or absent')
   const e = b as unknown as BlobEntry
-  if (e.paddedLength !== alignUp(e.length)) {
-    const want = `its length ${e.length} rounded up to ${blobAlignment} (${alignUp(e.length)})`
+  if (e.paddedLength !== padToBlob(e.length)) {
+    const want = `its length ${e.length} rounded up to ${blobAlignment} (${padToBlob(e.length)})`
     fail(`${where}: paddedLength ${e.paddedLength} is not ${want}: ${corrupt}`, name)
   }
   if (e.dtype !== undefined && e.dims !== undefined) {

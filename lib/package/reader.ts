@@ -9,7 +9,7 @@ import { open as openFile, type FileHandle } from 'node:fs/promises'
 import { ArgumentError, IOError, PackageError } from '../errors.js'
 import { crc32 } from './crc32.js'
 import {
-  alignUp,
+  padToBlob,
   decodeHeader,
   formatVersion,
   headerBytes,
@@ -153,7 +153,7 @@ export class PackageReader {
       throw new PackageError(`${label}: the manifest checksum does not match (${found}): ${corrupt}`)
     }
     const manifest = decodeManifest(bytes, label)
-    checkLayout(manifest.blobs, alignUp(header.manifestOffset + header.manifestLength), fileSize, label)
+    checkLayout(manifest.blobs, padToBlob(header.manifestOffset + header.manifestLength), fileSize, label)
     return new PackageReader(path, handle, fileSize, header, manifest)
   }
 

@@ -6,7 +6,7 @@
 import { open as openFile } from 'node:fs/promises'
 import { IOError, PackageError } from '../errors.js'
 import { crc32 } from './crc32.js'
-import { alignUp, encodeHeader, headerBytes } from './format.js'
+import { padToBlob, encodeHeader, headerBytes } from './format.js'
 import { PackageReader } from './reader.js'
 
 export async function rewritePackageMeta(path: string, meta: Record<string, unknown>): Promise<void> {
@@ -17,14 +17,14 @@ export async function rewritePackageMeta(path: string, meta: Record<string, unkn
   const bytes = Buffer.from(text, 'utf8')
   const dataStart = m.blobs.reduce((least, b) => (b.paddedLength > 0 ? Math.min(least, b.offset) : least), Infinity)
   const room = Number.isFinite(dataStart) ? dataStart : Infinity
-  if (alignUp(headerBytes + bytes.length) > room) {
+  if (padToBlob(headerBytes + bytes.length) > room) {
     throw new PackageError(`package ${path}: the new manifest (${bytes.length} bytes) does not fit before the first blob at byte ${room}`)
   }
   const h = await openFile(path, 'r+').catch((err: unknown) => {
     throw new IOError(`failed to open ${path} for writing: ${(err as Error).message}`, { cause: err })
   })
   try {
-    const end = Number.isFinite(room) ? room : alignUp(headerBytes + bytes.length)
+    const end = Number.isFinite(room) ? room : padToBlob(headerBytes + bytes.length)
     const body = new Uint8Array(end - headerBytes)
     body.set(bytes)
     await h.write(body, 0, body.length, headerBytes)

@@ -13,7 +13,7 @@ import { ArgumentError, IOError, PackageError } from '../errors.js'
 import { dtypeBytes, isDType } from '../model/dtype.js'
 import { crc32 } from './crc32.js'
 import {
-  alignUp,
+  padToBlob,
   encodeHeader,
   formatVersion,
   headerBytes,
@@ -95,7 +95,7 @@ export class PackageWriter {
     this.handle = handle
     this.producer = options.producer
     this.created = new Date(options.created.getTime())
-    this.dataStart = alignUp(headerBytes + options.manifestReserve)
+    this.dataStart = padToBlob(headerBytes + options.manifestReserve)
     this.cursor = this.dataStart
   }
 
@@ -129,7 +129,7 @@ export class PackageWriter {
     this.names.add(name)
     const index = this.entries.length
     const offset = this.cursor
-    const paddedLength = alignUp(bytes.byteLength)
+    const paddedLength = padToBlob(bytes.byteLength)
     this.cursor += paddedLength
     this.entries.push({ name, offset, length: bytes.byteLength, paddedLength, crc32: 0, ...extra })
     const task = this.tail.then(async () => {
@@ -211,8 +211,8 @@ export class PackageWriter {
     const start = this.dataStart
     let bytes = this.manifestJson(graphJson, metaJson)
     let delta = 0
-    while (alignUp(headerBytes + bytes.length) > start + delta) {
-      const shift = alignUp(headerBytes + bytes.length) - start - delta
+    while (padToBlob(headerBytes + bytes.length) > start + delta) {
+      const shift = padToBlob(headerBytes + bytes.length) - start - delta
       delta += shift
       for (let i = 0; i < this.entries.length; i++) this.entries[i] = { ...this.entries[i]!, offset: this.entries[i]!.offset + shift }
       bytes = this.manifestJson(graphJson, metaJson)

@@ -4,32 +4,22 @@
 // and encodes the op list as the descriptor documented in native/runtime/program.h.
 import { ShapeError } from '../errors.js'
 import { dtypeCode, type DType } from '../model/dtype.js'
-import type { Graph, TensorData, ValueInfo } from '../model/ir.js'
+import type { Graph, ValueInfo } from '../model/ir.js'
 import { valueBytes } from '../model/ir.js'
 import type { InferredGraph, Step } from '../model/infer-graph.js'
 import type { Prepack } from '../model/ops/op-def.js'
 import { hostTensor } from '../model/values.js'
-import { nativeOpCode } from '../native/binding.js'
+import { nativeOpCode } from '../model/ops/native-op-codes.js'
 import { planMemory, type BufferRequest } from './memory/memory-plan.js'
+import type { OutputSource, ProgramIo } from './execution-plan.js'
 import { concatsInPlace } from './memory/concat-in-place.js'
 import { outputsInPlace } from './memory/outputs-in-place.js'
 
 export const maxRank = 8
 
-export type OutputSource =
-  | { readonly kind: 'tensor'; readonly tensor: number }
-  | { readonly kind: 'constant'; readonly data: TensorData }
-  | { readonly kind: 'input'; readonly name: string }
-
-export interface ExecutionPlan {
-  readonly program: Float64Array
+/** A program built for one concrete input signature: its tensors and ops, and the bytes of its activation region. */
+export interface BuiltProgram extends ProgramIo {
   readonly activationBytes: number
-  readonly inputs: ReadonlyArray<{ readonly name: string; readonly tensor: number }>
-  readonly outputs: ReadonlyArray<{ readonly name: string; readonly dtype: DType; readonly dims: number[]; readonly source: OutputSource }>
-  /** Node name of each op, for error messages. */
-  readonly opNodes: readonly string[]
-  /** ONNX op type and native op name of each op, for profiles. */
-  readonly opKinds: ReadonlyArray<{ readonly opType: string; readonly native: string }>
 }
 
 export interface PlacedConstant {
@@ -84,7 +74,7 @@ function isConstant(v: ValueInfo): boolean {
  * the run must then pass a buffer for every tensor output, in order); else every output is copied out
  * (runs of op ranges that pass the outputs only to the last one).
  */
-export function buildProgram(graph: Graph, inferred: InferredGraph, constantSlot: ConstantSlot, options: { outputsInPlace?: boolean } = {}): ExecutionPlan {
+export function buildProgram(graph: Graph, inferred: InferredGraph, constantSlot: ConstantSlot, options: { outputsInPlace?: boolean } = {}): BuiltProgram {
   const st = new ProgramState()
   const valueOf = (name: string): ValueInfo => inferred.values.get(name)!
   const slotFor = (name: string, step: number): number => {

@@ -17,6 +17,7 @@ import { readFile, stat } from 'node:fs/promises'
 import { dirname, join } from 'node:path'
 import { ArgumentError, ModelFormatError } from '../errors.js'
 import { binding } from '../native/binding.js'
+import { shardBlobName } from '../package/elastic-manifest.js'
 import { PackageWriter } from '../package/index.js'
 import { readEncoderConfig, shardRows, type EncoderConfig } from '../model/encoder-config.js'
 import { extractEncoderWeights, type EncoderWeights } from './encoder-weights.js'
@@ -85,7 +86,6 @@ export function residentTensors(c: EncoderConfig, w: EncoderWeights): Array<[str
   return out
 }
 
-export const shardBlobName = (layer: number, shard: number, bits: number): string => `L${layer}.S${shard}.b${bits}`
 
 function checkBitwidths(bits: readonly number[]): number[] {
   const out = [...new Set(bits)].sort((a, b) => a - b)

@@ -26,11 +26,15 @@ import { valueBytes, type Graph, type TensorData, type ValueInfo } from '../mode
 import { loadOnnx } from '../model/onnx-import.js'
 import { hostTensor } from '../model/values.js'
 import { binding } from '../native/binding.js'
-import { PackageWriter, alignUp, rewritePackageMeta, type BlobEntry } from '../package/index.js'
-import { profilePackage } from '../profile/budget-device.js'
-import { constantHost, runPrepack } from '../runtime/constants.js'
-import { checkSupported, foldNative } from '../runtime/engine.js'
-import { budgetModel, budgetReserve, planProfile } from '../runtime/budgeted-engine.js'
+import { PackageWriter, padToBlob, rewritePackageMeta, type BlobEntry } from '../package/index.js'
+import { profilePackage } from './measure-budget-device.js'
+import { constantHost } from '../model/constant-data.js'
+import { runPrepack } from '../runtime/prepack.js'
+import { checkSupported } from '../model/ops/registry.js'
+import { foldNative } from '../runtime/fold-native.js'
+import { budgetModel } from '../plan/budget/budget-model.js'
+import { budgetReserve } from '../plan/budget/budget-reserve.js'
+import { planProfile } from '../profile/budget-device.js'
 import { isConstantValue, residentMaxBytes } from '../plan/budget/layer-options.js'
 import { directConvolutionOnly, minimumBudget, planForBudget, unlimitedBudget, type BudgetModel, type PlanPolicy } from '../plan/budget/plan-budget.js'
 import { encodePackageGraph, type StoredConstant } from '../package/graph-codec.js'
@@ -145,14 +149,14 @@ export async function prepare(modelPath: string, outPath: string, options: Prepa
       if (shape === undefined) continue
       const b = blobName(name, form)
       const length = formBytes(shape)
-      virtual.set(b, { name: b, offset: 0, length, paddedLength: alignUp(length), crc32: 0, dtype: shape.dtype, dims: shape.dims })
+      virtual.set(b, { name: b, offset: 0, length, paddedLength: padToBlob(length), crc32: 0, dtype: shape.dtype, dims: shape.dims })
       forms[form] = b
     }
     return forms
   }
   for (const [name, v] of large) stored.set(name, { dtype: v.dtype, dims: v.dims as number[], forms: formsOf(name, v) })
   // budgetModel re-infers the planned graph; its constants resolve to the virtual forms.
-  const withForms = budgetModel(withConstants(planned.graph, planned.constants), stored, virtual, nr, threads)
+  const withForms = budgetModel(withConstants(planned.graph, planned.constants), stored, virtual, nr, threads, foldNative)
   const policy: PlanPolicy = { preload: true, pin: true, staticPlan: true, slicing: options.slicing ?? true }
   const direct = kernels === 'direct'
   // The model as the engine plans it (only direct convolution in an NCNN-Direct package).
@@ -183,7 +187,7 @@ export async function prepare(modelPath: string, outPath: string, options: Prepa
   for (const s of stored.values()) for (const [form, b] of Object.entries(s.forms)) if (!needed.has(b)) delete s.forms[form]
   const storedFinal = new Map([...stored].filter(([, s]) => Object.keys(s.forms).length > 0))
   const finalBlobs = new Map([...virtual].filter(([b]) => needed.has(b)))
-  const packageModel = budgetModel(withConstants(planned.graph, planned.constants), storedFinal, finalBlobs, nr, threads)
+  const packageModel = budgetModel(withConstants(planned.graph, planned.constants), storedFinal, finalBlobs, nr, threads, foldNative)
   const profiling = options.profile ?? true
 
   // Inline constants: small ones, and large ones no kernel reads from a blob (outputs, shape inputs).
@@ -195,7 +199,7 @@ export async function prepare(modelPath: string, outPath: string, options: Prepa
   const graph = encodePackageGraph(planned.graph, inline, storedFinal)
   const graphBytes = Buffer.byteLength(JSON.stringify(graph))
   // Room for the manifest: the graph, ~300 bytes per blob entry, and the profile added after writing.
-  const manifestReserve = alignUp(graphBytes + 300 * finalBlobs.size + 64 * restrict.layers.length * 4 + (256 << 10))
+  const manifestReserve = padToBlob(graphBytes + 300 * finalBlobs.size + 64 * restrict.layers.length * 4 + (256 << 10))
   const writer = await PackageWriter.create(outPath, { producer, manifestReserve })
   try {
     const jobs = [...storedFinal].flatMap(([name, s]) => Object.entries(s.forms).map(([form, blob]) => ({ name, form, blob })))
@@ -238,7 +242,7 @@ export async function prepare(modelPath: string, outPath: string, options: Prepa
       const profile = await profilePackage(outPath, threads)
       // The engine orders kernels by the profile, so its smallest and every-weight-resident budgets follow
       // the profile too (a minimum found with another order may not plan).
-      const profiled = asEngine(budgetModel(withConstants(planned.graph, planned.constants), storedFinal, finalBlobs, nr, threads, planProfile(profile, threads)))
+      const profiled = asEngine(budgetModel(withConstants(planned.graph, planned.constants), storedFinal, finalBlobs, nr, threads, foldNative, planProfile(profile, threads)))
       unlimitedArena = unlimitedBudget(profiled, policy)
       minimumArena = minimumBudget(profiled, policy)
       await rewritePackageMeta(outPath, { ...meta, minimumBudget: minimumArena, profile })

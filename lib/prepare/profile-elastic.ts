@@ -7,9 +7,11 @@ import { availableParallelism } from 'node:os'
 import { ArgumentError } from '../errors.js'
 import { rewritePackageMeta } from '../package/index.js'
 import { accuracy, profileImportance, profileSubModels, readDevSet, residentPlan } from './shard-importance.js'
-import { measureDeviceProfile, profileKey, type DeviceProfile } from '../profile/elastic-device.js'
-import { readElasticPackage } from '../runtime/elastic-engine.js'
-import { ElasticExecutor } from '../runtime/elastic-executor.js'
+import { profileKey, type ElasticDeviceProfile } from '../profile/elastic-device.js'
+import { measureElasticDeviceProfile } from './measure-elastic-device.js'
+import { binding } from '../native/binding.js'
+import { readElasticPackage } from '../package/elastic-manifest.js'
+import { ElasticRunner } from '../runtime/elastic-runner.js'
 import { TextEncoder } from '../model/tokenize.js'
 
 export interface ProfileOptions {
@@ -36,7 +38,7 @@ export interface ProfileOptions {
 }
 
 export interface ProfileReport {
-  readonly device: DeviceProfile
+  readonly device: ElasticDeviceProfile
   readonly importance?: {
     ranking: Array<[number, number]>
     accuracy: number[][]
@@ -58,12 +60,12 @@ export async function profileElastic(path: string, options: ProfileOptions = {})
   if (!(Number.isInteger(repeats) && repeats >= 1)) throw new ArgumentError(`repeats: expected a positive integer, got ${repeats}`)
   const encoder = new TextEncoder(pkg.tokenizer, pkg.config.maxPositions)
   const seqs = [...new Set(options.seqs ?? [32, 64, encoder.maxLength])].filter((s) => s <= encoder.maxLength).sort((a, b) => a - b)
-  const x = await ElasticExecutor.open(path, pkg.config, pkg.blobs, { threads, io: 'auto' })
+  const x = await ElasticRunner.open(path, pkg.config, pkg.blobs, { threads, io: 'auto' })
   try {
-    const key = profileKey(threads, direct, options.bandwidth, pkg.digest)
-    const device = await measureDeviceProfile(x, key, { seqs, repeats, direct, ...(options.bandwidth ? { bandwidth: options.bandwidth } : {}), ...(options.onProgress ? { onProgress: options.onProgress } : {}) })
+    const key = profileKey(binding().info().isa, threads, direct, options.bandwidth, pkg.digest)
+    const device = await measureElasticDeviceProfile(x, key, { seqs, repeats, direct, ...(options.bandwidth ? { bandwidth: options.bandwidth } : {}), ...(options.onProgress ? { onProgress: options.onProgress } : {}) })
     const meta: Record<string, unknown> = { ...pkg.meta }
-    const others = (Array.isArray(pkg.meta.deviceProfiles) ? (pkg.meta.deviceProfiles as DeviceProfile[]) : []).filter(
+    const others = (Array.isArray(pkg.meta.deviceProfiles) ? (pkg.meta.deviceProfiles as ElasticDeviceProfile[]) : []).filter(
       (p) => !(p.key.cpu === key.cpu && p.key.isa === key.isa && p.key.threads === key.threads && p.key.direct === key.direct && p.key.bandwidth === key.bandwidth),
     )
     meta.deviceProfiles = [...others, device]

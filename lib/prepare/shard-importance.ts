@@ -2,7 +2,7 @@
 // A labelled dev set (JSON lines {"text", "label"}) and the accuracy of a sub-model on it.
 import { readFile } from 'node:fs/promises'
 import { ArgumentError } from '../errors.js'
-import type { ElasticExecutor, RunPlan } from '../runtime/elastic-executor.js'
+import type { ElasticRunner, RunPlan } from '../runtime/elastic-runner.js'
 import type { TextEncoder } from '../model/tokenize.js'
 
 export interface DevExample {
@@ -30,7 +30,7 @@ export async function readDevSet(path: string, encoder: TextEncoder, labels: num
 }
 
 /** Fraction of examples whose arg-max logit is the label, running `plan` (already applied or applied here). */
-export async function accuracy(x: ElasticExecutor, plan: RunPlan | undefined, dev: readonly DevExample[]): Promise<number> {
+export async function accuracy(x: ElasticRunner, plan: RunPlan | undefined, dev: readonly DevExample[]): Promise<number> {
   if (plan !== undefined) await x.apply(plan)
   let right = 0
   for (const e of dev) {
@@ -53,7 +53,7 @@ export function residentPlan(depth: number, width: number, seq: number, bits: Re
  * ties broken bottom layer first. Returns the ranking and the accuracy table [layer][shard].
  */
 export async function profileImportance(
-  x: ElasticExecutor,
+  x: ElasticRunner,
   dev: readonly DevExample[],
   seq: number,
   onProgress?: (done: number, total: number, what: string) => void,
@@ -89,7 +89,7 @@ export async function profileImportance(
  * evaluations, smallest sub-models first; about sum(n * m) / (N * M) full-model passes per bitwidth.
  */
 export async function profileSubModels(
-  x: ElasticExecutor,
+  x: ElasticRunner,
   dev: readonly DevExample[],
   seq: number,
   onProgress?: (done: number, total: number, what: string) => void,

@@ -3,8 +3,8 @@
 import type { DType } from '../model/dtype.js'
 import { planAlignment } from '../plan/memory/memory-plan.js'
 import type { PlacedConstant } from '../plan/program-builder.js'
+import { alignUp } from '../align.js'
 
-const alignUp = (n: number, a: number): number => Math.ceil(n / a) * a
 
 export class ConstantStore {
   private readonly placed = new Map<string, PlacedConstant>()

@@ -1,41 +1,36 @@
 // SPDX-License-Identifier: Apache-2.0
-// ElasticEngine: a transformer classifier that answers within a target latency from cold storage
-// (the STI seed): plan (lib/plan/elastic: compute planning, accumulated IO budgets, shard versions by
-// importance, the preload buffer) from this device's profile, then run the plan's layer-wise
-// IO/compute pipeline (executor.ts) on every call.
+// ElasticEngine: a transformer classifier that answers within a target latency from cold storage (the
+// STI seed). With a target it plans (lib/plan/elastic: compute planning, accumulated IO budgets, shard
+// versions by importance, the preload buffer) from this device's profile and keeps the plan honest with
+// the latency controller; without one it runs the full model. Either way the plan's layer-wise
+// IO/compute pipeline runs on the one executor's native gate (elastic-runner.ts).
 //
-//   const engine = await openElastic('spam.fpk', { targetLatencyMs: 40, preloadBytes: 1 << 20 })
+//   const engine = await open('spam.fpk', { targetLatencyMs: 40, preloadBytes: 1 << 20 })
 //   const [r] = await engine.classify('WIN A FREE CRUISE ...')   // { label: 'spam', score, ... }
+//   const { logits } = await engine.infer({ input_ids, attention_mask })
 //   await engine.setTargetLatency(25)                              // re-plans
-import { availableParallelism } from 'node:os'
-import { ArgumentError, DisposedError, LatencyTargetError, PackageError } from '../errors.js'
-import { PackageReader, type BlobEntry } from '../package/index.js'
-import {
-  planElastic,
-  planLoadAndExec,
-  planPreloadModel,
-  planStdPL,
-  stagingWindow,
-  type ElasticPlan,
-  type ElasticPlanner,
-  type ElasticProfile,
-  type MeasuredAccuracy,
-  type RankedImportance,
-  type ShardRef,
-} from '../plan/elastic/index.js'
-import { isFiniteGrid } from '../plan/elastic/profile.js'
-import { SerialQueue } from './serial-queue.js'
-import { computeFor, findDeviceProfile, plannerProfile, profileKey, type DeviceProfile } from '../profile/elastic-device.js'
-import { onlineCalibration, openFactor, replanFactor } from '../plan/elastic/online-calibration.js'
-import { parseEncoderConfig, type EncoderConfig } from '../model/encoder-config.js'
-import { ElasticExecutor, type RunPlan, type RunTimes } from './elastic-executor.js'
-import type { NativeReadOptions } from '../native/binding.js'
+import { ArgumentError, InputError, LatencyTargetError } from '../errors.js'
+import type { ValueDecl } from '../model/ir.js'
+import type { Tensor } from '../model/tensor.js'
 import { TextEncoder } from '../model/tokenize.js'
-import { crc32 } from '../package/index.js'
+import type { NativeReadOptions } from '../native/binding.js'
+import { binding } from '../native/binding.js'
+import { readElasticPackage, shardBlobName, type ElasticPackage } from '../package/elastic-manifest.js'
+import { fullModelPlan } from '../plan/elastic/full-model.js'
+import { planElastic, planLoadAndExec, planPreloadModel, planStdPL, stagingWindow, type ElasticPlan, type ElasticPlanner, type ElasticProfile, type RankedImportance } from '../plan/elastic/index.js'
+import { LatencyController, type Decision } from '../plan/elastic/latency-controller.js'
+import type { RunPlan } from '../plan/elastic/elastic-layout.js'
+import { computeFor, findDeviceProfile, plannerProfile, profileKey, type ElasticDeviceProfile } from '../profile/elastic-device.js'
+import { rankedImportance } from '../profile/importance.js'
+import { checkBoolean, checkChoice, checkCommon, checkInteger, checkOptionNames, checkPositive } from '../validate.js'
+import { EngineBase, type EngineStats, type OpTiming } from './engine-base.js'
+import { ElasticRunner, type RunTimes } from './elastic-runner.js'
+
+export { measuredAccuracy } from '../profile/importance.js'
 
 export interface ElasticOpenOptions {
-  /** T: each inference should finish within this many ms (required). */
-  readonly targetLatencyMs: number
+  /** T: each inference should finish within this many ms. Without it the engine runs the full model. */
+  readonly targetLatencyMs?: number
   /** P: bytes of the preload buffer kept across calls (default 0). */
   readonly preloadBytes?: number
   /** Bitwidth preloaded shards are held in (default: the highest quantized bitwidth). */
@@ -54,12 +49,12 @@ export interface ElasticOpenOptions {
   /** The one bitwidth of the 'stdpl' and 'preload-model' baselines. */
   readonly plannerBits?: number
   /** Use this profile instead of the package's (benchmarks). */
-  readonly deviceProfile?: DeviceProfile
+  readonly deviceProfile?: ElasticDeviceProfile
   /**
    * Keep the latency promise honest at run time (default true): the engine tracks measured / modelled
    * time of its recent inferences (recent median x p95/median spread, online-calibration.ts) and, when
    * that would put inferences past 1.05 T (or leaves much room), re-plans with it in place of the
-   * profile's calibration jitter.
+   * profile's calibration jitter (latency-controller.ts).
    */
   readonly adaptive?: boolean
   /**
@@ -85,7 +80,7 @@ export interface Classification {
   readonly ms: number
 }
 
-export interface ElasticStats {
+export interface ElasticStats extends EngineStats {
   readonly plan: ElasticPlan
   /** The p95-or-p90 / modelled ratio the plan allows for (calibration jitter, then online). */
   readonly latencyFactor: number
@@ -94,114 +89,106 @@ export interface ElasticStats {
   readonly residentParameterBytes: number
   readonly preloadBytes: number
   readonly stagingBytes: number
-  readonly arenaBytes: number
-  readonly bytesRead: number
-  readonly threads: number
-  readonly reader: string
   readonly importance: 'profiled' | 'layer order'
 }
 
-function checkOptions(o: ElasticOpenOptions): Required<Pick<ElasticOpenOptions, 'preloadBytes' | 'threads' | 'io' | 'direct'>> {
-  if (o === null || typeof o !== 'object') throw new ArgumentError('options: expected an object with targetLatencyMs')
-  const t = o.targetLatencyMs
-  if (typeof t !== 'number' || !(t > 0) || !Number.isFinite(t)) throw new ArgumentError(`targetLatencyMs: expected a positive number of milliseconds, got ${String(t)}`)
-  const p = o.preloadBytes ?? 0
-  if (!(Number.isSafeInteger(p) && p >= 0)) throw new ArgumentError(`preloadBytes: expected a non-negative integer, got ${String(p)}`)
-  const threads = o.threads ?? Math.min(4, availableParallelism())
-  if (!(Number.isInteger(threads) && threads >= 1 && threads <= 256)) throw new ArgumentError(`threads: expected an integer in 1..256, got ${String(threads)}`)
-  if (o.bandwidth !== undefined && !(o.bandwidth > 0 && Number.isFinite(o.bandwidth))) throw new ArgumentError(`bandwidth: expected bytes per second > 0, got ${String(o.bandwidth)}`)
-  const c = o.openCalibrationRuns
-  if (c !== undefined && !(Number.isInteger(c) && c >= 0 && c <= 64)) throw new ArgumentError(`openCalibrationRuns: expected an integer in 0..64, got ${String(c)}`)
-  return { preloadBytes: p, threads, io: o.io ?? 'auto', direct: o.direct ?? true }
+interface CheckedOptions {
+  readonly threads: number
+  readonly io: 'auto' | 'uring' | 'pread'
+  readonly targetLatencyMs?: number
+  readonly preloadBytes: number
+  readonly direct: boolean
+  readonly bandwidth?: number
+  readonly adaptive: boolean
+  readonly openCalibrationRuns: number
+  readonly planner: ElasticPlanner
 }
 
-/** The CRC digest of a package's shard blobs (identifies the content a device profile was measured on). */
-export function shardDigest(blobs: readonly BlobEntry[]): string {
-  const crcs = new Uint32Array(blobs.filter((b) => b.kind === 'shard').map((b) => b.crc32))
-  return crc32(new Uint8Array(crcs.buffer)).toString(16).padStart(8, '0')
-}
-
-export interface ElasticPackage {
-  readonly config: EncoderConfig
-  readonly tokenizer: unknown
-  readonly blobs: Map<string, BlobEntry>
-  readonly meta: Readonly<Record<string, unknown>>
-  readonly digest: string
-}
-
-/** Reads and checks an elastic package's manifest. */
-export async function readElasticPackage(path: string): Promise<ElasticPackage> {
-  const reader = await PackageReader.open(path)
-  try {
-    const { meta, graph, blobs } = reader.manifest
-    if (meta.kind !== 'flexpipe-elastic') {
-      throw new ArgumentError(
-        `package ${path} has no elastic shards (meta.kind ${JSON.stringify(meta.kind)}): targetLatencyMs needs a transformer prepared with \`flexpipe prepare --elastic <model folder>\`; open it with memoryBudget instead`,
-      )
-    }
-    const g = graph as { kind?: unknown; config?: unknown; tokenizer?: unknown }
-    if (g === null || typeof g !== 'object' || g.kind !== 'elastic-encoder') throw new PackageError(`package ${path}: the elastic graph is missing; re-run flexpipe prepare --elastic`)
-    const config = parseEncoderConfig(g.config, `package ${path}`)
-    return { config, tokenizer: g.tokenizer, blobs: new Map(blobs.map((b) => [b.name, b])), meta, digest: shardDigest(blobs) }
-  } finally {
-    await reader.close()
+function checkOptions(options: ElasticOpenOptions, path: string): CheckedOptions {
+  const o = checkOptionNames(options, 'elastic', path)
+  const targetLatencyMs = checkPositive(o, 'targetLatencyMs', 'a number of milliseconds')
+  const bandwidth = checkPositive(o, 'bandwidth', 'bytes per second')
+  if (o.deviceProfile !== undefined && (typeof o.deviceProfile !== 'object' || o.deviceProfile === null)) throw new ArgumentError('deviceProfile: expected a device profile object')
+  return {
+    ...checkCommon(o),
+    ...(targetLatencyMs === undefined ? {} : { targetLatencyMs }),
+    ...(bandwidth === undefined ? {} : { bandwidth }),
+    preloadBytes: checkInteger(o, 'preloadBytes', 0, Number.MAX_SAFE_INTEGER, 0, 'a non-negative integer'),
+    direct: checkBoolean(o, 'direct', true),
+    adaptive: checkBoolean(o, 'adaptive', true),
+    openCalibrationRuns: checkInteger(o, 'openCalibrationRuns', 0, 64, 4),
+    planner: checkChoice(o, 'planner', ['flexpipe', 'load-and-exec', 'stdpl', 'preload-model'] as const, 'flexpipe'),
   }
 }
 
-export class ElasticEngine {
-  private x: ElasticExecutor | undefined
-  private readonly queue = new SerialQueue()
-  private current: ElasticPlan
-  private target: number
+/** What planning at a target needs: the device profile, the importance, the embedding read. */
+interface Planning {
+  readonly profile: ElasticProfile
+  readonly importance: RankedImportance
+  readonly embeddingIoMs: number
+  readonly jitter: number
+}
+
+export class ElasticEngine extends EngineBase {
+  readonly kind = 'elastic' as const
+  private readonly runner: ElasticRunner
+  private current!: ElasticPlan
+  private target: number | undefined
   private preload: number
+  private readonly controller: LatencyController<ElasticPlan> | undefined
 
   private constructor(
     readonly path: string,
     private readonly pkg: ElasticPackage,
     private readonly encoder: TextEncoder,
-    private readonly profile: ElasticProfile,
-    private readonly importance: RankedImportance,
-    private readonly importanceKind: 'profiled' | 'layer order',
-    private readonly opts: ElasticOpenOptions & ReturnType<typeof checkOptions>,
+    private readonly opts: ElasticOpenOptions & CheckedOptions,
     readonly seq: number,
-    x: ElasticExecutor,
-    private readonly embeddingIoMs: number,
-    private readonly jitter: number,
+    private readonly planning: Planning | undefined,
+    private readonly importanceKind: 'profiled' | 'layer order',
   ) {
-    this.x = x
+    const decls: ValueDecl[] = [
+      { name: 'input_ids', dtype: 'int64', dims: [1, 'sequence'] },
+      { name: 'attention_mask', dtype: 'int64', dims: [1, 'sequence'] },
+    ]
+    super(decls, [{ name: 'logits', dtype: 'float32', dims: [1, pkg.config.labels.length] }], { threads: opts.threads, io: opts.io })
+    // PreloadModel keeps the whole model in memory, the word embeddings included.
+    const embeddings = opts.planner === 'preload-model' ? 'resident' : 'on-demand'
+    this.runner = new ElasticRunner(path, pkg.config, pkg.blobs, this.executor('open'), { embeddings })
     this.target = opts.targetLatencyMs
     this.preload = opts.preloadBytes
-    this.current = this.makePlan(this.target, this.preload)
+    this.controller = planning !== undefined && opts.adaptive ? new LatencyController(planning.jitter, sameShards) : undefined
   }
 
-  static async open(path: string, options: ElasticOpenOptions): Promise<ElasticEngine> {
-    const o = { ...options, ...checkOptions(options) }
+  /**
+   * Opens an elastic package. With `targetLatencyMs` the plan is made from the device profile the
+   * package holds for this machine (or `deviceProfile`); without it, the full model runs.
+   */
+  static async open(path: string, options: ElasticOpenOptions = {}): Promise<ElasticEngine> {
+    const o = { ...options, ...checkOptions(options, path) }
     const pkg = await readElasticPackage(path)
     const encoder = new TextEncoder(pkg.tokenizer, pkg.config.maxPositions)
     const seq = o.seq ?? encoder.maxLength
     if (!(Number.isInteger(seq) && seq >= 2 && seq <= pkg.config.maxPositions)) throw new ArgumentError(`seq: expected an integer in 2..${pkg.config.maxPositions}, got ${String(seq)}`)
     const bitwidths = (pkg.meta.bitwidths as number[] | undefined) ?? []
-    const device = o.deviceProfile ?? findDeviceProfile(pkg.meta.deviceProfiles, profileKey(o.threads, o.direct, o.bandwidth, pkg.digest), path)
-    const profile = plannerProfile(pkg.config, pkg.blobs, device, seq, bitwidths)
-    const imp = pkg.meta.importance as { ranking?: Array<[number, number]> } | undefined
-    const ranking = Array.isArray(imp?.ranking) ? imp!.ranking.map(([layer, shard]) => ({ layer, shard })) : undefined
-    const accuracy = measuredAccuracy(pkg.meta.importance, pkg.config.layers, pkg.config.heads, bitwidths)
-    const importance: RankedImportance = { ranking: ranking ?? layerOrder(pkg.config), ...(ranking && accuracy ? { accuracy } : {}) }
-    // PreloadModel keeps the whole model in memory, the word embeddings included.
-    const embeddings = o.planner === 'preload-model' ? 'resident' : 'on-demand'
-    const x = await ElasticExecutor.open(path, pkg.config, pkg.blobs, { threads: o.threads, io: o.io, embeddings })
-    const embeddingIoMs = x.onDemand ? (computeFor(device, seq)?.embeddingIoMs ?? 0) * (device.calibration?.scale ?? 1) : 0
-    const jitter = device.calibration?.jitter ?? 1
-    let engine: ElasticEngine
+    const { importance, profiled } = rankedImportance(pkg.meta, pkg.config, bitwidths)
+    let planning: Planning | undefined
+    if (o.targetLatencyMs !== undefined) {
+      const device = o.deviceProfile ?? findDeviceProfile(pkg.meta.deviceProfiles, profileKey(binding().info().isa, o.threads, o.direct, o.bandwidth, pkg.digest), path)
+      const profile = plannerProfile(pkg.config, pkg.blobs, device, seq, bitwidths)
+      // With on-demand embeddings both lanes start after the embedding read (PreloadModel keeps the table resident).
+      const embeddingIoMs = o.planner === 'preload-model' ? 0 : (computeFor(device, seq)?.embeddingIoMs ?? 0) * (device.calibration?.scale ?? 1)
+      planning = { profile, importance, embeddingIoMs, jitter: device.calibration?.jitter ?? 1 }
+    }
+    const engine = new ElasticEngine(path, pkg, encoder, o, seq, planning, profiled ? 'profiled' : 'layer order')
     try {
-      engine = new ElasticEngine(path, pkg, encoder, profile, importance, ranking ? 'profiled' : 'layer order', o, seq, x, embeddingIoMs, jitter)
+      engine.current = engine.makePlan(engine.target, engine.preload)
       await engine.applyPlan(engine.current)
-      if (o.adaptive !== false) {
-        await engine.calibrateAtOpen(o.openCalibrationRuns ?? 4)
+      if (engine.controller !== undefined) {
+        await engine.calibrateAtOpen(o.openCalibrationRuns)
         engine.prepareNeighbours()
       }
     } catch (err) {
-      x.dispose()
+      await engine.close()
       throw err
     }
     return engine
@@ -216,32 +203,38 @@ export class ElasticEngine {
     return this.pkg.config.labels
   }
 
+  /** The target latency in ms, or undefined when the engine runs the full model. */
+  get targetLatencyMs(): number | undefined {
+    return this.target
+  }
+
+  /**
+   * The smallest target latency the planner meets now (with the preload buffer in force and the factor
+   * the plans aim with), or undefined for an engine opened without a target. The latency controller may
+   * raise it as it measures the device.
+   */
+  get minimumTargetMs(): number | undefined {
+    if (this.planning === undefined) return undefined
+    try {
+      this.makePlan(Number.MIN_VALUE, this.preload)
+    } catch (err) {
+      if (err instanceof LatencyTargetError) return err.minimumMs
+      throw err
+    }
+    return 0
+  }
+
   /** Re-plans for a new target latency (queued after running inferences). Rejects if infeasible; the old plan stays. */
   setTargetLatency(ms: number): Promise<ElasticPlan> {
     if (typeof ms !== 'number' || !(ms > 0) || !Number.isFinite(ms)) return Promise.reject(new ArgumentError(`setTargetLatency: expected a positive number of milliseconds, got ${String(ms)}`))
-    return this.queue.push(async () => {
-      const plan = this.makePlan(ms, this.preload)
-      this.resetTrials()
-      await this.applyPlan(plan)
-      this.current = plan
-      this.target = ms
-      if (this.opts.adaptive !== false) this.prepareNeighbours()
-      return plan
-    })
+    if (this.planning === undefined) return Promise.reject(new ArgumentError('setTargetLatency: the engine was opened without targetLatencyMs and runs the full model; open it with a target to plan for one'))
+    return this.replan(ms, this.preload)
   }
 
   /** Resizes the preload buffer and re-plans (queued). */
   setPreloadBytes(bytes: number): Promise<ElasticPlan> {
     if (!(Number.isSafeInteger(bytes) && bytes >= 0)) return Promise.reject(new ArgumentError(`setPreloadBytes: expected a non-negative integer, got ${String(bytes)}`))
-    return this.queue.push(async () => {
-      const plan = this.makePlan(this.target, bytes)
-      this.resetTrials()
-      await this.applyPlan(plan)
-      this.current = plan
-      this.preload = bytes
-      if (this.opts.adaptive !== false) this.prepareNeighbours()
-      return plan
-    })
+    return this.replan(this.target, bytes)
   }
 
   /** Tokenizes and classifies each text (one inference per text, queued). */
@@ -253,22 +246,7 @@ export class ElasticEngine {
       const enc = this.encoder.encode(text)
       const ids = enc.ids.length > this.seq ? [...enc.ids.slice(0, this.seq - 1), enc.ids[enc.ids.length - 1]!] : enc.ids
       const { logits, times } = await this.inferIds(ids)
-      const max = Math.max(...logits)
-      const exps = Array.from(logits, (v) => Math.exp(v - max))
-      const sum = exps.reduce((a, b) => a + b, 0)
-      const scores = exps.map((e) => e / sum)
-      let index = 0
-      for (let i = 1; i < scores.length; i++) if (scores[i]! > scores[index]!) index = i
-      out.push({
-        label: this.pkg.config.labels[index]!,
-        index,
-        score: scores[index]!,
-        scores,
-        logits: Array.from(logits),
-        tokens: ids.length,
-        truncated: enc.fullLength > ids.length,
-        ms: times.totalMs,
-      })
+      out.push({ ...softmaxLabel(logits, this.pkg.config.labels), tokens: ids.length, truncated: enc.fullLength > ids.length, ms: times.totalMs })
     }
     return out
   }
@@ -278,123 +256,111 @@ export class ElasticEngine {
     if (!Array.isArray(ids) || ids.length === 0 || ids.length > this.seq) {
       return Promise.reject(new ArgumentError(`inferIds: expected 1..${this.seq} token ids, got ${Array.isArray(ids) ? ids.length : typeof ids}`))
     }
+    try {
+      this.executor('infer')
+    } catch (err) {
+      return Promise.reject(err)
+    }
+    return this.queue.push(() => this.runIds(ids))
+  }
+
+  stats(): ElasticStats {
+    const s = this.runner.stats
+    return {
+      ...this.sessionStats(),
+      plan: this.current,
+      latencyFactor: this.controller?.factor ?? Math.max(1, this.planning?.jitter ?? 1),
+      targetAtRisk: this.controller?.atRisk ?? false,
+      residentParameterBytes: this.runner.residentParameterBytes,
+      preloadBytes: s.preloadBytes,
+      stagingBytes: s.stagingBytes,
+      importance: this.importanceKind,
+    }
+  }
+
+  /** infer(): input_ids and attention_mask [1, n], n <= seq; the tokens whose mask is 0 are left out. */
+  protected async compute(tensors: Tensor[], profile: boolean): Promise<{ outputs: Record<string, Tensor>; ops?: OpTiming[] }> {
+    const [idsT, maskT] = tensors as [Tensor, Tensor]
+    const n = idsT.dims[1]!
+    if (n < 1 || n > this.seq) throw new InputError(`input 'input_ids': expected 1..${this.seq} tokens (the plan's sequence length), got ${n}`)
+    const ids: number[] = []
+    for (let i = 0; i < n; i++) if ((maskT.data as BigInt64Array)[i] !== 0n) ids.push(Number((idsT.data as BigInt64Array)[i]))
+    if (ids.length === 0) throw new InputError("input 'attention_mask': selects no token")
+    const opMs = profile ? new Float64Array(this.runner.ranges?.ops ?? 0) : undefined
+    const { logits } = await this.runIds(ids, opMs)
+    const outputs = { logits: { dtype: 'float32' as const, dims: [1, logits.length], data: logits } }
+    if (opMs === undefined) return { outputs }
+    const exec = this.runner.program
+    return { outputs, ops: exec === undefined ? [] : exec.opNodes.map((node, i) => ({ node, opType: exec.opKinds[i]!.opType, native: exec.opKinds[i]!.native, ms: opMs[i]! })) }
+  }
+
+  private async runIds(ids: readonly number[], opMs?: Float64Array): Promise<{ logits: Float32Array; times: RunTimes }> {
+    this.executor('infer')
+    const r = await this.runner.run(ids, this.readOptions(), opMs)
+    this.observe(r.times.totalMs)
+    return r
+  }
+
+  /** Hands an inference's time to the latency controller and carries out its decision. */
+  private observe(totalMs: number): void {
+    const c = this.controller
+    const target = this.target
+    if (c === undefined || target === undefined) return
+    this.follow(c.observe(totalMs, this.current, target, (f, below) => this.makePlan(target, this.preload, below, f)))
+  }
+
+  private replan(target: number | undefined, preload: number): Promise<ElasticPlan> {
+    try {
+      this.executor('re-plan')
+    } catch (err) {
+      return Promise.reject(err)
+    }
     return this.queue.push(async () => {
-      const r = await this.live('infer').run(ids, this.readOptions(), this.current.schedule)
-      if (this.opts.adaptive !== false) this.observe(r.times.totalMs)
-      return r
+      const plan = this.makePlan(target, preload)
+      this.controller?.reset()
+      await this.applyPlan(plan)
+      this.current = plan
+      this.target = target
+      this.preload = preload
+      this.prepareNeighbours()
+      return plan
     })
   }
 
-  /** The factor the plan aims with (T * 1.05 / factor), and the recent measured / modelled ratios. */
-  private factor: number | undefined
-  private readonly ratios: number[] = []
-  private sinceReplan = 0
-  private atRisk = false
-  /** A grown plan on trial: the plan and factor it replaced, inferences run and missed so far. */
-  private trial: { previous: ElasticPlan; previousFactor: number | undefined; calls: number; misses: number } | undefined
-  /** Online grows stay below this modelled time (a grown plan at it failed its trial) for ceilingLeft inferences. */
-  private ceilingMs = Infinity
-  private ceilingLeft = 0
-  private ceilingBackoff = onlineCalibration.ceilingCalls
-
   /**
-   * Online calibration (online-calibration.ts): after each inference, its measured / modelled ratio
-   * joins the window; when the factor it gives (recent median x spread) leaves the hysteresis band,
-   * the engine re-plans. The new plan is applied by a task queued behind this inference, so the
-   * caller's promise does not wait for it (the next queued call does). Ratios stay in the window
-   * across re-plans: each was taken against the plan it ran. A grown plan runs on trial (trialCalls):
-   * if it misses 1.05 T trialMisses times the engine returns to the plan it left, drops the trial's
-   * ratios, and grows no further than below the failed plan for a while (ceilingCalls, doubling).
+   * Carries out the controller's decision. A switch is applied by a task queued now, so it runs before
+   * any inference the caller starts after this one returns, and the caller's promise does not wait for
+   * it. No warm-up run: the arena keeps its pages across a re-plan (native/alloc/arena.cc) and a plan run
+   * before keeps its layout, so the next inference pays only for pages the new plan adds.
    */
-  private observe(totalMs: number): void {
-    const c = onlineCalibration
-    if (this.ceilingLeft > 0 && --this.ceilingLeft === 0) this.ceilingMs = Infinity
-    this.ratios.push(totalMs / this.current.modelledMs)
-    if (this.ratios.length > c.spreadWindow) this.ratios.shift()
-    this.sinceReplan++
-    const trial = this.trial
-    if (trial !== undefined) {
-      trial.calls++
-      if (totalMs > 1.05 * this.target) trial.misses++
-      if (trial.misses >= c.trialMisses) {
-        this.trial = undefined
-        this.ceilingMs = Math.min(this.ceilingMs, this.current.modelledMs)
-        this.ceilingLeft = this.ceilingBackoff
-        this.ceilingBackoff = Math.min(2 * this.ceilingBackoff, c.ceilingMaxCalls)
-        this.ratios.splice(Math.max(0, this.ratios.length - trial.calls))
-        this.factor = trial.previousFactor
-        this.sinceReplan = 0
-        this.switchTo(trial.previous)
-        return
-      }
-      if (trial.calls >= c.trialCalls) this.trial = undefined
-    }
-    const now = this.factor ?? Math.max(1, this.jitter)
-    const next = replanFactor(this.ratios, now, this.sinceReplan)
-    if (next === undefined) return
-    const previousFactor = this.factor
-    this.factor = next
-    this.sinceReplan = 0
-    let plan: ElasticPlan
-    try {
-      plan = this.makePlan(this.target, this.preload, next < now ? this.ceilingMs : Infinity)
-      this.atRisk = false
-    } catch {
-      // Growing: nothing fits under the ceiling, the plan in force stays. Shrinking: T cannot be met at
-      // the measured ratio; keep the plan in force and say so in stats().
-      if (next >= now) this.atRisk = true
-      return
-    }
-    if (sameShards(plan, this.current)) {
-      this.current = plan
-      return
-    }
-    if (plan.modelledMs > this.current.modelledMs) this.trial = { previous: this.current, previousFactor, calls: 0, misses: 0 }
-    else this.trial = undefined
-    this.switchTo(plan)
-  }
-
-  /**
-   * Applies a plan in a task queued now, so it runs before any inference the caller starts after this
-   * one returns. No warm-up run: the arena keeps its pages across a re-plan (native/alloc/arena.cc) and
-   * a plan run before keeps its layout, so the next inference pays only for pages the new plan adds,
-   * while a warm-up would cost it a whole inference.
-   */
-  private switchTo(plan: ElasticPlan): void {
+  private follow(d: Decision<ElasticPlan>): void {
+    if (d.kind === 'adopt') this.current = d.plan
+    if (d.kind !== 'switch') return
     void this.queue
       .push(async () => {
-        await this.live('re-plan').apply(this.runPlan(plan))
-        this.current = plan
+        await this.runner.apply(this.runPlan(d.plan))
+        this.current = d.plan
       })
       .catch(() => undefined) // the plan in force stays; the next inference reports a broken session
   }
 
   /**
-   * Builds the layouts of the plans online calibration is likeliest to move to: those made with the
-   * factor in force x 1.1^k, k = -3..3 (at least 1). A re-plan to a plan whose program is not built
-   * costs the next inference the build (about 3 ms here), which at T = 10 ms can be a miss by itself.
-   * Each new layout costs 0.5-1 MB of RSS here (its program, and the V8 heap its build's garbage
-   * touches), hence only these few. Factors that give the same plan find it in the executor's cache.
+   * Builds the layouts of the plans the controller is likeliest to move to. A re-plan to a plan whose
+   * program is not built costs the next inference the build (about 3 ms here), which at T = 10 ms can
+   * be a miss by itself. Each new layout costs 0.5-1 MB of RSS here (its program, and the V8 heap its
+   * build's garbage touches), hence only these few; factors that give the same plan share a layout.
    */
   private prepareNeighbours(): void {
-    const now = this.factor ?? Math.max(1, this.jitter)
-    for (let k = -3; k <= 3; k++) {
+    if (this.controller === undefined) return
+    for (const f of this.controller.neighbours()) {
       let plan: ElasticPlan
       try {
-        plan = this.makePlan(this.target, this.preload, Infinity, Math.max(1, now * 1.1 ** k))
+        plan = this.makePlan(this.target, this.preload, Infinity, f)
       } catch {
         continue // infeasible at this factor
       }
-      this.live('prepare').prepare(this.runPlan(plan))
+      this.runner.prepare(this.runPlan(plan))
     }
-  }
-
-  /** Forgets trials and ceilings (the caller set a new target or preload size). */
-  private resetTrials(): void {
-    this.trial = undefined
-    this.ceilingMs = Infinity
-    this.ceilingLeft = 0
-    this.ceilingBackoff = onlineCalibration.ceilingCalls
   }
 
   /** Reads as the caller configured them (cold with O_DIRECT, throttled). */
@@ -403,97 +369,58 @@ export class ElasticEngine {
   }
 
   /**
-   * Open-time calibration (openFactor in online-calibration.ts): `runs` inferences of the plan just
+   * Open-time calibration (latency-controller.ts `calibrate`): `runs` inferences of the plan just
    * applied, on seq distinct tokens spread over the vocabulary (the on-demand embedding read touches
-   * the most pages), with the configured IO. When their median measured / modelled ratio puts the plan
-   * outside the online band, re-plan with it and measure again. The ratios join the online window.
+   * the most pages), with the configured IO; re-plans while their median ratio is outside the band
+   * (at most three rounds).
    */
   private async calibrateAtOpen(runs: number): Promise<void> {
-    if (runs === 0) return
+    const c = this.controller
+    if (runs === 0 || c === undefined) return
     const vocab = this.pkg.config.vocab
     const ids = Array.from({ length: this.seq }, (_, i) => Math.floor((i * (vocab - 1)) / Math.max(1, this.seq - 1)))
     for (let round = 0; round < 3; round++) {
       const ratios: number[] = []
-      for (let i = 0; i < runs; i++) {
-        const r = await this.live('open').run(ids, this.readOptions(), this.current.schedule)
-        ratios.push(r.times.totalMs / this.current.modelledMs)
-      }
-      this.ratios.push(...ratios)
-      this.ratios.splice(0, Math.max(0, this.ratios.length - onlineCalibration.spreadWindow))
-      const next = openFactor(ratios, this.factor ?? Math.max(1, this.jitter), this.jitter)
-      if (next === undefined) return
-      this.factor = next
-      let plan: ElasticPlan
-      try {
-        plan = this.makePlan(this.target, this.preload)
-        this.atRisk = false
-      } catch {
-        this.atRisk = true // T cannot be met at the measured ratio: keep the plan, say so in stats()
-        return
-      }
-      if (sameShards(plan, this.current)) {
-        this.current = plan
-        return
-      }
-      await this.applyPlan(plan)
-      this.current = plan
+      for (let i = 0; i < runs; i++) ratios.push((await this.runner.run(ids, this.readOptions())).times.totalMs / this.current.modelledMs)
+      const d = c.calibrate(ratios, this.current, (f) => this.makePlan(this.target, this.preload, Infinity, f))
+      if (d.kind === 'adopt') this.current = d.plan
+      if (d.kind !== 'switch') return
+      await this.applyPlan(d.plan)
+      this.current = d.plan
     }
   }
 
-  /** Resolves once every queued inference and re-plan has finished. */
-  settled(): Promise<void> {
-    return this.queue.idle()
-  }
-
-  stats(): ElasticStats {
-    const s = this.live('stats').stats
-    return {
-      plan: this.current,
-      latencyFactor: this.factor ?? Math.max(1, this.jitter),
-      targetAtRisk: this.atRisk,
-      residentParameterBytes: this.live('stats').residentParameterBytes,
-      preloadBytes: s.preloadBytes,
-      stagingBytes: s.stagingBytes,
-      arenaBytes: s.arenaBytes,
-      bytesRead: s.bytesRead,
-      threads: s.threads,
-      reader: s.reader,
-      importance: this.importanceKind,
-    }
-  }
-
-  async close(): Promise<void> {
-    await this.queue.push(async () => undefined).catch(() => undefined)
-    this.x?.dispose()
-    this.x = undefined
-  }
-
-  /**
-   * Plans for T. The device profile's calibration says how much real inferences jitter: the planners
-   * aim at T * min(1, 1.05 / jitter), so that 95% finish within 1.05 T. With on-demand embeddings both
-   * lanes start after the embedding read (e ms): the planners get that aim minus e, and the plan's
-   * modelled time gets e back.
-   */
   /**
    * Applies a plan and runs it once on a two-token input (buffered reads), so the first inference the
    * caller times does not pay for first-touch page faults in the new arena and JIT warm-up.
    */
   private async applyPlan(plan: ElasticPlan): Promise<void> {
-    const x = this.live('plan')
-    await x.apply(this.runPlan(plan))
-    await x.run([0, 0], { direct: false }, plan.schedule)
+    await this.runner.apply(this.runPlan(plan))
+    await this.runner.run([0, 0], { direct: false })
   }
 
-  /** The executor's plan: the planner's shard versions and the smallest staging ring that keeps its timing. */
+  /** The runner's plan: the planner's shard versions and the smallest staging ring that keeps its timing. */
   private runPlan(plan: ElasticPlan): RunPlan {
-    return { ...toRunPlan(plan, this.seq), window: stagingWindow(this.profile, plan) }
+    return { ...toRunPlan(plan, this.seq), ...(this.planning === undefined ? {} : { window: stagingWindow(this.planning.profile, plan) }) }
   }
 
-  /** `belowMs`: the plan's modelled time must stay under it (a ceiling from a failed trial). */
-  private makePlan(targetMs: number, preloadBytes: number, belowMs = Infinity, factor = this.factor ?? this.jitter): ElasticPlan {
-    const p = this.opts.planner ?? 'flexpipe'
+  /**
+   * Plans for T (undefined: the full model). The device profile's calibration says how much real
+   * inferences jitter: the planners aim at T * min(1, 1.05 / factor), so that 95% finish within 1.05 T.
+   * With on-demand embeddings both lanes start after the embedding read (e ms): the planners get that
+   * aim minus e, and the plan's modelled time gets e back. `belowMs`: the plan's modelled time must stay
+   * under it (a ceiling from a failed trial).
+   */
+  private makePlan(targetMs: number | undefined, preloadBytes: number, belowMs = Infinity, factor = this.controller?.factor ?? this.planning?.jitter ?? 1): ElasticPlan {
+    const p = this.planning
+    if (targetMs === undefined || p === undefined) {
+      const c = this.pkg.config
+      const bits = 32
+      return fullModelPlan(c.layers, c.heads, bits, (l, h) => this.pkg.blobs.get(shardBlobName(l, h, bits))?.paddedLength ?? 0, preloadBytes)
+    }
+    const planner = this.opts.planner
     const bits = this.opts.plannerBits ?? 32
-    const e = this.embeddingIoMs
+    const e = p.embeddingIoMs
     // The aim never passes 1.05 T in modelled time, even when inferences run faster than modelled:
     // the model's errors are partly fixed costs (the worst-case embedding read), so a small plan's
     // low ratio does not carry over to a larger plan (allowing it grew plans that then missed T).
@@ -503,10 +430,10 @@ export class ElasticEngine {
     const t = Math.max(Math.min(targetMs * aim, belowMs * (1 - 1e-9)) - e, Number.MIN_VALUE)
     let plan: ElasticPlan
     try {
-      if (p === 'flexpipe') plan = planElastic(this.profile, this.importance, { targetMs: t, preloadBytes, ...(this.opts.preloadBits ? { preloadBits: this.opts.preloadBits } : {}) })
-      else if (p === 'load-and-exec') plan = planLoadAndExec(this.profile, { targetMs: t })
-      else if (p === 'stdpl') plan = planStdPL(this.profile, { targetMs: t, bits })
-      else plan = planPreloadModel(this.profile, { targetMs: t, bits })
+      if (planner === 'flexpipe') plan = planElastic(p.profile, p.importance, { targetMs: t, preloadBytes, ...(this.opts.preloadBits ? { preloadBits: this.opts.preloadBits } : {}) })
+      else if (planner === 'load-and-exec') plan = planLoadAndExec(p.profile, { targetMs: t })
+      else if (planner === 'stdpl') plan = planStdPL(p.profile, { targetMs: t, bits })
+      else plan = planPreloadModel(p.profile, { targetMs: t, bits })
     } catch (err) {
       if (err instanceof LatencyTargetError) {
         const minimum = Math.ceil(((err.minimumMs + e) / aim) * 1000) / 1000
@@ -516,49 +443,26 @@ export class ElasticEngine {
     }
     return { ...plan, targetMs, modelledMs: plan.modelledMs + e }
   }
-
-  private live(what: string): ElasticExecutor {
-    if (this.x === undefined) throw new DisposedError(what)
-    return this.x
-  }
 }
 
-/** Same sub-model, shard versions and preload set (the executor would run the same thing). */
+/** The label with the highest softmax probability, and every score. */
+function softmaxLabel(logits: Float32Array, labels: readonly string[]): Pick<Classification, 'label' | 'index' | 'score' | 'scores' | 'logits'> {
+  const max = Math.max(...logits)
+  const exps = Array.from(logits, (v) => Math.exp(v - max))
+  const sum = exps.reduce((a, b) => a + b, 0)
+  const scores = exps.map((x) => x / sum)
+  let index = 0
+  for (let i = 1; i < scores.length; i++) if (scores[i]! > scores[index]!) index = i
+  return { label: labels[index]!, index, score: scores[index]!, scores, logits: Array.from(logits) }
+}
+
+/** Same sub-model, shard versions and preload set (the runner would run the same thing). */
 function sameShards(a: ElasticPlan, b: ElasticPlan): boolean {
   if (a.depth !== b.depth || a.width !== b.width) return false
   return a.shards.every((row, k) => row.every((s, j) => s.bits === b.shards[k]![j]!.bits && s.preloaded === b.shards[k]![j]!.preloaded))
 }
 
-/**
- * The accuracies of a package's importance profile (dev-set.ts profileImportance: `accuracy[l][h]` with
- * that shard alone at the highest bitwidth, `lowAccuracy`, `fullAccuracy`, and `subModelAccuracy` when
- * measured at the package's `bitwidths`), or undefined when it has none or not of this shape (the
- * planner then assumes more bits are never worse, as the seed does). A table of another shape or other
- * bitwidths is left out.
- */
-export function measuredAccuracy(importance: unknown, layers: number, heads: number, bitwidths: readonly number[]): MeasuredAccuracy | undefined {
-  const i = importance as { accuracy?: unknown; lowAccuracy?: unknown; fullAccuracy?: unknown; subModelAccuracy?: unknown; bitwidths?: unknown } | undefined
-  const table = i?.accuracy
-  const lowest = i?.lowAccuracy
-  const highest = i?.fullAccuracy
-  if (typeof lowest !== 'number' || typeof highest !== 'number' || !Number.isFinite(lowest) || !Number.isFinite(highest)) return undefined
-  if (!isFiniteGrid(table, [layers, heads])) return undefined
-  const gain = (table as number[][]).map((r) => r.map((a) => a - lowest))
-  // The sub-model table, when it was measured at the package's bitwidths and has their shape.
-  const t = i?.subModelAccuracy
-  const b = i?.bitwidths
-  const sameBits = Array.isArray(b) && b.length === bitwidths.length && b.every((x, k) => x === bitwidths[k])
-  const subModels = sameBits && isFiniteGrid(t, [layers, heads, bitwidths.length]) ? { subModels: t as number[][][] } : {}
-  return { lowest, highest, gain, ...subModels }
-}
-
-function layerOrder(c: EncoderConfig): ShardRef[] {
-  const out: ShardRef[] = []
-  for (let l = 0; l < c.layers; l++) for (let h = 0; h < c.heads; h++) out.push({ layer: l, shard: h })
-  return out
-}
-
-/** The executor's view of a planner's plan. */
+/** The runner's view of a planner's plan. */
 export function toRunPlan(plan: ElasticPlan, seq: number): RunPlan {
   return {
     depth: plan.depth,
@@ -566,5 +470,6 @@ export function toRunPlan(plan: ElasticPlan, seq: number): RunPlan {
     seq,
     bits: plan.shards.map((row) => row.map((s) => s.bits)),
     preloaded: plan.shards.map((row) => row.map((s) => s.preloaded)),
+    schedule: plan.schedule,
   }
 }

@@ -5,7 +5,7 @@ import { InputError, ShapeError } from '../errors.js'
 import { arrayFits, isDType } from '../model/dtype.js'
 import type { ValueDecl } from '../model/ir.js'
 import { numel } from '../model/ir.js'
-import type { Tensor } from '../tensor.js'
+import type { Tensor } from '../model/tensor.js'
 
 function isTypedArray(x: unknown): boolean {
   return ArrayBuffer.isView(x) && !(x instanceof DataView)

@@ -4,11 +4,11 @@
 // lib/plan/memory/outputs-in-place.ts); constants and inputs passed through are filled here.
 import { allocArray } from '../model/dtype.js'
 import { numel } from '../model/ir.js'
-import type { Tensor } from '../tensor.js'
-import type { ExecutionPlan } from '../plan/program-builder.js'
+import type { Tensor } from '../model/tensor.js'
+import type { ProgramOutput } from '../plan/execution-plan.js'
 
 export function outputArrays(
-  outputs: ExecutionPlan['outputs'],
+  outputs: readonly ProgramOutput[],
   inputOf: (name: string) => Tensor,
 ): { readonly outputs: Record<string, Tensor>; readonly buffers: Array<[number, ArrayBufferView]> } {
   const out: Record<string, Tensor> = {}

@@ -49,10 +49,12 @@ Status PipelineGate::validate(const PipelineSchedule& s) {
 PipelineGate::PipelineGate(const PipelineSchedule& s, PipelineGateScratch scratch, double bandwidth)
     : s_(s), scratch_(scratch), bandwidth_(bandwidth > 0 ? bandwidth : 0), load_waits_for_ops_(nobody),
       compute_waits_for_loads_(nobody) {
+    start_ns_ = now_ns();
     int64_t done = 0;
     for (size_t j = 0; j < s.loads; ++j) {
         scratch_.remaining[j].store(s.bytes[j]);
         scratch_.deadline_ns[j] = 0;
+        scratch_.load_end_ns[j] = 0;
     }
     while (done < static_cast<int64_t>(s.loads) && s.bytes[done] == 0) ++done;  // empty loads are in already
     loads_done_.store(done);
@@ -88,12 +90,14 @@ void PipelineGate::stop() {
 
 Status PipelineGate::before(size_t op) {
     if (block_until(loads_done_, s_.need[op], &compute_waits_for_loads_, &loads_changed_, &compute_wait_ns_)) {
+        if (scratch_.op_start_ns) scratch_.op_start_ns[op] = now_ns() - start_ns_;
         return Status::ok();
     }
     return Status::error(StatusCode::cancelled, "stopped before op %zu: the loads it needs did not finish", op);
 }
 
 void PipelineGate::after(size_t op) {
+    if (scratch_.op_end_ns) scratch_.op_end_ns[op] = now_ns() - start_ns_;
     const auto done = static_cast<int64_t>(op) + 1;
     ops_done_.store(done);
     wake(done, load_waits_for_ops_, &ops_changed_);
@@ -124,11 +128,14 @@ void PipelineGate::read_bytes(size_t load, uint64_t bytes) {
         const int64_t until = scratch_.deadline_ns[load];
         for (int64_t t = now_ns(); t < until; t = now_ns()) std::this_thread::sleep_for(std::chrono::nanoseconds(until - t));
     }
+    // A load is in once its end is recorded, after its throttle deadline: with the pread reader another
+    // thread may finish a later load meanwhile, and must not count this one in before the deadline.
     int64_t done;
     {
         std::lock_guard<std::mutex> lock(mutex_);
+        scratch_.load_end_ns[load] = std::max<int64_t>(1, now_ns() - start_ns_);
         done = loads_done_.load();
-        while (done < static_cast<int64_t>(s_.loads) && scratch_.remaining[done].load() == 0) ++done;
+        while (done < static_cast<int64_t>(s_.loads) && (s_.bytes[done] == 0 || scratch_.load_end_ns[done] != 0)) ++done;
         loads_done_.store(done);
     }
     wake(done, compute_waits_for_loads_, &loads_changed_);

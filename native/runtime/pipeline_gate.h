@@ -36,10 +36,15 @@ struct PipelineSchedule {
     size_t loads = 0, ops = 0;
 };
 
-// Per-load state the caller owns (one entry per load each), so that the gate allocates nothing.
+// Per-load and per-op state the caller owns, so that the gate allocates nothing.
 struct PipelineGateScratch {
     std::atomic<uint64_t>* remaining = nullptr;  // bytes of load j still to read
     int64_t* deadline_ns = nullptr;              // throttle: when load j may complete (0: not started)
+    // The timeline, in ns since the gate was made: when load j was in (always; 0 until it is), when op k started
+    // (after its wait) and ended (both optional: null records nothing).
+    int64_t* load_end_ns = nullptr;
+    int64_t* op_start_ns = nullptr;
+    int64_t* op_end_ns = nullptr;
 };
 
 class PipelineGate final : public OpGate, public ReadGate {
@@ -92,6 +97,7 @@ class PipelineGate final : public OpGate, public ReadGate {
     std::condition_variable ops_changed_;    // the load lane sleeps on it
     std::condition_variable loads_changed_;  // the compute lane sleeps on it
     int64_t device_free_ns_ = 0;  // throttle: when the emulated device finishes the loads started so far
+    int64_t start_ns_ = 0;        // when the gate was made: the timeline's zero
 };
 
 }  // namespace flexpipe

@@ -103,15 +103,15 @@ t.test('the elastic executor: dequantization, partial layers and staged + embedd
   const { tmpdir } = await import('node:os')
   const { writeTinyEncoder } = await import('../helpers/tiny-encoder.js')
   const { prepareElastic } = await import('../../lib/prepare/prepare-elastic.js')
-  const { readElasticPackage } = await import('../../lib/runtime/elastic-engine.js')
-  const { ElasticExecutor } = await import('../../lib/runtime/elastic-executor.js')
+  const { readElasticPackage } = await import('../../lib/package/elastic-manifest.js')
+  const { ElasticRunner } = await import('../../lib/runtime/elastic-runner.js')
   const dir = await mkdtemp(join(tmpdir(), 'flexpipe-audit-'))
   t.teardown(() => rm(dir, { recursive: true, force: true }))
   await writeTinyEncoder(join(dir, 'm'))
   await prepareElastic(join(dir, 'm'), join(dir, 'm.fpk'))
   const pkg = await readElasticPackage(join(dir, 'm.fpk'))
   for (const threads of [1, 2]) {
-    const x = await ElasticExecutor.open(join(dir, 'm.fpk'), pkg.config, pkg.blobs, { threads, io: 'pread' })
+    const x = await ElasticRunner.open(join(dir, 'm.fpk'), pkg.config, pkg.blobs, { threads, io: 'pread' })
     const L = pkg.config.layers
     const M = pkg.config.heads
     await x.apply({

@@ -9,11 +9,13 @@ import { join } from 'node:path'
 import t, { type Test } from 'tap'
 import { parseEncoderConfig } from '../../lib/model/encoder-config.js'
 import { extractEncoderWeights } from '../../lib/prepare/encoder-weights.js'
-import { ElasticEngine, readElasticPackage } from '../../lib/runtime/elastic-engine.js'
-import { prepareElastic, shardBlobName } from '../../lib/prepare/prepare-elastic.js'
-import { ElasticExecutor, type RunPlan } from '../../lib/runtime/elastic-executor.js'
+import { readElasticPackage, shardBlobName } from '../../lib/package/elastic-manifest.js'
+import { ElasticEngine } from '../../lib/runtime/elastic-engine.js'
+import { prepareElastic } from '../../lib/prepare/prepare-elastic.js'
+import { ElasticRunner, type RunPlan } from '../../lib/runtime/elastic-runner.js'
 import { profileElastic } from '../../lib/prepare/profile-elastic.js'
-import { plannerProfile, type DeviceProfile } from '../../lib/profile/elastic-device.js'
+import { plannerProfile, type ElasticDeviceProfile } from '../../lib/profile/elastic-device.js'
+import { fitLine } from '../../lib/profile/fit-line.js'
 import { dequantizeReference } from '../../lib/package/quant-blob.js'
 import { readSafetensors } from '../../lib/model/safetensors.js'
 import { ArgumentError, DeviceProfileError, LatencyTargetError } from '../../lib/errors.js'
@@ -67,7 +69,7 @@ function close(t: Test, got: Float32Array, want: number[], tol: number, what: st
 }
 
 /** A profile with a made-up IO model: the median and the p95 line both set to it. */
-function withIo(p: DeviceProfile, msPerByte: number, msPerJob: number): DeviceProfile {
+function withIo(p: ElasticDeviceProfile, msPerByte: number, msPerJob: number): ElasticDeviceProfile {
   return { ...p, readMsPerByte: msPerByte, readMsPerJob: msPerJob, readP95: { msPerByte, msPerJob, samples: [] } }
 }
 
@@ -80,7 +82,7 @@ t.test('prepare --elastic writes every shard at every bitwidth and reports outli
 })
 
 t.test('executor: sub-models match the float64 reference (exact and dequantized shards, preloaded and staged)', async (t) => {
-  const x = await ElasticExecutor.open(pkgPath, pkg.config, pkg.blobs, { threads: 2, io: 'auto' })
+  const x = await ElasticRunner.open(pkgPath, pkg.config, pkg.blobs, { threads: 2, io: 'auto' })
   t.teardown(() => x.dispose())
   for (const [depth, width] of [
     [L, M],
@@ -122,7 +124,7 @@ t.test('executor: sub-models match the float64 reference (exact and dequantized 
 })
 
 t.test('executor re-plans: revisited plans and a preload buffer that grows, shrinks or shifts keep the logits', async (t) => {
-  const x = await ElasticExecutor.open(pkgPath, pkg.config, pkg.blobs, { threads: 2, io: 'auto' })
+  const x = await ElasticRunner.open(pkgPath, pkg.config, pkg.blobs, { threads: 2, io: 'auto' })
   t.teardown(() => x.dispose())
   const bits = [
     [2, 3, 4, 5],
@@ -161,8 +163,8 @@ t.test('executor re-plans: revisited plans and a preload buffer that grows, shri
 
 t.test('on-demand word embeddings: same logits as a resident table, the table not resident', async (t) => {
   const plan: RunPlan = { depth: 2, width: 3, seq, bits: fill(4, 2, 3), preloaded: fill(true, 2, 3) }
-  const onDemand = await ElasticExecutor.open(pkgPath, pkg.config, pkg.blobs, { threads: 2, io: 'auto' })
-  const resident = await ElasticExecutor.open(pkgPath, pkg.config, pkg.blobs, { threads: 2, io: 'auto', embeddings: 'resident' })
+  const onDemand = await ElasticRunner.open(pkgPath, pkg.config, pkg.blobs, { threads: 2, io: 'auto' })
+  const resident = await ElasticRunner.open(pkgPath, pkg.config, pkg.blobs, { threads: 2, io: 'auto', embeddings: 'resident' })
   t.teardown(() => {
     onDemand.dispose()
     resident.dispose()
@@ -183,7 +185,11 @@ t.test('engine: plans within the target, re-plans, classifies, and rejects bad i
   const measured = (await profileElastic(pkgPath, { threads: 2, direct: false, repeats: 3, seqs: [seq] })).device
   const lm = measured.compute[0]!.layerMs
   t.ok(lm.length === M + 1 && lm.slice(1).every((v) => v > 0 && Number.isFinite(v)), `layer compute measured for 1..${M} shards: ${lm.slice(1).map((v) => v.toFixed(3)).join(' ')} ms`)
-  t.ok(measured.readMsPerByte >= 0 && measured.readMsPerJob >= 0, 'IO line fitted')
+  const pkgShards = (await readElasticPackage(pkgPath)).blobs
+  const jobBytes = (bits: number): number => Array.from({ length: M }, (_, h) => pkgShards.get(shardBlobName(0, h, bits))!.paddedLength).reduce((a, b) => a + b, 0)
+  const storedBits = [...new Set([...pkgShards.keys()].flatMap((n) => /^L0\.S0\.b(\d+)$/.exec(n)?.slice(1).map(Number) ?? []))].sort((a, b) => a - b)
+  t.same(measured.readSamples.map(([b]) => b), storedBits.map(jobBytes), 'one IO sample per stored bitwidth, of a whole layer job at that bitwidth')
+  t.same([measured.readMsPerByte, measured.readMsPerJob], (({ msPerByte, msPerJob }) => [msPerByte, msPerJob])(fitLine(measured.readSamples)), 'IO line fitted to those samples (fit-line.test.ts checks the fit)')
   const p95 = measured.readP95!
   t.ok(p95.samples.length === measured.readSamples.length && p95.samples.every(([b, ms], i) => b === measured.readSamples[i]![0] && ms >= measured.readSamples[i]![1]), 'IO p95 per bitwidth measured, each >= its median')
   const pkgRead = await readElasticPackage(pkgPath)
@@ -242,8 +248,8 @@ t.test('engine: plans within the target, re-plans, classifies, and rejects bad i
 })
 
 t.test('online calibration: an optimistic profile is corrected by measured latencies', async (t) => {
-  const measured = (await readElasticPackage(pkgPath)).meta.deviceProfiles as DeviceProfile[]
-  const optimistic: DeviceProfile = { ...withIo(measured[0]!, 1e-9, 0.0001), compute: [{ seq, layerMs: [0, 0.002, 0.003, 0.004, 0.005], fixedMs: 0.002, embeddingIoMs: 0 }], calibration: { scale: 1, jitter: 1, runs: [] } }
+  const measured = (await readElasticPackage(pkgPath)).meta.deviceProfiles as ElasticDeviceProfile[]
+  const optimistic: ElasticDeviceProfile = { ...withIo(measured[0]!, 1e-9, 0.0001), compute: [{ seq, layerMs: [0, 0.002, 0.003, 0.004, 0.005], fixedMs: 0.002, embeddingIoMs: 0 }], calibration: { scale: 1, jitter: 1, runs: [] } }
   const e = await ElasticEngine.open(pkgPath, { targetLatencyMs: 1, threads: 2, direct: false, seq, deviceProfile: optimistic, openCalibrationRuns: 0 })
   t.teardown(() => e.close())
   t.equal(e.stats().latencyFactor, 1, 'without open-time runs the plan is the profile\'s')
@@ -274,7 +280,7 @@ t.test('online calibration: an optimistic profile is corrected by measured laten
   // T is 2% above the full model's compute: at factor 1 the aim is T minus the embedding read (not
   // scaled), so a T of exactly the full model's compute left the full model out, and which smaller
   // plan won then depended on the measured layer times (2x4 -> 2x4 in one CI run, 3x3 -> 3x3 in another).
-  const slow: DeviceProfile = {
+  const slow: ElasticDeviceProfile = {
     ...withIo(measured[0]!, 1e-9, 0.0001),
     compute: measured[0]!.compute.map((c) => {
       const layerMs = c.layerMs.map((v) => 1e5 * v)
@@ -300,9 +306,9 @@ t.test('online calibration: an optimistic profile is corrected by measured laten
 })
 
 t.test('online calibration: a grown plan that misses T is left for the plan it replaced, and not grown into again', async (t) => {
-  const measured = (await readElasticPackage(pkgPath)).meta.deviceProfiles as DeviceProfile[]
+  const measured = (await readElasticPackage(pkgPath)).meta.deviceProfiles as ElasticDeviceProfile[]
   // Profile-modelled times only (the measured ratios below are fed in): jitter 1.5 plans at 1.05 T / 1.5.
-  const device: DeviceProfile = { ...withIo(measured[0]!, 1e-9, 0.0001), compute: [{ seq, layerMs: [0, 2, 3, 4, 5], fixedMs: 1, embeddingIoMs: 0 }], calibration: { scale: 1, jitter: 1.5, runs: [] } }
+  const device: ElasticDeviceProfile = { ...withIo(measured[0]!, 1e-9, 0.0001), compute: [{ seq, layerMs: [0, 2, 3, 4, 5], fixedMs: 1, embeddingIoMs: 0 }], calibration: { scale: 1, jitter: 1.5, runs: [] } }
   const T = 12
   const e = await ElasticEngine.open(pkgPath, { targetLatencyMs: T, threads: 2, direct: false, seq, deviceProfile: device, openCalibrationRuns: 0 })
   t.teardown(() => e.close())

@@ -7,9 +7,10 @@ import { mkdtemp, readFile, rm } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import t from 'tap'
-import { measuredAccuracy, readElasticPackage } from '../../lib/runtime/elastic-engine.js'
+import { readElasticPackage } from '../../lib/package/elastic-manifest.js'
+import { measuredAccuracy } from '../../lib/runtime/elastic-engine.js'
 import { prepareElastic } from '../../lib/prepare/prepare-elastic.js'
-import { ElasticExecutor, type RunPlan } from '../../lib/runtime/elastic-executor.js'
+import { ElasticRunner, type RunPlan } from '../../lib/runtime/elastic-runner.js'
 import { TextEncoder } from '../../lib/model/tokenize.js'
 import { tensor } from '../../lib/index.js'
 import { fixtures, repoRoot } from '../helpers/data.js'
@@ -96,7 +97,7 @@ t.test('TextEncoder (tokenizer.json truncation rules) reproduces the Python ids'
 })
 
 t.test('the full model from fp32 shards matches onnxruntime-node on model.onnx', async (t) => {
-  const x = await ElasticExecutor.open(pkgPath, pkg.config, pkg.blobs, { threads: 2, io: 'auto' })
+  const x = await ElasticRunner.open(pkgPath, pkg.config, pkg.blobs, { threads: 2, io: 'auto' })
   t.teardown(() => x.dispose())
   const plan: RunPlan = { depth: L, width: M, seq: 128, bits: fill(32), preloaded: fill(false) }
   await x.apply(plan)
@@ -116,7 +117,7 @@ t.test('the full model from fp32 shards matches onnxruntime-node on model.onnx',
 })
 
 t.test('6-bit and mixed-bitwidth sub-models still classify the dev emails', async (t) => {
-  const x = await ElasticExecutor.open(pkgPath, pkg.config, pkg.blobs, { threads: 2, io: 'auto' })
+  const x = await ElasticRunner.open(pkgPath, pkg.config, pkg.blobs, { threads: 2, io: 'auto' })
   t.teardown(() => x.dispose())
   const subset = dev.slice(0, 60)
   const acc = async (plan: RunPlan): Promise<number> => {

@@ -6,8 +6,8 @@ import t from 'tap'
 import { nativeInfo, open, supportedOpTypes, tensor, type Tensor } from '../../lib/index.js'
 import { fixtures, randomFloat, randomInt64, repoRoot } from '../helpers/data.js'
 
-const resnet = join(fixtures, 'models', 'resnet_small.onnx')
-const bert = join(fixtures, 'models', 'bert_tiny.onnx')
+const resnet = join(fixtures, 'models', 'resnet_small.onnx') as `${string}.onnx`
+const bert = join(fixtures, 'models', 'bert_tiny.onnx') as `${string}.onnx`
 
 t.test('engine.inputs and engine.outputs describe names, dtypes and symbolic dims', async (t) => {
   const engine = await open(bert, { threads: 1 })

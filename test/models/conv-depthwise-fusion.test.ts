@@ -13,7 +13,7 @@ import { fuseActivations, fusedMaxAttr } from '../../lib/model/fuse-activations.
 import { fuseConvDepthwise, fusedDepthwisePrefix, hasFusedDepthwise } from '../../lib/model/fuse-conv-depthwise.js'
 import { inferGraph } from '../../lib/model/infer-graph.js'
 import type { Graph, ValueInfo } from '../../lib/model/ir.js'
-import { foldNative } from '../../lib/runtime/engine.js'
+import { foldNative } from '../../lib/runtime/fold-native.js'
 import { slicedPackageFusesBelowOnDemand } from '../helpers/budget.js'
 import { compareTensors } from '../helpers/compare.js'
 import { fixtures } from '../helpers/data.js'

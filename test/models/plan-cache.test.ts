@@ -38,7 +38,7 @@ function expected(x: Float32Array, n: number): number[] {
 
 for (const maxPlans of [1, 2]) {
   t.test(`shapes repeated, alternated and evicted give each call its own output (maxPlans ${maxPlans})`, async (t) => {
-    const engine = await open(path, { threads: 1, maxPlans })
+    const engine = await open(path as `${string}.onnx`, { threads: 1, maxPlans })
     t.teardown(() => engine.close())
     const rows = [3, 3, 3, 1, 3, 2, 1, 1, 3, 2, 2, 4, 3, 3, 1]
     for (const [call, n] of rows.entries()) {

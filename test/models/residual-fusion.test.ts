@@ -10,7 +10,7 @@ import { fuseResidualAdds, fusedResidualAttr } from '../../lib/model/fuse-residu
 import { inferGraph } from '../../lib/model/infer-graph.js'
 import type { Graph, ValueInfo } from '../../lib/model/ir.js'
 import { parseOnnx } from '../../lib/model/onnx-import.js'
-import { foldNative } from '../../lib/runtime/engine.js'
+import { foldNative } from '../../lib/runtime/fold-native.js'
 import { packageRunsAtMinimum } from '../helpers/budget.js'
 import { compareTensors } from '../helpers/compare.js'
 import { convNode, seededInput, seededWeights } from '../helpers/conv-graph.js'
@@ -72,7 +72,7 @@ t.test('fuseResidualAdds fuses Conv -> Add of a same-shaped earlier tensor, and 
   const relued = fuseActivations(f).nodes.find((n) => n.name === 'conv_h1')!
   t.same(fusedClamp(relued), { min: 0, max: Infinity }, 'then a Relu after the fused Add is absorbed as usual')
   // the budget's bookkeeping still counts the Add and Relu each fused Conv absorbed
-  const { bookkeepingLayers } = await import('../../lib/runtime/budgeted-engine.js')
+  const { bookkeepingLayers } = await import('../../lib/plan/budget/budget-reserve.js')
   t.equal(bookkeepingLayers({ layers: new Array(10), graph: f }), 10 + 2 * 3)
   t.equal(bookkeepingLayers({ layers: new Array(10), graph: g }), 10, 'nothing fused, nothing added')
 })

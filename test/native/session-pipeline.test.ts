@@ -7,8 +7,8 @@
 import t, { type Test } from 'tap'
 import { seededRandom } from '../../lib/cli/inputs.js'
 import { UnaryCode } from '../../lib/model/ops/eltwise-codes.js'
-import { binding, type NativeSession } from '../../lib/native/binding.js'
-import { pipelineEdges, type PipelineSchedule } from '../../lib/plan/budget/pipeline-edges.js'
+import { binding, type NativePipelineResult, type NativeSession } from '../../lib/native/binding.js'
+import { pipelineEdges } from '../../lib/plan/budget/pipeline-edges.js'
 import { tempFile } from '../helpers/make-model.js'
 import { opCode, program, unaryOp } from '../helpers/program.js'
 
@@ -103,6 +103,30 @@ function caseSession(t: Test, seed: number, threads: number): { c: Case; s: Nati
   return { c, s, id: s.addProgram(caseProgram(c)) }
 }
 
+/**
+ * The run's timeline against its schedule: every load has an end time and every op, when profiled, a
+ * start after the loads it needs were in and an end before the next op starts; a load that waits for
+ * an op ends after that op did. Without profiling there are no op times.
+ */
+function checkTimeline(t: Test, c: Case, r: NativePipelineResult, profiled: boolean, what: string): void {
+  t.equal(r.loadEndMs.length, c.loadSlot.length, `${what}: one end time per load`)
+  if (!profiled) {
+    t.equal(r.opStartMs, undefined, `${what}: no op times without profiling`)
+    return
+  }
+  const start = r.opStartMs!
+  const end = r.opEndMs!
+  const late: string[] = []
+  c.need.forEach((n, k) => {
+    for (let j = 0; j < n; j++) if (start[k]! < r.loadEndMs[j]!) late.push(`op ${k} started at ${start[k]} before load ${j} ended at ${r.loadEndMs[j]}`)
+    if (end[k]! < start[k]! || (k > 0 && start[k]! < end[k - 1]!)) late.push(`op ${k} [${start[k]}, ${end[k]}] overlaps its neighbours`)
+  })
+  c.after.forEach((a, j) => {
+    if (a >= 0 && r.loadEndMs[j]! < end[a]!) late.push(`load ${j} ended at ${r.loadEndMs[j]} before op ${a} it waits for ended at ${end[a]}`)
+  })
+  t.same(late, [], `${what}: the timeline keeps every edge of the schedule`)
+}
+
 for (const [io, threads] of [['uring', 2], ['pread', 2], ['uring', 1], ['pread', 1]] as const) {
   t.test(`random schedules (${io}, ${threads} thread${threads > 1 ? 's' : ''}): every op reads the block its schedule says`, async (t) => {
     for (let seed = 1; seed <= 6; seed++) {
@@ -113,11 +137,12 @@ for (const [io, threads] of [['uring', 2], ['pread', 2], ['uring', 1], ['pread',
         const outs = c.opSlot.map(() => new Float32Array(floats))
         // Loads throttled to about an op's time (odd seeds) or unthrottled: both lanes get ahead in turn.
         const options = seed % 2 === 1 ? { direct: true, bandwidth: 400e6 } : { direct: true }
-        const r = await s.runPipeline(id, activationBase, [], outs.map((o, k) => [slots + k, o]), false, path, ranges(c), Int32Array.from(c.after), Int32Array.from(c.need), options)
+        const profile = seed % 3 !== 0
+        const r = await s.runPipeline(id, activationBase, [], outs.map((o, k) => [slots + k, o]), profile, path, ranges(c), Int32Array.from(c.after), Int32Array.from(c.need), options)
         t.equal(r.bytes, c.loadSlot.length * blockBytes, `seed ${seed}: every load read`)
         const wrong = outs.map((o, k) => (o.every((v, i) => v === -block(c.expect[k]!)[i]!) ? -1 : k)).filter((k) => k >= 0)
         t.same(wrong, [], `seed ${seed}: ${c.opSlot.length} ops over ${c.loadSlot.length} loads, none read another block`)
-        t.ok(r.computeWaitMs >= 0 && r.loadWaitMs >= 0, 'lane waits reported')
+        checkTimeline(t, c, r, profile, `seed ${seed}`)
       } finally {
         s.dispose()
       }

@@ -3,7 +3,7 @@
 import t from 'tap'
 import { seededRandom } from '../../lib/cli/inputs.js'
 import { crc32, crc32Source, crc32Table } from '../../lib/package/crc32.js'
-import { alignUp, decodeHeader, encodeHeader, formatVersion, headerBytes, headerField } from '../../lib/package/format.js'
+import { decodeHeader, encodeHeader, formatVersion, headerBytes, headerField, padToBlob } from '../../lib/package/format.js'
 
 function randomBytes(n: number, seed: number): Uint8Array {
   const rand = seededRandom(seed)
@@ -58,7 +58,6 @@ t.test('the header encodes every field at its documented offset and decodes back
   t.equal(decodeHeader(h).manifestLength, Infinity, 'u64 values past 2^53 decode as Infinity')
 })
 
-t.test('alignUp rounds up to 4096 by default', async (t) => {
-  t.same([0, 1, 4095, 4096, 4097].map((n) => alignUp(n)), [0, 4096, 4096, 4096, 8192])
-  t.equal(alignUp(5, 8), 8)
+t.test('padToBlob rounds up to the blob alignment, 4096', async (t) => {
+  t.same([0, 1, 4095, 4096, 4097].map((n) => padToBlob(n)), [0, 4096, 4096, 4096, 8192])
 })

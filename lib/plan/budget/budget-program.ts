@@ -24,17 +24,17 @@ import { numel, valueBytes } from '../../model/ir.js'
 import type { InferredGraph, Step } from '../../model/infer-graph.js'
 import type { KernelCall } from '../../model/ops/op-def.js'
 import { hostTensor } from '../../model/values.js'
-import { nativeOpCode } from '../../native/binding.js'
+import { nativeOpCode } from '../../model/ops/native-op-codes.js'
 import type { PlanTensor, PreloadPlan, PreloadProblem } from '../memory/preload-plan.js'
 import { sliceBounds, type LayerChoice } from './slicing.js'
 import type { ConcatsInPlace } from '../memory/concat-in-place.js'
-import { encodeProgram, maxRank, type OutputSource } from '../program-builder.js'
+import type { OutputSource } from '../execution-plan.js'
+import { encodeProgram, maxRank } from '../program-builder.js'
 import { formShape as analyticFormShape } from '../../model/forms.js'
 import { formOf, isConstantValue, residentMaxBytes, type StepLayer, type StepOption } from './layer-options.js'
+import { alignUp, alignDown } from '../../align.js'
 
 const block = 4096
-const alignDown = (n: number, a: number): number => Math.floor(n / a) * a
-const alignUp = (n: number, a: number): number => Math.ceil(n / a) * a
 
 /** Where the bytes of a constant come from. */
 export type ConstantSource =

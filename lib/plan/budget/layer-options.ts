@@ -19,7 +19,7 @@ import type { KernelCall, Prepack } from '../../model/ops/op-def.js'
 import { hostTensor } from '../../model/values.js'
 import { convApplies, isWinograd, leanWinograd, slicePixels, type ConvKernel } from '../../model/ops/conv-cost.js'
 import type { KernelOption, LayerInfo, SliceableWeight } from './slicing.js'
-import { prepackKey } from '../../runtime/constants.js'
+import { prepackKey } from '../../model/constant-data.js'
 
 /** Constants below this size live in the arena's resident region (written once, never reloaded). */
 export const residentMaxBytes = 64 * 1024

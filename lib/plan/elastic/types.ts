@@ -110,7 +110,8 @@ export interface PreloadEntry {
 }
 
 export interface ElasticPlan {
-  readonly planner: ElasticPlanner
+  /** The planner, or 'full-model': every layer and shard at fp32, for an engine opened without a target. */
+  readonly planner: ElasticPlanner | 'full-model'
   readonly schedule: ElasticSchedule
   readonly targetMs: number
   /** n: layers executed (the bottom n). */

@@ -5,12 +5,10 @@
 // start, disjoint and not touching (adjacent ranges are merged). The searches look at the gaps a busy
 // list leaves inside a window [lo, hi) and place a block of `size` bytes at an `align`-aligned offset.
 // Every search returns -1 when no gap holds the block. A zero-size block fits at lo.
+import { alignDown, alignUp } from '../../align.js'
 
 /** Sorted, merged busy ranges as [start0, end0, start1, end1, ...]. */
 export type BusyList = number[]
-
-export const alignUp = (n: number, a: number): number => Math.ceil(n / a) * a
-export const alignDown = (n: number, a: number): number => Math.floor(n / a) * a
 
 /** Index of the first range whose end is >= start (ranges ending before `start` stay untouched). */
 function firstTouching(busy: BusyList, start: number): number {

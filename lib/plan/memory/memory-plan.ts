@@ -4,6 +4,7 @@
 // Greedy by size (largest first, as XNNPACK's planner): each buffer goes to the lowest offset
 // where it overlaps no already-placed buffer whose lifetime intersects its own. Lifetimes are
 // inclusive step ranges. Pure: the same requests always give the same plan.
+import { alignUp } from '../../align.js'
 
 export interface BufferRequest {
   readonly bytes: number
@@ -22,7 +23,6 @@ export interface MemoryPlan {
 
 export const planAlignment = 64
 
-const alignUp = (n: number, a: number): number => Math.ceil(n / a) * a
 
 function overlapsInTime(a: BufferRequest, b: BufferRequest): boolean {
   return a.first <= b.last && b.first <= a.last

@@ -7,9 +7,9 @@
 // it was is freed. The arena is what such an allocator would need, fragmentation included, which
 // is what the preload-aware static plan is compared with.
 import { busyFrom, firstFit } from './address-space.js'
-import { finishPlan } from './type-allocator.js'
+import { typeBasedAllocation } from './type-allocator.js'
 import { kindActivation, kindIntermediate, kindWeight, prepare, type Prepared } from './preload-problem.js'
-import type { PreloadOptions, PreloadPlan, PreloadProblem } from './preload-plan.js'
+import type { PreloadOptions, PreloadPlan, PreloadProblem } from './preload-types.js'
 
 /** Tensor indices per step (index = step + 1) in the order an on-demand allocator meets them. */
 function allocationsByStep(prep: Prepared): number[][] {
@@ -38,5 +38,5 @@ export function planOnDemandFirstFit(problem: PreloadProblem, options: Pick<Prel
     for (const i of frees[s + 1]!) live.delete(i)
   }
   const attempt = { offset, allocStep: Int32Array.from(prep.first), pinned: new Uint8Array(prep.count), pinnedBytes: 0, fallbackSteps: [] }
-  return finishPlan(prep, attempt)
+  return typeBasedAllocation(prep, attempt)
 }

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 // One attempt at the preload-aware plan for a fixed arena size and pinned set (steps 0-4 of preload-plan.ts).
-import { alignDown, bestFit, firstFit, lastFit, type BusyList } from './address-space.js'
+import { alignDown } from '../../align.js'
+import { bestFit, firstFit, lastFit, type BusyList } from './address-space.js'
 import { Occupancy } from './occupancy.js'
 import { busiestStep, kindWeight, weightAlignment, type Prepared } from './preload-problem.js'
 

@@ -35,7 +35,7 @@
 //      their preload and the plan is redone (a few rounds), and last the whole plan without
 //      preload, so preloading never needs a larger budget than not preloading. Only then is the
 //      budget too small (PlanInfeasibleError names the step and the bytes live at it).
-// Finally the post-processing the seed's online execution needs (preload-tables.ts): the
+// Finally the post-processing the seed's online execution needs (type-allocator.ts): the
 // type-based static allocator's (kind, ordinal) -> offset order, and the dependency
 // comp(i) < load(j) for weights whose bytes reuse those of tensors freed by step i.
 //
@@ -43,83 +43,15 @@
 // budget does not push top-placed tensors to its end. Sizes exclude the FLEXPIPE_OVERREAD pad the
 // runtime keeps after the arena. Pure and deterministic: the same inputs give the same plan.
 import { ArgumentError, PlanInfeasibleError } from '../../errors.js'
-import { alignDown, alignUp } from './address-space.js'
+import { alignDown, alignUp } from '../../align.js'
 import { attemptPlan, attemptWithFallback, bytesByStep, pinnedBytesByK, type AttemptResult } from './preload-place.js'
 import { kindWeight, prepare, weightAlignment, type Prepared } from './preload-problem.js'
-import { finishPlan } from './type-allocator.js'
+import type { PreloadOptions, PreloadPlan, PreloadProblem } from './preload-types.js'
+import { typeBasedAllocation } from './type-allocator.js'
 
 export { PlanInfeasibleError } from '../../errors.js'
 export { planOnDemandFirstFit } from './on-demand-plan.js'
-
-export type TensorKind = 'weight' | 'activation' | 'intermediate'
-
-export interface PlanTensor {
-  readonly kind: TensorKind
-  readonly bytes: number
-  /** First step that uses it (-1 for graph inputs). */
-  readonly first: number
-  /** Last step that uses it, inclusive (S for graph outputs). */
-  readonly last: number
-  readonly name?: string
-}
-
-export interface PreloadProblem {
-  readonly steps: number
-  readonly tensors: readonly PlanTensor[]
-}
-
-export interface PreloadOptions {
-  /** Arena bytes available: the plan fits in [0, budget). */
-  readonly budget: number
-  /** Default true; false is the seed's 'w/o preload' ablation: weights load at their first step. */
-  readonly preload?: boolean
-  /** Default true: keep as many weights resident (loaded once) as the budget allows. */
-  readonly pin?: boolean
-  /**
-   * Pin the weights of at most this many leading steps (default: as many as fit). Pinning less leaves a
-   * wider preload window; the runtime picks this from measured compute and read times.
-   */
-  readonly maxPinSteps?: number
-  /** Offset and size alignment of activations and intermediates (default 64). Weights always use 4096. */
-  readonly alignment?: number
-}
-
-export interface Placement {
-  readonly offset: number
-  /** Bytes the tensor occupies: its size padded to its alignment (4096 for weights). */
-  readonly size: number
-  /**
-   * Step from which the tensor occupies its bytes. For weights, the step at whose start its load may
-   * begin (issued once comp(allocStep - 1) completes); 0 for pinned weights; first for the others.
-   */
-  readonly allocStep: number
-  /** Loaded once and kept at the top of the arena across runs. */
-  readonly pinned: boolean
-}
-
-export interface PreloadPlan {
-  /** max(offset + size) over tensors; <= budget. */
-  readonly arenaBytes: number
-  /** One per tensor, in problem order. */
-  readonly placements: readonly Placement[]
-  /**
-   * Allocation order per kind (tensor indices), the type-based static allocator's table
-   * (kind, ordinal) -> offset. Weights in load-queue order: pinned first (loaded on the first run
-   * only), then by allocStep, then first step; activations and intermediates by first step.
-   */
-  readonly order: { readonly weight: readonly number[]; readonly activation: readonly number[]; readonly intermediate: readonly number[] }
-  /**
-   * Per tensor: for a loaded weight, the step whose compute must finish before its load may start
-   * (comp(i) < load(j) because they share bytes): the latest `last` among tensors at overlapping
-   * addresses freed before the weight's allocStep. -1 for other tensors and weights without one.
-   */
-  readonly loadAfter: Int32Array
-  readonly pinnedBytes: number
-  /** Loaded weights with allocStep < first. */
-  readonly preloadedWeights: number
-  /** Steps whose weights were re-planned without preload (seed step 4). */
-  readonly fallbackSteps: readonly number[]
-}
+export type { Placement, PlanTensor, PreloadOptions, PreloadPlan, PreloadProblem, TensorKind } from './preload-types.js'
 
 /** Cheap necessary condition for pinning the leading k steps: pinned bytes plus what must be live beside them. */
 function pinLowerBound(prep: Prepared, limit: number): (k: number) => boolean {
@@ -234,7 +166,7 @@ export function pinPrefixPlanner(problem: PreloadProblem, options: PreloadOption
       for (const limit of limits) {
         if (bytes > limit) continue
         const r = attemptPlan(prep, limit, set, preload, new Uint8Array(prep.count))
-        if (r.ok) return finishPlan(prep, r.attempt)
+        if (r.ok) return typeBasedAllocation(prep, r.attempt)
       }
       return undefined
     },
@@ -243,14 +175,14 @@ export function pinPrefixPlanner(problem: PreloadProblem, options: PreloadOption
       for (let i = 0; i < limits.length; i++) {
         if (k > 0 && !bounds[i]!(k)) continue
         const r = k === 0 ? attemptWithFallback(prep, limits[i]!, 0, preload) : attemptPlan(prep, limits[i]!, k, preload, new Uint8Array(prep.count))
-        if (r.ok) return finishPlan(prep, r.attempt)
+        if (r.ok) return typeBasedAllocation(prep, r.attempt)
       }
       return undefined
     },
     largest(): PreloadPlan {
       const r = planForBudget(prep, options.budget, options.pin ?? true, preload, options.maxPinSteps ?? Infinity)
       if (!r.ok) throw new PlanInfeasibleError(r.step, prep.live[r.step + 1]!, options.budget)
-      return finishPlan(prep, r.attempt)
+      return typeBasedAllocation(prep, r.attempt)
     },
   }
 }
@@ -261,7 +193,7 @@ export function planPreload(problem: PreloadProblem, options: PreloadOptions): P
   const prep = prepare(problem, options.alignment)
   const r = planForBudget(prep, options.budget, options.pin ?? true, options.preload ?? true, options.maxPinSteps ?? Infinity)
   if (!r.ok) throw new PlanInfeasibleError(r.step, prep.live[r.step + 1]!, options.budget)
-  return finishPlan(prep, r.attempt)
+  return typeBasedAllocation(prep, r.attempt)
 }
 
 /**

@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 // A preload-planning problem checked and turned into flat arrays: padded sizes, per-step lists, live bytes.
 import { ArgumentError } from '../../errors.js'
-import { alignUp } from './address-space.js'
-import type { PreloadProblem, PlanTensor } from './preload-plan.js'
+import { alignUp } from '../../align.js'
+import type { PreloadProblem, PlanTensor } from './preload-types.js'
 
 /** Weights are read with O_DIRECT from 4096-padded blobs: offsets and sizes are multiples of this. */
 export const weightAlignment = 4096

@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: Apache-2.0
-// Post-processing of a placement into what the runtime needs: allocation order per kind and load dependencies.
+// FlexNN's type-based static allocator: a placement turned into what the runtime needs, the allocation
+// order per tensor kind ((kind, ordinal) -> offset) and the load dependencies comp(i) < load(j).
 import type { Attempt } from './preload-place.js'
 import { kindActivation, kindIntermediate, kindWeight, type Prepared } from './preload-problem.js'
-import type { Placement, PreloadPlan } from './preload-plan.js'
+import type { Placement, PreloadPlan } from './preload-types.js'
 
 /**
  * The type-based static allocator's table: tensor indices per kind in the order their allocating
@@ -39,7 +40,8 @@ function loadDependencies(prep: Prepared, a: Attempt): Int32Array {
   return loadAfter
 }
 
-export function finishPlan(prep: Prepared, a: Attempt): PreloadPlan {
+/** The plan of a placement: offsets, the allocator's order per kind, and the load dependencies. */
+export function typeBasedAllocation(prep: Prepared, a: Attempt): PreloadPlan {
   const placements: Placement[] = []
   let arenaBytes = 0
   let preloadedWeights = 0

@@ -17,6 +17,12 @@ std::vector<int32_t> int32_array(const Napi::Value& v, const char* what) {
     return std::vector<int32_t>(a.Data(), a.Data() + a.ElementLength());
 }
 
+Napi::Value milliseconds(Napi::Env env, const int64_t* ns, size_t n) {
+    Napi::Float64Array ms = Napi::Float64Array::New(env, n);
+    for (size_t i = 0; i < n; ++i) ms[i] = static_cast<double>(ns[i]) * 1e-6;
+    return ms;
+}
+
 }  // namespace
 
 void PipelineWorker::set_schedule(const Napi::Value& after, const Napi::Value& need) {
@@ -42,6 +48,11 @@ void PipelineWorker::set_schedule(const Napi::Value& after, const Napi::Value& n
     if (!v.is_ok()) throw status_to_error(env, v);
     remaining_.reset(new std::atomic<uint64_t>[read_.size() + 1]);
     deadline_ns_.assign(read_.size() + 1, 0);
+    load_end_ns_.assign(read_.size() + 1, 0);
+    if (run_.profile()) {
+        op_start_ns_.assign(ops, 0);
+        op_end_ns_.assign(ops, 0);
+    }
 }
 
 Status PipelineWorker::load_on_lane(void* self) {
@@ -59,7 +70,11 @@ Status PipelineWorker::compute_on_lane(void* self) {
 }
 
 Status PipelineWorker::work() {
-    PipelineGate gate(schedule_, {remaining_.get(), deadline_ns_.data()}, read_.options().bandwidth);
+    const bool timed = run_.profile();
+    PipelineGate gate(schedule_,
+                      {remaining_.get(), deadline_ns_.data(), load_end_ns_.data(), timed ? op_start_ns_.data() : nullptr,
+                       timed ? op_end_ns_.data() : nullptr},
+                      read_.options().bandwidth);
     gate_ = &gate;
     load_lane_->start(&PipelineWorker::load_on_lane, this);
     Status computed = run_.session()->threads() <= 1 ? compute_on_lane(this)
@@ -79,6 +94,10 @@ Napi::Value PipelineWorker::result(Napi::Env env) {
     o.Set("ops", run_.op_times(env));
     o.Set("computeWaitMs", Napi::Number::New(env, compute_wait_ms_));
     o.Set("loadWaitMs", Napi::Number::New(env, load_wait_ms_));
+    o.Set("loadEndMs", milliseconds(env, load_end_ns_.data(), read_.size()));
+    const bool timed = run_.profile();
+    o.Set("opStartMs", timed ? milliseconds(env, op_start_ns_.data(), op_start_ns_.size()) : env.Undefined());
+    o.Set("opEndMs", timed ? milliseconds(env, op_end_ns_.data(), op_end_ns_.size()) : env.Undefined());
     return o;
 }
 

@@ -43,7 +43,10 @@ class PipelineWorker final : public StatusWorker {
 
   protected:
     Status work() override;
-    // Resolves with { ops: Float64Array | undefined, direct, bytes, readMs, computeWaitMs, loadWaitMs }.
+    // Resolves with { ops, direct, bytes, ms, computeWaitMs, loadWaitMs, loadEndMs, opStartMs, opEndMs }:
+    // loadEndMs (per range) when each load was in, and with profiling opStartMs / opEndMs (per op) when
+    // each op started after its wait and ended, all in ms since the gate was made; ops and the op
+    // times are undefined without profiling.
     Napi::Value result(Napi::Env env) override;
 
   private:
@@ -59,6 +62,7 @@ class PipelineWorker final : public StatusWorker {
     PipelineSchedule schedule_;    // over after_, need_ and bytes_, checked by set_schedule
     std::unique_ptr<std::atomic<uint64_t>[]> remaining_;
     std::vector<int64_t> deadline_ns_;
+    std::vector<int64_t> load_end_ns_, op_start_ns_, op_end_ns_;  // the run's timeline (the gate's scratch)
     PipelineGate* gate_ = nullptr;  // lives on work()'s stack while the lanes run
     double compute_wait_ms_ = 0, load_wait_ms_ = 0;
 };

@@ -29,6 +29,7 @@ class RunArgs {
     size_t op_begin() const { return op_begin_; }
     size_t op_end() const { return op_end_; }
     size_t op_count() const { return session_->op_count(program_); }
+    bool profile() const { return profile_; }
     Session* session() const { return session_; }
 
     // Runs the range on the calling thread (gate: a pipelined run's waits, runtime/pipeline_gate.h).

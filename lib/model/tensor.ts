@@ -1,11 +1,11 @@
 // SPDX-License-Identifier: Apache-2.0
 // The Tensor type users pass and receive: a dtype, dims and a TypedArray of the right kind.
-import { ArgumentError } from './errors.js'
-import { allocArray, arrayFits, isDType, type DType, type TypedArray } from './model/dtype.js'
-import type { Dim } from './model/ir.js'
-import { numel } from './model/ir.js'
+import { ArgumentError } from '../errors.js'
+import { allocArray, arrayFits, isDType, type DType, type TypedArray } from './dtype.js'
+import type { Dim } from './ir.js'
+import { numel } from './ir.js'
 
-export type { DType, TypedArray } from './model/dtype.js'
+export type { DType, TypedArray } from './dtype.js'
 
 export interface Tensor {
   readonly dtype: DType
