@@ -4,8 +4,8 @@
 // weights are the heaviest and whose late steps compute least is best served by pinning late steps; on
 // random problems the choice is valid and never slower than the best of the prefix grid it also searches.
 import t from 'tap'
-import { simulatePipeline } from '../../lib/plan/budget/pipeline-sim.js'
-import { minimumBudget, pinPrefixPlanner, type PreloadPlan, type PreloadProblem } from '../../lib/plan/memory/preload-plan.js'
+import { simulateGate } from '../../lib/plan/budget/pipeline-sim.js'
+import { minimumArenaBytes, pinPrefixPlanner, type PreloadPlan, type PreloadProblem } from '../../lib/plan/memory/preload-plan.js'
 import { choosePins, type PinScore } from '../../lib/plan/budget/choose-pins.js'
 import { cnnProblem, prng, randomProblem, staticViolations } from '../helpers/plan-problems.js'
 
@@ -14,7 +14,7 @@ function scorer(p: PreloadProblem, opMs: readonly number[], bytesPerMs: number):
   return (plan) => {
     const loads = plan.order.weight.filter((w) => !plan.placements[w]!.pinned)
     const s = { ops: p.steps, loads: loads.map((w) => ({ step: p.tensors[w]!.first, after: plan.loadAfter[w]! })) }
-    const r = simulatePipeline(s, opMs, loads.map((w) => p.tensors[w]!.bytes / bytesPerMs))
+    const r = simulateGate(s, opMs, loads.map((w) => p.tensors[w]!.bytes / bytesPerMs))
     return { ms: r.makespanMs, reads: r.readMs }
   }
 }
@@ -29,7 +29,7 @@ t.test('a CNN whose last layers hold the most bytes per FLOP pins late steps, fa
   const opMs = Array.from({ length: steps }, (_, s) => 3 * (1 - 0.85 * (s / steps)))
   const score = scorer(p, opMs, 250_000)
   const weights = p.tensors.filter((x) => x.kind === 'weight').reduce((n, x) => n + Math.ceil(x.bytes / 4096) * 4096, 0)
-  const budget = minimumBudget(p) + Math.floor(weights / 3)
+  const budget = minimumArenaBytes(p) + Math.floor(weights / 3)
   const planner = pinPrefixPlanner(p, { budget })
   const chosen = choosePins(planner, score)
   const bestOf = (plans: Array<PreloadPlan | undefined>): number => Math.min(...plans.map((plan) => (plan === undefined ? Infinity : score(plan).ms)))
@@ -50,7 +50,7 @@ t.test('random problems: the choice is a valid plan, never slower than the best 
     const rand = prng(seed * 17)
     const opMs = Array.from({ length: p.steps }, () => rand() * 4)
     const score = scorer(p, opMs, 50_000 + rand() * 400_000)
-    const budget = Math.ceil(minimumBudget(p) * (1 + rand()))
+    const budget = Math.ceil(minimumArenaBytes(p) * (1 + rand()))
     const planner = pinPrefixPlanner(p, { budget })
     const chosen = choosePins(planner, score)
     const bad = staticViolations(p, chosen, budget)

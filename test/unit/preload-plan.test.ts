@@ -2,7 +2,7 @@
 // planPreload: plans never let a load or a step write over live bytes, under any queue interleaving.
 import t, { type Test } from 'tap'
 import {
-  minimumBudget,
+  minimumArenaBytes,
   pinPrefixPlanner,
   planOnDemandFirstFit,
   planPreload,
@@ -45,7 +45,7 @@ t.test('random plans keep live tensors apart in address and in every queue inter
   for (let seed = 1; seed <= cases; seed++) {
     const p = randomProblem(seed)
     const variant = variants[seed % variants.length]!
-    const min = minimumBudget(p, variant)
+    const min = minimumArenaBytes(p, variant)
     const rand = prng(seed)
     for (const budget of [min, min + 4096 * Math.floor(rand() * 64), Math.ceil(min * (1.2 + rand()))]) {
       const options = { ...variant, budget }
@@ -56,11 +56,11 @@ t.test('random plans keep live tensors apart in address and in every queue inter
   t.pass(`${plans} plans checked`)
 })
 
-t.test('minimumBudget plans and 4096 bytes less does not', async (t) => {
+t.test('minimumArenaBytes plans and 4096 bytes less does not', async (t) => {
   for (let seed = 1; seed <= cases; seed++) {
     const p = randomProblem(seed)
     const variant = variants[seed % variants.length]!
-    const min = minimumBudget(p, variant)
+    const min = minimumArenaBytes(p, variant)
     t.equal(min % 4096, 0, `seed ${seed}: a multiple of 4096`)
     t.doesNotThrow(() => planPreload(p, { ...variant, budget: min }), `seed ${seed}: plans at ${min}`)
     const below = min - 4096
@@ -88,20 +88,20 @@ t.test('with a huge budget every weight is pinned and nothing loads at inference
 t.test('without preload every loaded weight is allocated at its first step', async (t) => {
   for (let seed = 1; seed <= 100; seed++) {
     const p = randomProblem(seed)
-    const plan = planPreload(p, { budget: minimumBudget(p, { preload: false, pin: false }), preload: false, pin: false })
+    const plan = planPreload(p, { budget: minimumArenaBytes(p, { preload: false, pin: false }), preload: false, pin: false })
     const early = p.tensors.filter((x, i) => x.kind === 'weight' && plan.placements[i]!.allocStep !== x.first)
     t.equal(early.length, 0, `seed ${seed}`)
     t.equal(plan.preloadedWeights, 0)
     t.same(plan.fallbackSteps, [])
-    t.ok(minimumBudget(p, { pin: false }) <= minimumBudget(p, { preload: false, pin: false }), `seed ${seed}: preloading never needs a larger budget`)
+    t.ok(minimumArenaBytes(p, { pin: false }) <= minimumArenaBytes(p, { preload: false, pin: false }), `seed ${seed}: preloading never needs a larger budget`)
   }
 })
 
 t.test('a CNN-shaped problem preloads weights, pins the leading steps and plans safely at several budgets', async (t) => {
   const p = cnnProblem(60)
-  const min = minimumBudget(p)
-  const noPreload = minimumBudget(p, { preload: false, pin: false })
-  t.comment(`cnn60: minimumBudget ${min} (no preload, no pin: ${noPreload})`)
+  const min = minimumArenaBytes(p)
+  const noPreload = minimumArenaBytes(p, { preload: false, pin: false })
+  t.comment(`cnn60: minimumArenaBytes ${min} (no preload, no pin: ${noPreload})`)
   for (const budget of [min, Math.ceil(min * 1.25), min * 2, min * 4]) {
     const plan = planPreload(p, { budget })
     t.comment(
@@ -160,7 +160,7 @@ t.test('a too-small budget names the step that does not fit and the bytes it nee
   t.equal(err.step, 2)
   t.equal(err.bytesNeeded, 1024 + 100_032 + 1024)
   t.match(err.message, /step 2 does not fit \(bytesNeeded=102080, budget=65536\); raise the budget to at least 102080 bytes/)
-  t.ok(planPreload(p, { budget: minimumBudget(p) }))
+  t.ok(planPreload(p, { budget: minimumArenaBytes(p) }))
 })
 
 t.test('invalid problems and budgets are rejected with the field that is wrong', async (t) => {
@@ -183,16 +183,16 @@ t.test('the on-demand first-fit allocator never overlaps live tensors', async (t
     const plan = planOnDemandFirstFit(p)
     const options = { budget: plan.arenaBytes, pin: false, preload: false }
     check(t, p, plan, options, `seed ${seed} on demand`)
-    const min = minimumBudget(p, { pin: false })
+    const min = minimumArenaBytes(p, { pin: false })
     if (plan.arenaBytes >= min) atLeast++
     if (min > 0) ratios.push(plan.arenaBytes / min)
   }
   ratios.sort((a, b) => a - b)
   t.comment(
-    `on-demand first-fit arena >= static minimumBudget in ${atLeast}/${cases} random cases; arena/minimum median ${ratios[ratios.length >> 1]!.toFixed(3)}, min ${ratios[0]!.toFixed(3)}, max ${ratios[ratios.length - 1]!.toFixed(3)}`,
+    `on-demand first-fit arena >= static minimumArenaBytes in ${atLeast}/${cases} random cases; arena/minimum median ${ratios[ratios.length >> 1]!.toFixed(3)}, min ${ratios[0]!.toFixed(3)}, max ${ratios[ratios.length - 1]!.toFixed(3)}`,
   )
   const cnn = cnnProblem(60)
-  t.comment(`cnn60: on-demand first-fit arena ${planOnDemandFirstFit(cnn).arenaBytes}, static minimum ${minimumBudget(cnn, { pin: false })}`)
+  t.comment(`cnn60: on-demand first-fit arena ${planOnDemandFirstFit(cnn).arenaBytes}, static minimum ${minimumArenaBytes(cnn, { pin: false })}`)
 })
 
 t.test('plans are deterministic', async (t) => {
@@ -207,8 +207,8 @@ t.test('planning time on a ResNet-152-sized problem (1000 steps, 3001 tensors)',
     const r = f()
     return [r, performance.now() - t0]
   }
-  const [min, minMs] = time(() => minimumBudget(p))
-  t.comment(`minimumBudget ${min} bytes in ${minMs.toFixed(0)} ms`)
+  const [min, minMs] = time(() => minimumArenaBytes(p))
+  t.comment(`minimumArenaBytes ${min} bytes in ${minMs.toFixed(0)} ms`)
   for (const budget of [min, Math.ceil(min * 1.1), Math.ceil(min * 1.5), min * 2, min * 4, min * 16, 1 << 30]) {
     const runs = Array.from({ length: 5 }, () => time(() => planPreload(p, { budget })))
     const [plan] = runs[0]!
@@ -226,7 +226,7 @@ t.test('planning time on a ResNet-152-sized problem (1000 steps, 3001 tensors)',
 t.test('a cap on the pinned prefix never makes a budget that plans infeasible (it is lifted when nothing plans within it)', async (t) => {
   for (let seed = 1; seed <= 120; seed++) {
     const p = randomProblem(seed)
-    const min = minimumBudget(p)
+    const min = minimumArenaBytes(p)
     for (const maxPinSteps of [0, 1, 2]) {
       const options = { budget: min, maxPinSteps }
       check(t, p, planPreload(p, options), options, `seed ${seed} ${JSON.stringify(options)}`)
@@ -239,7 +239,7 @@ t.test('pinned step sets (suffixes, random sets): exactly those steps\' weights 
   let refused = 0
   for (let seed = 1; seed <= 150; seed++) {
     const p = randomProblem(seed)
-    const min = minimumBudget(p)
+    const min = minimumArenaBytes(p)
     const rand = prng(seed * 13)
     const padded = (x: { bytes: number }): number => Math.ceil(x.bytes / 4096) * 4096
     const weightBytes = p.tensors.filter((x) => x.kind === 'weight').reduce((n, x) => n + padded(x), 0)

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-// simulatePipeline: the makespan of one pipelined inference as the native gate runs it
+// simulateGate: the makespan of one pipelined inference as the native gate runs it
 // (native/runtime/pipeline_gate.h), from per-op compute times and per-load read times.
 //
 //   load j starts when load j - 1 has ended (one stream: the disk reads the queue in order) and op
@@ -27,7 +27,7 @@ export interface PipelineTimes {
  * Simulates schedule `s`; opMs per op, loadMs per load. `edges`: pipelineEdges(s), for a caller that
  * simulates one schedule many times.
  */
-export function simulatePipeline(s: PipelineSchedule, opMs: ArrayLike<number>, loadMs: ArrayLike<number>, edges: PipelineEdges = pipelineEdges(s)): PipelineTimes {
+export function simulateGate(s: PipelineSchedule, opMs: ArrayLike<number>, loadMs: ArrayLike<number>, edges: PipelineEdges = pipelineEdges(s)): PipelineTimes {
   const { after, need } = edges
   const L = s.loads.length
   const opEnd = new Float64Array(s.ops)

@@ -7,16 +7,15 @@
 import { MemoryBudgetError, PlanInfeasibleError } from '../../errors.js'
 import { valueBytes, type Graph } from '../../model/ir.js'
 import type { InferredGraph } from '../../model/infer-graph.js'
-import { type DType } from '../../model/dtype.js'
 import { planMemory } from '../memory/memory-plan.js'
 import { pinPrefixPlanner, planOnDemandFirstFit, planPreload, type PreloadPlan } from '../memory/preload-plan.js'
 import { LayerTooLargeError, layerMinimumBytes, planSlicing, sliceBytes, type LayerChoice, type LayerInfo } from './slicing.js'
-import { buildBudgetProgram, type BudgetProgram, type ConstantLookup } from './budget-program.js'
+import { buildBudgetProgram, type BudgetProgram, type BuildInput } from './budget-program.js'
 import type { ConcatsInPlace } from '../memory/concat-in-place.js'
-import { layerInfo, type StepLayer } from './layer-options.js'
+import { layerInfo } from './layer-options.js'
 import { loadOverheadMs, loadTimes, opTimes, planSchedule, planTimes, type PlanProfile } from './plan-times.js'
 import { pipelineEdges } from './pipeline-edges.js'
-import { simulatePipeline } from './pipeline-sim.js'
+import { simulateGate } from './pipeline-sim.js'
 import { choosePins } from './choose-pins.js'
 
 export type { PlanProfile } from './plan-times.js'
@@ -34,19 +33,10 @@ export interface PlanPolicy {
   readonly narrowWindows?: boolean
 }
 
-export interface BudgetModel {
-  readonly graph: Graph
-  readonly inferred: InferredGraph
-  readonly layers: readonly StepLayer[]
+/** What a program build takes of the model (everything but the per-layer choices), and more. */
+export interface BudgetModel extends Omit<BuildInput, 'choices'> {
   /** Activation bytes live at each layer's step, parallel to layers. */
   readonly live: readonly number[]
-  /** The Concats whose inputs are computed in place in their output (found once per model). */
-  readonly concats: ConcatsInPlace
-  /** The graph outputs ops write into the caller's arrays, not the arena (outputsInPlace, once per model). */
-  readonly hostOutputs: ReadonlyMap<string, number>
-  readonly lookup: ConstantLookup
-  readonly formShape: (name: string, form: string) => { dtype: DType; dims: number[] } | undefined
-  readonly gemmNr: number
   /** Measured kernel times and read bandwidth (the package's device profile), when recorded. */
   readonly profile?: PlanProfile
 }
@@ -245,7 +235,7 @@ function fastestPrefix(m: BudgetModel, p: PlanProfile, first: BudgetPlan, moves:
     if (i !== undefined) loadsOf.set(i, [...(loadsOf.get(i) ?? []), j])
   })
   const current = first.choices.map((c) => c.option)
-  let best = simulatePipeline(s, ops, loads, edges).makespanMs
+  let best = simulateGate(s, ops, loads, edges).makespanMs
   let bestN = 0
   moves.forEach((mv, n) => {
     const options = m.layers[mv.layer]!.options
@@ -257,7 +247,7 @@ function fastestPrefix(m: BudgetModel, p: PlanProfile, first: BudgetPlan, moves:
     const share = (to.sliced?.weight.bytes ?? 0) / (from.sliced?.weight.bytes ?? 1)
     for (const j of loadsOf.get(mv.layer) ?? []) loads[j] = (loads[j]! - loadOverheadMs) * share + loadOverheadMs
     current[mv.layer] = mv.option
-    const ms = simulatePipeline(s, ops, loads, edges).makespanMs
+    const ms = simulateGate(s, ops, loads, edges).makespanMs
     if (ms < best) [best, bestN] = [ms, n + 1]
   })
   return bestN

@@ -2,7 +2,7 @@
 // What a budget plan will cost per inference, from the device profile: the load queue it implies, each
 // op's measured compute time and each load's read time, and their pipelined makespan
 // (lib/plan/budget/pipeline-sim.ts, which models the native gate the engine runs them with).
-import { simulatePipeline, type PipelineTimes } from './pipeline-sim.js'
+import { simulateGate, type PipelineTimes } from './pipeline-sim.js'
 import type { PreloadPlan } from '../memory/preload-plan.js'
 import type { LayerChoice } from './slicing.js'
 import type { BudgetProgram } from './budget-program.js'
@@ -54,5 +54,5 @@ export function loadTimes(profile: PlanProfile, s: PipelineSchedule): Float64Arr
 /** The modelled times of one inference under `plan` (ops from `ops`, loads at the profile's bandwidth). */
 export function planTimes(profile: PlanProfile, b: BudgetProgram, plan: PreloadPlan, ops: Float64Array): PipelineTimes {
   const s = planSchedule(b, plan)
-  return simulatePipeline(s, ops, loadTimes(profile, s))
+  return simulateGate(s, ops, loadTimes(profile, s))
 }

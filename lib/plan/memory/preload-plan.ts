@@ -202,7 +202,7 @@ export function planPreload(problem: PreloadProblem, options: PreloadOptions): P
  * The greedy planner is not guaranteed monotone in the budget; the search keeps the invariant that
  * the answer was planned and answer - 4096 failed (or is below the lower bound).
  */
-export function minimumBudget(problem: PreloadProblem, options: Omit<PreloadOptions, 'budget'> = {}): number {
+export function minimumArenaBytes(problem: PreloadProblem, options: Omit<PreloadOptions, 'budget'> = {}): number {
   const prep = prepare(problem, options.alignment)
   const plans = (b: number): boolean => planForBudget(prep, b, options.pin ?? true, options.preload ?? true).ok
   let hi = alignUp(Math.max(0, ...prep.live), weightAlignment)
