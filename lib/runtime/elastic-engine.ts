@@ -17,68 +17,19 @@ import type { NativeReadOptions } from '../native/binding.js'
 import { binding } from '../native/binding.js'
 import { readElasticPackage, shardBlobName, type ElasticPackage } from '../package/elastic-manifest.js'
 import { fullModelPlan } from '../plan/elastic/full-model.js'
-import { planElastic, planLoadAndExec, planPreloadModel, planStdPL, stagingWindow, type ElasticPlan, type ElasticPlanner, type ElasticProfile, type RankedImportance } from '../plan/elastic/index.js'
+import { planElastic, planLoadAndExec, planPreloadModel, planStdPL, stagingWindow, type ElasticPlan, type ElasticProfile, type RankedImportance } from '../plan/elastic/index.js'
 import { LatencyController, type Decision } from '../plan/elastic/latency-controller.js'
 import type { RunPlan } from '../plan/elastic/elastic-layout.js'
-import { computeFor, findDeviceProfile, plannerProfile, profileKey, type ElasticDeviceProfile } from '../profile/elastic-device.js'
+import { computeFor, findDeviceProfile, plannerProfile, profileKey } from '../profile/elastic-device.js'
 import { rankedImportance } from '../profile/importance.js'
-import { checkBoolean, checkChoice, checkCommon, checkInteger, checkOptionNames, checkPositive } from '../validate.js'
+import { checkElasticOptions, type CheckedElasticOptions, type ElasticOpenOptions } from './elastic-options.js'
 import { EngineBase, type EngineStats, type OpTiming } from './engine-base.js'
 import { ElasticRunner, type RunTimes } from './elastic-runner.js'
+import { classifyTexts, type Classification } from './text-classify.js'
 
 export { measuredAccuracy } from '../profile/importance.js'
-
-export interface ElasticOpenOptions {
-  /** T: each inference should finish within this many ms. Without it the engine runs the full model. */
-  readonly targetLatencyMs?: number
-  /** P: bytes of the preload buffer kept across calls (default 0). */
-  readonly preloadBytes?: number
-  /** Bitwidth preloaded shards are held in (default: the highest quantized bitwidth). */
-  readonly preloadBits?: number
-  /** Threads (default: cores, at most 4). The device profile must have been measured with it. */
-  readonly threads?: number
-  readonly io?: 'auto' | 'uring' | 'pread'
-  /** Cold reads with O_DIRECT (default true). */
-  readonly direct?: boolean
-  /** Emulated storage bandwidth in bytes/s (a throttle), e.g. 257e6; the profile must match it. */
-  readonly bandwidth?: number
-  /** Sequence length the plan is made for; inputs are padded to it (default: the tokenizer's max_length). */
-  readonly seq?: number
-  /** The planning algorithm: flexpipe's (default) or a baseline of the seed's evaluation. */
-  readonly planner?: ElasticPlanner
-  /** The one bitwidth of the 'stdpl' and 'preload-model' baselines. */
-  readonly plannerBits?: number
-  /** Use this profile instead of the package's (benchmarks). */
-  readonly deviceProfile?: ElasticDeviceProfile
-  /**
-   * Keep the latency promise honest at run time (default true): the engine tracks measured / modelled
-   * time of its recent inferences (recent median x p95/median spread, online-calibration.ts) and, when
-   * that would put inferences past 1.05 T (or leaves much room), re-plans with it in place of the
-   * profile's calibration jitter (latency-controller.ts).
-   */
-  readonly adaptive?: boolean
-  /**
-   * With `adaptive`: how many inferences open runs on a worst-case input (seq distinct tokens) with
-   * the IO as configured, to check the plan against the device as it is now rather than when it was
-   * profiled (default 4; 0: none). When their median measured / modelled time is outside what the plan allows
-   * for, open re-plans and measures again (at most three rounds) before it returns.
-   */
-  readonly openCalibrationRuns?: number
-}
-
-export interface Classification {
-  readonly label: string
-  readonly index: number
-  /** Softmax probability of the label. */
-  readonly score: number
-  readonly scores: readonly number[]
-  readonly logits: readonly number[]
-  /** Tokens fed (special tokens included) and whether the text was truncated to fit. */
-  readonly tokens: number
-  readonly truncated: boolean
-  /** Wall time of the model run (tokenization excluded). */
-  readonly ms: number
-}
+export type { ElasticOpenOptions } from './elastic-options.js'
+export type { Classification } from './text-classify.js'
 
 export interface ElasticStats extends EngineStats {
   readonly plan: ElasticPlan
@@ -90,35 +41,6 @@ export interface ElasticStats extends EngineStats {
   readonly preloadBytes: number
   readonly stagingBytes: number
   readonly importance: 'profiled' | 'layer order'
-}
-
-interface CheckedOptions {
-  readonly threads: number
-  readonly io: 'auto' | 'uring' | 'pread'
-  readonly targetLatencyMs?: number
-  readonly preloadBytes: number
-  readonly direct: boolean
-  readonly bandwidth?: number
-  readonly adaptive: boolean
-  readonly openCalibrationRuns: number
-  readonly planner: ElasticPlanner
-}
-
-function checkOptions(options: ElasticOpenOptions, path: string): CheckedOptions {
-  const o = checkOptionNames(options, 'elastic', path)
-  const targetLatencyMs = checkPositive(o, 'targetLatencyMs', 'a number of milliseconds')
-  const bandwidth = checkPositive(o, 'bandwidth', 'bytes per second')
-  if (o.deviceProfile !== undefined && (typeof o.deviceProfile !== 'object' || o.deviceProfile === null)) throw new ArgumentError('deviceProfile: expected a device profile object')
-  return {
-    ...checkCommon(o),
-    ...(targetLatencyMs === undefined ? {} : { targetLatencyMs }),
-    ...(bandwidth === undefined ? {} : { bandwidth }),
-    preloadBytes: checkInteger(o, 'preloadBytes', 0, Number.MAX_SAFE_INTEGER, 0, 'a non-negative integer'),
-    direct: checkBoolean(o, 'direct', true),
-    adaptive: checkBoolean(o, 'adaptive', true),
-    openCalibrationRuns: checkInteger(o, 'openCalibrationRuns', 0, 64, 4),
-    planner: checkChoice(o, 'planner', ['flexpipe', 'load-and-exec', 'stdpl', 'preload-model'] as const, 'flexpipe'),
-  }
 }
 
 /** What planning at a target needs: the device profile, the importance, the embedding read. */
@@ -141,7 +63,7 @@ export class ElasticEngine extends EngineBase {
     readonly path: string,
     private readonly pkg: ElasticPackage,
     private readonly encoder: TextEncoder,
-    private readonly opts: ElasticOpenOptions & CheckedOptions,
+    private readonly opts: ElasticOpenOptions & CheckedElasticOptions,
     readonly seq: number,
     private readonly planning: Planning | undefined,
     private readonly importanceKind: 'profiled' | 'layer order',
@@ -164,7 +86,7 @@ export class ElasticEngine extends EngineBase {
    * package holds for this machine (or `deviceProfile`); without it, the full model runs.
    */
   static async open(path: string, options: ElasticOpenOptions = {}): Promise<ElasticEngine> {
-    const o = { ...options, ...checkOptions(options, path) }
+    const o = { ...options, ...checkElasticOptions(options, path) }
     const pkg = await readElasticPackage(path)
     const encoder = new TextEncoder(pkg.tokenizer, pkg.config.maxPositions)
     const seq = o.seq ?? encoder.maxLength
@@ -237,18 +159,9 @@ export class ElasticEngine extends EngineBase {
     return this.replan(this.target, bytes)
   }
 
-  /** Tokenizes and classifies each text (one inference per text, queued). */
-  async classify(texts: string | readonly string[]): Promise<Classification[]> {
-    const list = typeof texts === 'string' ? [texts] : texts
-    if (!Array.isArray(list) || list.some((t) => typeof t !== 'string')) throw new ArgumentError('classify: expected a string or an array of strings')
-    const out: Classification[] = []
-    for (const text of list) {
-      const enc = this.encoder.encode(text)
-      const ids = enc.ids.length > this.seq ? [...enc.ids.slice(0, this.seq - 1), enc.ids[enc.ids.length - 1]!] : enc.ids
-      const { logits, times } = await this.inferIds(ids)
-      out.push({ ...softmaxLabel(logits, this.pkg.config.labels), tokens: ids.length, truncated: enc.fullLength > ids.length, ms: times.totalMs })
-    }
-    return out
+  /** Tokenizes and classifies each text (one inference per text, queued; text-classify.ts). */
+  classify(texts: string | readonly string[]): Promise<Classification[]> {
+    return classifyTexts(texts, this.encoder, this.seq, this.pkg.config.labels, (ids) => this.inferIds(ids))
   }
 
   /** Runs the plan on token ids (special tokens included, at most `seq`). */
@@ -443,17 +356,6 @@ export class ElasticEngine extends EngineBase {
     }
     return { ...plan, targetMs, modelledMs: plan.modelledMs + e }
   }
-}
-
-/** The label with the highest softmax probability, and every score. */
-function softmaxLabel(logits: Float32Array, labels: readonly string[]): Pick<Classification, 'label' | 'index' | 'score' | 'scores' | 'logits'> {
-  const max = Math.max(...logits)
-  const exps = Array.from(logits, (v) => Math.exp(v - max))
-  const sum = exps.reduce((a, b) => a + b, 0)
-  const scores = exps.map((x) => x / sum)
-  let index = 0
-  for (let i = 1; i < scores.length; i++) if (scores[i]! > scores[index]!) index = i
-  return { label: labels[index]!, index, score: scores[index]!, scores, logits: Array.from(logits) }
 }
 
 /** Same sub-model, shard versions and preload set (the runner would run the same thing). */

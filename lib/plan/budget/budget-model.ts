@@ -10,7 +10,9 @@ import type { StoredConstant } from '../../package/graph-codec.js'
 import { concatsInPlace } from '../memory/concat-in-place.js'
 import { outputsInPlace } from '../memory/outputs-in-place.js'
 import { isConstantValue, stepLayers, type OptionContext, type StepLayer } from './layer-options.js'
-import { liveBytesPerStep, orderByProfile, type BudgetModel, type PlanProfile } from './plan-budget.js'
+import { liveBytesPerStep } from '../memory/live-bytes.js'
+import { orderByProfile } from './kernel-options.js'
+import type { BudgetModel, PlanProfile } from './plan-budget.js'
 
 export type PackageModel = BudgetModel & { readonly blobs: ReadonlyMap<string, BlobEntry> }
 

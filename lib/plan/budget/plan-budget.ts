@@ -3,15 +3,12 @@
 // limit, then the preload-aware memory plan (lib/plan/memory/preload-plan.ts) of the resulting program; when
 // the plan fails (fragmentation, no room to preload) the per-layer limit tightens and slicing runs
 // again. A budget change first tries the current slicing (re-planning memory only) and re-slices only
-// when that fails. Pure apart from reading the addon's op codes.
+// when that fails. Pure.
 import { MemoryBudgetError, PlanInfeasibleError } from '../../errors.js'
-import { valueBytes, type Graph } from '../../model/ir.js'
-import type { InferredGraph } from '../../model/infer-graph.js'
 import { planMemory } from '../memory/memory-plan.js'
 import { pinPrefixPlanner, planOnDemandFirstFit, planPreload, type PreloadPlan } from '../memory/preload-plan.js'
 import { LayerTooLargeError, layerMinimumBytes, planSlicing, sliceBytes, type LayerChoice, type LayerInfo } from './slicing.js'
 import { buildBudgetProgram, type BudgetProgram, type BuildInput } from './budget-program.js'
-import type { ConcatsInPlace } from '../memory/concat-in-place.js'
 import { layerInfo } from './layer-options.js'
 import { loadOverheadMs, loadTimes, opTimes, planSchedule, planTimes, type PlanProfile } from './plan-times.js'
 import { pipelineEdges } from './pipeline-edges.js'
@@ -163,45 +160,6 @@ export function unlimitedBudget(m: BudgetModel, policy: PlanPolicy): number {
     budget += Math.max(largest, 1 << 20)
   }
   return budget
-}
-
-/** The model with every convolution restricted to direct convolution (the NCNN-Direct baseline). */
-export function directConvolutionOnly<M extends BudgetModel>(m: M): M {
-  const layers = m.layers.map((l) => (l.step.node.opType !== 'Conv' ? l : { ...l, options: l.options.filter((o) => o.kernel === 'direct' || o.kernel === 'as-is') }))
-  return { ...m, layers }
-}
-
-/**
- * The model with each Winograd layer restricted to its lean Winograd kernel (winograd63_lean /
- * winograd23_lean: profiling it; the other layers keep their options).
- */
-export function leanWinogradOnly<M extends BudgetModel>(m: M): M {
-  const layers = m.layers.map((l) => {
-    const lean = l.options.filter((o) => o.kernel.startsWith('winograd') && o.kernel.endsWith('_lean'))
-    return lean.length === 0 ? l : { ...l, options: lean }
-  })
-  return { ...m, layers }
-}
-
-/** The model with Winograd options (lean ones too) dropped where another kernel remains (profiling the other lean kernels). */
-export function withoutWinograd<M extends BudgetModel>(m: M): M {
-  const layers = m.layers.map((l) => {
-    const lean = l.options.filter((o) => !o.kernel.startsWith('winograd'))
-    return lean.length === 0 || lean.length === l.options.length ? l : { ...l, options: lean }
-  })
-  return { ...m, layers }
-}
-
-/** Orders each layer's kernel options by measured time (unmeasured ones keep their place after them). */
-export function orderByProfile<M extends BudgetModel>(m: M): M {
-  const p = m.profile
-  if (p === undefined) return m
-  const layers = m.layers.map((l, i) => {
-    const keyed = l.options.map((o, k) => ({ o, k, ms: p.ms(i, o.kernel) ?? Infinity }))
-    keyed.sort((a, b) => a.ms - b.ms || a.k - b.k)
-    return { ...l, options: keyed.map((x) => x.o) }
-  })
-  return { ...m, layers }
 }
 
 /** The modelled makespan of one inference under a plan (needs the profile). */
@@ -480,55 +438,4 @@ export function minimumBudget(m: BudgetModel, policy: PlanPolicy): number {
     else lo = mid
   }
   return hi * step
-}
-
-/**
- * Activation bytes live at each step of the inferred graph (aliases share their source's bytes, as do
- * the blocks of a Concat in place, `concats`, which budget-program.ts places so); the `hostOutputs` are
- * written into the caller's arrays and take none.
- */
-export function liveBytesPerStep(graph: Graph, inferred: InferredGraph, isConstant: (name: string) => boolean, concats: ConcatsInPlace, hostOutputs: ReadonlyMap<string, number> = new Map()): Float64Array {
-  const steps = inferred.steps
-  const root = new Map<string, string>()
-  for (const [name, block] of concats.blocks) root.set(name, block.output)
-  const span = new Map<string, { bytes: number; first: number; last: number }>()
-  const touch = (name: string, k: number): void => {
-    if (name === '' || isConstant(name) || hostOutputs.has(name)) return
-    const r = root.get(name) ?? name
-    const v = inferred.values.get(r)
-    if (v === undefined) return
-    const s = span.get(r)
-    if (s === undefined) {
-      span.set(r, { bytes: valueBytes(v), first: k, last: k })
-    } else {
-      s.first = Math.min(s.first, k)
-      s.last = Math.max(s.last, k)
-    }
-  }
-  for (const d of graph.inputs) touch(d.name, -1)
-  steps.forEach((step, k) => {
-    if (step.aliasOf !== undefined) {
-      const src = step.node.inputs[step.aliasOf]!
-      touch(src, k)
-      root.set(step.node.outputs[0]!, root.get(src) ?? src)
-      return
-    }
-    step.node.inputs.forEach((n) => touch(n, k))
-    step.node.outputs.forEach((n) => touch(n, k))
-  })
-  for (const o of graph.outputs) touch(o.name, steps.length)
-  const diff = new Float64Array(steps.length + 3)
-  for (const s of span.values()) {
-    const from = Math.max(0, s.first + 1)
-    const to = Math.min(steps.length + 1, s.last + 1) + 1
-    diff[from] = diff[from]! + s.bytes
-    diff[to] = diff[to]! - s.bytes
-  }
-  const live = new Float64Array(steps.length)
-  let acc = diff[0]!
-  for (let k = 0; k < steps.length; k++) {
-    acc += diff[k + 1]!
-    live[k] = acc
-  }
-  return live
 }
