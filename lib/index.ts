@@ -13,6 +13,7 @@ export { tensor, type Tensor, type TensorInfo, type DType, type TypedArray } fro
 export {
   FlexpipeError,
   ArgumentError,
+  OptionError,
   ModelFormatError,
   UnsupportedOperatorError,
   ShapeError,

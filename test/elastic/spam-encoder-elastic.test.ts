@@ -3,7 +3,7 @@
 // from its fp32 shards against onnxruntime-node on model.onnx, TextEncoder against the stored Python ids,
 // quantized sub-models still classifying, and the README's demo command.
 import { execFileSync } from 'node:child_process'
-import { mkdtemp, readFile, rm } from 'node:fs/promises'
+import { copyFile, mkdtemp, readFile, rm } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import t from 'tap'
@@ -12,7 +12,7 @@ import { measuredAccuracy } from '../../lib/runtime/elastic-engine.js'
 import { prepareElastic } from '../../lib/prepare/prepare-elastic.js'
 import { ElasticRunner, type RunPlan } from '../../lib/runtime/elastic-runner.js'
 import { TextEncoder } from '../../lib/model/tokenize.js'
-import { tensor } from '../../lib/index.js'
+import { open, tensor } from '../../lib/index.js'
 import { fixtures, repoRoot } from '../helpers/data.js'
 import { planElastic, planLoadAndExec, planStdPL, type ElasticPlan, type ElasticProfile } from '../../lib/plan/elastic/index.js'
 import { runOrt } from '../helpers/ort.js'
@@ -114,6 +114,34 @@ t.test('the full model from fp32 shards matches onnxruntime-node on model.onnx',
     const err = Math.max(...Array.from(logits, (v, i) => Math.abs(v - want[i]!)))
     t.ok(err <= 1e-4 * scale + 1e-5, `${ids.length} tokens: |flexpipe - ort| = ${err.toExponential(2)}`)
   }
+})
+
+t.test('open() of the elastic package without a target runs the full model: infer() and classify() match onnxruntime-node on model.onnx', async (t) => {
+  const copy = join(dir, 'spam-no-extension')
+  await copyFile(pkgPath, copy)
+  const engine = await open(copy, { threads: 2 }) // no .fpk in the name: open() reads what the file is
+  t.teardown(() => engine.close())
+  if (engine.kind !== 'elastic') return void t.fail(`an elastic package opens as an elastic engine, not ${engine.kind}`)
+  t.same([engine.plan.planner, engine.plan.depth, engine.plan.width, engine.plan.bitsHistogram[32]], ['full-model', L, M, L * M], 'the full model at fp32')
+  t.equal(engine.targetLatencyMs, undefined)
+  t.same(engine.inputs.map((i) => i.name), ['input_ids', 'attention_mask'], "model.onnx's inputs")
+  for (const e of dev.slice(4, 8)) {
+    const ids = encoder.encode(e.text).ids
+    const feeds = {
+      input_ids: tensor('int64', [1, ids.length], BigInt64Array.from(ids, BigInt)),
+      attention_mask: tensor('int64', [1, ids.length], new BigInt64Array(ids.length).fill(1n)),
+    }
+    const { logits } = await engine.infer(feeds)
+    const want = (await runOrt(join(modelDir, 'model.onnx'), feeds)).logits!.data as Float32Array
+    const scale = Math.max(...Array.from(want, Math.abs))
+    const err = Math.max(...Array.from(logits!.data as Float32Array, (v, i) => Math.abs(v - want[i]!)))
+    t.ok(err <= 1e-4 * scale + 1e-5, `${ids.length} tokens: |infer - ort| = ${err.toExponential(2)}`)
+    const [c] = await engine.classify(e.text)
+    t.equal(c!.index, want[1]! > want[0]! ? 1 : 0, 'classify() agrees')
+  }
+  await t.rejects(engine.setTargetLatency(20), { code: 'ERR_FLEXPIPE_INVALID_ARGUMENT', message: /without targetLatencyMs/ }, 'no target to change')
+  await t.rejects(engine.infer({ input_ids: tensor('int64', [1, 200], new BigInt64Array(200)), attention_mask: tensor('int64', [1, 200], new BigInt64Array(200).fill(1n)) }), { code: 'ERR_FLEXPIPE_INPUT', message: /1\.\.128 tokens/ }, 'more tokens than the plan holds')
+  await t.rejects(open(pkgPath, { memoryBudget: 1e8 } as never), { code: 'ERR_FLEXPIPE_INVALID_ARGUMENT', options: ['memoryBudget'], message: /is an elastic package/ }, 'a memory budget is named as not for this file')
 })
 
 t.test('6-bit and mixed-bitwidth sub-models still classify the dev emails', async (t) => {

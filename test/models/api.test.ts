@@ -3,7 +3,7 @@
 import { execFileSync, spawnSync } from 'node:child_process'
 import { join } from 'node:path'
 import t from 'tap'
-import { nativeInfo, open, supportedOpTypes, tensor, type Tensor } from '../../lib/index.js'
+import { nativeInfo, open, OptionError, supportedOpTypes, tensor, type Tensor } from '../../lib/index.js'
 import { fixtures, randomFloat, randomInt64, repoRoot } from '../helpers/data.js'
 
 const resnet = join(fixtures, 'models', 'resnet_small.onnx') as `${string}.onnx`
@@ -107,4 +107,13 @@ t.test('inferProfiled reports every native op with its time and the same outputs
   t.ok(ops.length >= 20, `${ops.length} ops timed`)
   t.ok(ops.every((o) => o.ms >= 0 && o.node.length > 0), 'every op has a node name and a time')
   t.ok(ops.some((o) => o.opType === 'Conv'), 'convolutions are among them')
+})
+
+t.test('open() names the options an ONNX model does not take, unknown or for packages only', async (t) => {
+  await t.rejects(open(resnet, { units: ['big', 'little'] } as never), { constructor: OptionError, options: ['units'], message: /^unknown option units: for an ONNX model open\(\) takes threads, io, maxPlans$/ })
+  await t.rejects(open(resnet, { memoryBudget: 1e8, direct: false } as never), { constructor: OptionError, options: ['memoryBudget', 'direct'], message: /only packages run within a memory budget; make one with `flexpipe prepare/ })
+  await t.rejects(open(resnet, { threads: 0 }), { code: 'ERR_FLEXPIPE_INVALID_ARGUMENT', message: 'threads: expected an integer 1..256, got 0' })
+  const engine = await open(resnet, { threads: 1, memoryBudget: undefined } as never)
+  t.equal(engine.kind, 'onnx', 'an option set to undefined is as if absent')
+  await engine.close()
 })

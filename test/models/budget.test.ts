@@ -8,8 +8,8 @@ import { copyFileSync, readFileSync, renameSync, statSync, truncateSync, writeFi
 import { join } from 'node:path'
 import { pathToFileURL } from 'node:url'
 import t, { type Test } from 'tap'
-import { IOError, MemoryBudgetError, PackageError } from '../../lib/errors.js'
-import { openPackage, type BudgetedEngine, type BudgetStats } from '../../lib/index.js'
+import { IOError, MemoryBudgetError, OptionError, PackageError } from '../../lib/errors.js'
+import { BudgetedEngine, open, openPackage, type BudgetStats } from '../../lib/index.js'
 import { crc32 } from '../../lib/package/crc32.js'
 import { decodeHeader, encodeHeader, headerField } from '../../lib/package/format.js'
 import { PackageReader } from '../../lib/package/reader.js'
@@ -178,6 +178,23 @@ t.test('budgets below the minimum are rejected with a MemoryBudgetError naming t
   t.match(err, { code: 'ERR_FLEXPIPE_BUDGET', message: new RegExp(`below the minimum of ${least} bytes`) })
   const ok = await prepare(model.onnx, join(dir, 'least.fpk'), { dims: model.dims, threads, budget: least })
   t.ok(ok.minimumBudget <= least, `preparing at the named minimum works (package minimum ${ok.minimumBudget})`)
+})
+
+t.test('open() reads what the file is: a package under any name opens within its budget; options not for it are named', async (t) => {
+  const { path } = await preparedPackage(ocr.cls)
+  const renamed = join(tempDir(t), 'cls-package.bin')
+  copyFileSync(path, renamed)
+  const engine = await open(renamed, { threads })
+  t.teardown(() => engine.close())
+  t.equal(engine.kind, 'budget', 'a memory-budget package, by its manifest')
+  t.ok(engine instanceof BudgetedEngine)
+  await t.rejects(open(path, { threads, maxPlans: 2 } as never), { constructor: OptionError, options: ['maxPlans'], message: /maxPlans: .* is a memory-budget package/ }, 'an ONNX-only option')
+  await t.rejects(open(path, { threads, units: ['big'] } as never), { constructor: OptionError, options: ['units'], message: /unknown option units: for a memory-budget package open\(\) takes threads, io, memoryBudget/ }, 'an unknown option')
+  await t.rejects(openPackage(path, { threads, preloadBytes: 1 } as never), { constructor: OptionError, options: ['preloadBytes'], message: /preloadBytes: .* is a memory-budget package/ }, 'openPackage checks them too')
+  await t.rejects(open(join(tempDir(t), 'missing.fpk')), { code: 'ERR_FLEXPIPE_IO' }, 'a missing file')
+  const onnxNamed = join(tempDir(t), 'package.onnx')
+  copyFileSync(path, onnxNamed)
+  await t.rejects(open(onnxNamed as `${string}.onnx`), { code: 'ERR_FLEXPIPE_INVALID_ARGUMENT', message: /is a flexpipe package, not an ONNX model; name it \*\.fpk/ }, 'a package named *.onnx')
 })
 
 // d. -------------------------------------------------------------------------------------------------
