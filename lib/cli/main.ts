@@ -6,7 +6,8 @@ import { FlexpipeError } from '../errors.js'
 import { runDemo } from './demo.js'
 import { runClassify, runElasticDemo, runPrepareElastic, runProfile } from './elastic.js'
 import { runModel } from './run.js'
-import { packageKind, runPrepare, runProfileModel } from './prepare.js'
+import { modelKind } from '../api/open.js'
+import { runPrepare, runProfileModel } from './prepare.js'
 import { parseBytes } from './sizes.js'
 import { nativeInfo } from '../native/info.js'
 
@@ -17,7 +18,7 @@ const usage = `usage:
                             [--threads N] [--repeat N] [--output out.json]
   flexpipe prepare <model.onnx> -o <model.fpk> [--budget 100MB] [--dim name=N]... [--threads N] [--kernels auto|direct]
                             plan for a memory budget and write a package (pre-transformed weights)
-  flexpipe run <model.fpk> [--budget 100MB] [--bandwidth 257MB] ...   run a package within a memory budget
+  flexpipe run <model.fpk> [--budget 100MB] [--bandwidth 257MB] ...   run a package within a memory budget (an elastic one: its full model)
   flexpipe prepare --elastic <hf-model-dir | model.onnx> -o <model.fpk> [--dev dev.jsonl]
                             shard a BERT classifier, quantize shards at 2..6 bits (+fp32), profile importance
   flexpipe profile <model.fpk> [--threads N]    re-measure a package's kernel times and cold read bandwidth on this device
@@ -77,7 +78,7 @@ async function main(argv: string[]): Promise<number> {
     case 'profile': {
       const pkg = positionals[0]
       if (!pkg) break
-      if ((await packageKind(pkg)) === 'flexpipe-model') {
+      if ((await modelKind(pkg)) === 'budget') {
         await runProfileModel(pkg, threads)
         return 0
       }

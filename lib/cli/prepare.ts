@@ -4,7 +4,6 @@
 import { availableParallelism } from 'node:os'
 import cliProgress from 'cli-progress'
 import { ArgumentError } from '../errors.js'
-import { PackageReader } from '../package/index.js'
 import { prepare } from '../prepare/prepare.js'
 import { reprofilePackage } from '../prepare/measure-budget-device.js'
 import { formatMB, parseBytes } from './sizes.js'
@@ -75,12 +74,3 @@ export async function runProfileModel(path: string, threads: number | undefined)
   )
 }
 
-/** The kind of package at `path` (meta.kind), for commands that take either kind. */
-export async function packageKind(path: string): Promise<unknown> {
-  const reader = await PackageReader.open(path, { verify: 'header' })
-  try {
-    return reader.manifest.meta.kind
-  } finally {
-    await reader.close()
-  }
-}

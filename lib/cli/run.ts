@@ -3,7 +3,7 @@
 import { writeFile } from 'node:fs/promises'
 import { performance } from 'node:perf_hooks'
 import { ArgumentError } from '../errors.js'
-import { open, openPackage } from '../api/open.js'
+import { modelKind, open, openElastic, openPackage } from '../api/open.js'
 import type { Tensor } from '../model/tensor.js'
 import { buildFeeds } from './inputs.js'
 
@@ -30,13 +30,17 @@ function summary(t: Tensor): string {
 
 export async function runModel(model: string, options: RunOptions): Promise<void> {
   if (!Number.isInteger(options.repeat) || options.repeat < 1) throw new ArgumentError(`--repeat: expected a positive integer`)
-  const isPackage = model.endsWith('.fpk')
-  if (!isPackage && (options.budget !== undefined || options.bandwidth !== undefined)) {
+  const kind = await modelKind(model)
+  if (kind === 'onnx' && (options.budget !== undefined || options.bandwidth !== undefined)) {
     throw new ArgumentError(`--budget and --bandwidth need a package: run \`flexpipe prepare ${model} -o model.fpk\` first`)
   }
-  const engine = isPackage
-    ? await openPackage(model, { threads: options.threads, memoryBudget: options.budget, ioBandwidth: options.bandwidth })
-    : await open(model, { threads: options.threads })
+  if (kind === 'elastic' && options.budget !== undefined) throw new ArgumentError(`--budget: ${model} is an elastic package; it runs its full model here (flexpipe classify runs it to a target latency)`)
+  const engine =
+    kind === 'budget'
+      ? await openPackage(model, { threads: options.threads, memoryBudget: options.budget, ioBandwidth: options.bandwidth })
+      : kind === 'elastic'
+        ? await openElastic(model, { threads: options.threads, bandwidth: options.bandwidth })
+        : await open(model, { threads: options.threads })
   try {
     const feeds = await buildFeeds(engine, options.inputs, options.random, options.dims)
     const times: number[] = []
