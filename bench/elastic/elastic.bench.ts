@@ -121,7 +121,7 @@ tap.test('elastic: accuracy, latency and memory of STI configurations under targ
       mb: '1 MB = 2^20 bytes',
       io: Object.fromEntries(o.io.map((m) => [m, ioSettings[m]])),
       latency: 'wall time of engine.inferIds(ids) over dev texts (token ids cut to seq, padded by the engine); within = fraction <= 1.05 T',
-      accuracy: 'dev accuracy of the opened plan\'s sub-model at its shard bitwidths, every shard resident (ElasticExecutor, residentPlan): the planners compared on the same device profile; finalAccuracy: the same for the plan in force after the timed calls (online calibration adapts each engine to its own measurements)',
+      accuracy: 'dev accuracy of the opened plan\'s sub-model at its shard bitwidths, every shard resident (ElasticRunner, residentPlan): the planners compared on the same device profile; finalAccuracy: the same for the plan in force after the timed calls (online calibration adapts each engine to its own measurements)',
       residentBytes: 'non-shard parameters (float32) + plan.preloadBytes (flexpipe: its preload buffer; PreloadModel: every shard of the model at its bitwidth)',
       peakBytes: 'VmHWM at the end of the child minus its VmRSS after loading the library + addon and tokenizing the inputs',
     },

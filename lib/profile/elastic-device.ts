@@ -3,11 +3,11 @@
 // machine by `flexpipe profile` (lib/prepare/measure-elastic-device.ts), stored in the package's meta
 // (deviceProfiles), read by the planner.
 //
-//   compute  per sequence-length bucket: the delay of one layer with m = 1..M shards, measured as the
-//            executor runs it (dequantization of 6-bit shards with OpenMP + the partial layer, the
-//            JavaScript hop between lanes included), and the fixed part (embeddings, pooler,
-//            classifier, per-inference overhead) = a 1-layer inference minus its layer;
-//   io       one IO job per layer as the executor issues it (a readFile of that layer's shard
+//   compute  per sequence-length bucket: the delay of one layer with m = 1..M shards, measured in
+//            whole inferences on the native gate (from the layer's first op start to its last op's
+//            end: dequantization of 6-bit shards with OpenMP + the partial layer), and the fixed part
+//            (embeddings, pooler, classifier, per-inference overhead) = the inference minus its layers;
+//   io       one IO job per layer as the runner reads it (a readFile of that layer's shard
 //            versions, O_DIRECT when `direct`, throttled when `bandwidth`) at every stored bitwidth:
 //            per-shard delays IO(b) and a least-squares line readMsPerJob + bytes * readMsPerByte
 //            (what the planner uses: plans mix bitwidths within a job).

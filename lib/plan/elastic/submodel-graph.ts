@@ -7,7 +7,8 @@
 // `locate` decides where things are; buildProgram's constant slot just reads the offset back.
 // Inputs: 'ids' int64 [S] (rows of the word-embedding table to gather), 'mask' float32 [S]
 // (0 for tokens, -10000 for padding: additive over attention keys). Output: 'logits' [1, labels].
-// Node names start with 'emb/', 'L<k>/' or 'head/': the executor runs each layer as its op range.
+// Node names start with 'emb/', 'L<k>/' or 'head/': the layout (elastic-layout.ts) finds each layer's op
+// range by them, for its load edges and the run's per-layer times.
 import type { DType } from '../../model/dtype.js'
 import type { ExternalTensor, Graph, Node } from '../../model/ir.js'
 import type { EncoderConfig } from '../../model/encoder-config.js'
