@@ -6,7 +6,6 @@
 // the native gate (one pipelined run, no JavaScript between layers). It reports when each job was in
 // and when each layer computed. The elastic engine runs its plans with it; profiling tools use it
 // directly (ElasticRunner.open), with any sub-model.
-import { alignUp } from '../align.js'
 import { ArgumentError } from '../errors.js'
 import { readExternal } from '../model/constant-data.js'
 import type { EncoderConfig } from '../model/encoder-config.js'
@@ -15,7 +14,7 @@ import type { Prepack } from '../model/ops/op-def.js'
 import { binding, type NativeReadOptions, type NativePipelineResult } from '../native/binding.js'
 import { shardBlobName } from '../package/elastic-manifest.js'
 import type { BlobEntry } from '../package/index.js'
-import { applyDelta, elasticLayout, embeddingRows, page, type ElasticArena, type ElasticLayout, type PackedConstants, type RunPlan } from '../plan/elastic/elastic-layout.js'
+import { applyDelta, elasticArena, elasticLayout, embeddingRows, type ElasticArena, type ElasticLayout, type PackedConstants, type RunPlan } from '../plan/elastic/elastic-layout.js'
 import type { ProgramIo, ResidentWrite } from '../plan/execution-plan.js'
 import { Executor, type AppliedPlan } from './executor.js'
 import { runPrepack } from './prepack.js'
@@ -53,20 +52,6 @@ const layoutCacheSize = 16
 function layoutKey(plan: RunPlan): string {
   const bits = plan.bits.slice(0, plan.depth).map((row, l) => row.slice(0, plan.width).map((b, j) => (plan.preloaded[l]![j] ? `p${b}` : `${b}`)).join(','))
   return `${plan.depth}x${plan.width}/${plan.seq}/${plan.window ?? plan.depth}/${plan.schedule ?? 'pipelined'}/${bits.join(';')}`
-}
-
-/** The resident parameters' places, the on-demand choice and the rows per page of a package. */
-function elasticArena(path: string, config: EncoderConfig, blobs: ReadonlyMap<string, BlobEntry>, embeddings: RunnerOptions['embeddings']): ElasticArena {
-  const rowBytes = config.hidden * 4
-  const onDemand = embeddings !== 'resident' && (page % rowBytes === 0 || rowBytes % page === 0)
-  const resident = new Map<string, { offset: number; dims: readonly number[] }>()
-  let at = 0
-  for (const b of blobs.values()) {
-    if (b.kind !== 'resident' || (onDemand && b.name === 'emb.word')) continue
-    resident.set(b.name, { offset: at, dims: b.dims ?? [b.length / 4] })
-    at += alignUp(b.length, 64)
-  }
-  return { path, config, blobs, resident, residentBytes: alignUp(at, page), onDemand, rowsPerPage: Math.max(1, page / rowBytes), pagesPerRow: Math.max(1, rowBytes / page) }
 }
 
 export class ElasticRunner {

@@ -69,6 +69,23 @@ export interface ElasticArena {
 }
 
 /**
+ * A package's arena: the resident parameters' places, and whether the word embeddings are read by rows
+ * ('on-demand', where a row's bytes divide a page or are whole pages) or resident.
+ */
+export function elasticArena(path: string, config: EncoderConfig, blobs: ReadonlyMap<string, BlobEntry>, embeddings?: 'on-demand' | 'resident'): ElasticArena {
+  const rowBytes = config.hidden * 4
+  const onDemand = embeddings !== 'resident' && (page % rowBytes === 0 || rowBytes % page === 0)
+  const resident = new Map<string, { offset: number; dims: readonly number[] }>()
+  let at = 0
+  for (const b of blobs.values()) {
+    if (b.kind !== 'resident' || (onDemand && b.name === 'emb.word')) continue
+    resident.set(b.name, { offset: at, dims: b.dims ?? [b.length / 4] })
+    at += alignUp(b.length, 64)
+  }
+  return { path, config, blobs, resident, residentBytes: alignUp(at, page), onDemand, rowsPerPage: Math.max(1, page / rowBytes), pagesPerRow: Math.max(1, rowBytes / page) }
+}
+
+/**
  * The plan-constants region: packed operand key -> offset, growing from the end of the resident region.
  * `pack` transforms a resident tensor into a kernel's packed form (the kernels' prepack, native).
  */
