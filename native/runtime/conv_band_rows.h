@@ -9,7 +9,7 @@
 #include <cstring>
 
 #include "kernels/conv/conv.h"
-#include "kernels/im2col/im2col_rows.h"
+#include "kernels/conv_stem/conv_stem_rows.h"
 
 namespace flexpipe {
 
@@ -26,10 +26,10 @@ inline void conv_input_rows(const ConvShape& cs, int64_t c0, int64_t c1, int64_t
     if (*i1 < *i0) *i1 = *i0;
 }
 
-// Output rows [c0, c1) of image n of cs (rows_applies) into out [M][c1 - c0][OW]: the input rows they
-// read are copied into `in` ([C][rows][W] floats) and convolved by im2col_rows as an image of their own
+// Output rows [c0, c1) of image n of cs (stem_applies) into out [M][c1 - c0][OW]: the input rows they
+// read are copied into `in` ([C][rows][W] floats) and convolved by conv_stem_rows as an image of their own
 // (the first band keeps the top padding, rows past the image stay zero), with `ring` its ring.
-inline void conv_band_by_rows(Im2colRowsFn rows_fn, const ConvShape& cs, int64_t n, int64_t c0, int64_t c1,
+inline void conv_band_by_rows(ConvStemRowsFn rows_fn, const ConvShape& cs, int64_t n, int64_t c0, int64_t c1,
                               const float* x, const float* w, const float* bias, const ConvActivation& act,
                               float* out, float* in, float* ring) {
     if (c1 <= c0) return;

@@ -7,7 +7,7 @@
 #include <cstring>
 
 #include "common/align.h"
-#include "kernels/im2col/im2col_rows.h"
+#include "kernels/conv_stem/conv_stem_rows.h"
 #include "runtime/conv_band_rows.h"
 #include "runtime/conv_cost.h"
 #include "runtime/gemm_driver.h"
@@ -50,7 +50,7 @@ PerThread per_thread(const KernelTable& k, const ConvShape& cs, const ConvDepthw
     if (conv_depthwise_pointwise(cs)) {
         p.gemm = round_up64(static_cast<int64_t>(gemm_workspace_bytes(k.gemm, band_problem(cs, b.mid_rows * cs.out[2]), 1)));
     } else {
-        p.ring = round_up64(4 * rows_geometry(cs).floats);
+        p.ring = round_up64(4 * stem_geometry(cs).floats);
         p.input = round_up64(4 * cs.in_channels * b.in_rows * cs.in[2]);
     }
     p.band = round_up64(4 * cs.out_channels * b.mid_rows * cs.out[2]);
@@ -64,7 +64,7 @@ bool conv_depthwise_pointwise(const ConvShape& cs) {
 }
 
 bool conv_depthwise_applies(const ConvShape& cs, const DepthwiseShape& ds) {
-    const bool first = cs.in[0] == 1 && cs.out[0] == 1 && (conv_depthwise_pointwise(cs) || rows_applies(cs));
+    const bool first = cs.in[0] == 1 && cs.out[0] == 1 && (conv_depthwise_pointwise(cs) || stem_applies(cs));
     return first && cs.batch >= 1 && ds.channels == cs.out_channels && ds.h == cs.out[1] && ds.w == cs.out[2] &&
            (ds.stride == 1 || ds.stride == 2) && ds.pad_top >= 0 && ds.pad_left >= 0 && ds.oh >= 1 && ds.ow >= 1 &&
            cs.out[1] >= 1 && cs.out[2] >= 1;
@@ -133,7 +133,7 @@ Status conv_depthwise_run(const KernelTable& k, const ConvShape& cs, const Depth
                 return;
             }
         } else {
-            conv_band_by_rows(k.conv.im2col_rows, cs, n, m0, m1, args.x, args.w1, args.b1, args.act1, mid,
+            conv_band_by_rows(k.conv.stem_rows, cs, n, m0, m1, args.x, args.w1, args.b1, args.act1, mid,
                               reinterpret_cast<float*>(mine + pt.ring), reinterpret_cast<float*>(mine));
         }
         // The band's middle rows as planes of their own, written to rows [r0, r1) of Y's planes.

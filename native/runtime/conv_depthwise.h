@@ -13,8 +13,8 @@
 //   pointwise (1x1, stride 1, no padding, groups 1): one GEMM Mid[:, m0 MW .. m1 MW) = W1 [M, C] .
 //     X[n, :, m0 W .. m1 W), reading W1 and X's rows in place (a band of rows of a channel is
 //     contiguous), bias and activation in its epilogue;
-//   by rows (rows_applies: <= 4 input channels): input rows [i0, i1) = [max(0, m0 s - pad), min(H,
-//     (m1 - 1) s - pad + KH)) copied into a [C][i1 - i0][W] buffer and convolved by im2col_rows as an
+//   by rows (stem_applies: <= 4 input channels): input rows [i0, i1) = [max(0, m0 s - pad), min(H,
+//     (m1 - 1) s - pad + KH)) copied into a [C][i1 - i0][W] buffer and convolved by conv_stem_rows as an
 //     image of their own (the first band keeps the top padding);
 // then one depthwise_3x3 over the band's m1 - m0 middle rows of every channel as planes of their own
 // (the first band keeps the top padding, rows past the tensor read zero), writing rows [r0, r1) of Y's

@@ -6,7 +6,7 @@
 #include <cstring>
 
 #include "common/align.h"
-#include "kernels/im2col/im2col_rows.h"
+#include "kernels/conv_stem/conv_stem_rows.h"
 #include "runtime/conv_band_rows.h"
 #include "runtime/parallel.h"
 #include "runtime/pool_run.h"
@@ -31,7 +31,7 @@ struct PerThread {
 
 PerThread per_thread(const ConvShape& cs, const ConvPoolBands& b) {
     PerThread p;
-    p.ring = round_up64(4 * rows_geometry(cs).floats);
+    p.ring = round_up64(4 * stem_geometry(cs).floats);
     p.input = round_up64(4 * cs.in_channels * b.in_rows * cs.in[2]);
     p.band = round_up64(4 * cs.out_channels * b.conv_rows * cs.out[2]);
     return p;
@@ -40,7 +40,7 @@ PerThread per_thread(const ConvShape& cs, const ConvPoolBands& b) {
 }  // namespace
 
 bool conv_pool_applies(const ConvShape& cs, const PoolShape& ps) {
-    return rows_applies(cs) && ps.in[0] == 1 && ps.out[0] == 1 && ps.kernel[0] == 1 && ps.in[1] == cs.out[1] &&
+    return stem_applies(cs) && ps.in[0] == 1 && ps.out[0] == 1 && ps.kernel[0] == 1 && ps.in[1] == cs.out[1] &&
            ps.in[2] == cs.out[2] && ps.planes == cs.batch * cs.out_channels && ps.out[1] >= 1 && ps.out[2] >= 1 &&
            pool_rows_apply(ps);
 }
@@ -88,7 +88,7 @@ Status conv_pool_run(const ConvKernels& ck, const PoolKernels& pk, const ConvSha
         conv_rows_of(cs, ps, p0, p1, &c0, &c1);
         char* mine = base + static_cast<int64_t>(slot) * pt.total();
         float* conv = reinterpret_cast<float*>(mine + pt.ring + pt.input);
-        conv_band_by_rows(ck.im2col_rows, cs, n, c0, c1, x, w, bias, act, conv, reinterpret_cast<float*>(mine + pt.ring),
+        conv_band_by_rows(ck.stem_rows, cs, n, c0, c1, x, w, bias, act, conv, reinterpret_cast<float*>(mine + pt.ring),
                           reinterpret_cast<float*>(mine));
         PoolShape sp = ps;
         sp.planes = 1;

@@ -23,7 +23,7 @@ void fill_conv_kernels(ConvKernels* t, Isa isa) {
             t->depthwise_3x3 = depthwise_f32_3x3__avx2;
             t->direct = conv_f32__avx2;
             t->im2col = im2col_f32__avx2;
-            t->im2col_rows = im2col_rows_f32__avx2;
+            t->stem_rows = conv_stem_rows_f32__avx2;
 #endif
             break;
         case Isa::avx512:  // base_isa maps it to avx2
@@ -38,7 +38,7 @@ void fill_conv_kernels(ConvKernels* t, Isa isa) {
             t->depthwise_3x3 = depthwise_f32_3x3__neon;
             t->direct = conv_f32__neon;
             t->im2col = im2col_f32__neon;
-            t->im2col_rows = im2col_rows_f32__neon;
+            t->stem_rows = conv_stem_rows_f32__neon;
 #endif
             break;
     }
@@ -48,7 +48,7 @@ void fill_conv_kernels(ConvKernels* t, Isa isa) {
         t->f63.filter_panel = winograd_f32_f63_filter_panel__avx512;
         t->f23.filter_panel = winograd_f32_f23_filter_panel__avx512;
         t->depthwise_3x3 = depthwise_f32_3x3__avx512;
-        t->im2col_rows = im2col_rows_f32__avx512;
+        t->stem_rows = conv_stem_rows_f32__avx512;
     }
 #endif
 }

@@ -9,7 +9,7 @@
 #include "kernels/conv/conv.h"
 #include "kernels/depthwise/depthwise.h"
 #include "kernels/im2col/im2col.h"
-#include "kernels/im2col/im2col_rows.h"
+#include "kernels/conv_stem/conv_stem_rows.h"
 #include "kernels/winograd/winograd.h"
 #include "runtime/cpu_features.h"
 
@@ -28,7 +28,7 @@ struct ConvKernels {
     WinogradGemmFn winograd_gemm = winograd_f32_6x16__ref;
     DepthwiseFn depthwise_3x3 = depthwise_f32_3x3__ref;
     Im2colFn im2col = im2col_f32__ref;
-    Im2colRowsFn im2col_rows = im2col_rows_f32__ref;
+    ConvStemRowsFn stem_rows = conv_stem_rows_f32__ref;
 };
 
 // Fills t with the variants for isa (ref where a family has no variant for it).

@@ -10,6 +10,8 @@
 
 #include <immintrin.h>
 
+#include "kernels/simd/vec_avx2.h"
+
 namespace flexpipe {
 namespace vmath_avx2 {
 
@@ -156,4 +158,18 @@ static inline __m256i tail_mask(int64_t n) {
 }
 
 }  // namespace vmath_avx2
+
+namespace {
+
+// VecAvx2 with this header's functions, for the family templates that need both (eltwise_f32_impl.h, ...).
+struct VecMathAvx2 : VecAvx2 {
+    static V exp(V x) { return vmath_avx2::exp_ps(x); }
+    static V erf(V x) { return vmath_avx2::erf_ps(x); }
+    static V tanh(V x) { return vmath_avx2::tanh_ps(x); }
+    static V sigmoid(V x) { return vmath_avx2::sigmoid_ps(x); }
+    static V gelu(V x) { return vmath_avx2::gelu_ps(x); }
+    static V gelu_tanh(V x) { return vmath_avx2::gelu_tanh_ps(x); }
+};
+
+}  // namespace
 }  // namespace flexpipe

@@ -9,6 +9,8 @@
 
 #include <arm_neon.h>
 
+#include "kernels/simd/vec_neon.h"
+
 namespace flexpipe {
 namespace vmath_neon {
 
@@ -126,4 +128,18 @@ static inline float32x4_t gelu_tanh_ps(float32x4_t x) {
 }
 
 }  // namespace vmath_neon
+
+namespace {
+
+// VecNeon with this header's functions, for the family templates that need both (eltwise_f32_impl.h, ...).
+struct VecMathNeon : VecNeon {
+    static V exp(V x) { return vmath_neon::exp_ps(x); }
+    static V erf(V x) { return vmath_neon::erf_ps(x); }
+    static V tanh(V x) { return vmath_neon::tanh_ps(x); }
+    static V sigmoid(V x) { return vmath_neon::sigmoid_ps(x); }
+    static V gelu(V x) { return vmath_neon::gelu_ps(x); }
+    static V gelu_tanh(V x) { return vmath_neon::gelu_tanh_ps(x); }
+};
+
+}  // namespace
 }  // namespace flexpipe

@@ -1,27 +1,28 @@
 // SPDX-License-Identifier: Apache-2.0
-// im2col by rows, AVX-512F (see im2col_rows.h): blocks of 8 output channels x 32 output columns keep 16
+// The stem convolution by rows, AVX-512F (conv_stem_rows.h): blocks of 8 output channels x 32 output columns keep 16
 // accumulators in zmm registers; per (c, kh, kw) two unaligned loads of a de-interleaved input row feed
 // 16 FMAs with 8 broadcast weights, 10 loads per 16 FMAs where the AVX2 variant's 6 x 16 block needs 8
 // per 12 on vectors half as wide (the same trade as the GEMM's 8x32 tile, gemm_f32_8x32__avx512.cc).
 // A row's last columns are one vector ending at its end (overlapping the previous block); a row of
 // fewer than 16 columns loads and stores through write masks: its lanes past the output width would
 // read past the ring's zero padding (a multiple of 8 floats). Stride-2 rows are split into their
-// column phases by permutes (gather2).
+// column phases by permutes (stem_gather2 over VecAvx512).
+// The blocks stay specialised rather than instances of conv_stem_rows_impl.h's: 8 channels need the
+// weight rows addressed from two bases (StridedRows8; eight row pointers spill inside the tap loop), the
+// blocks prefetch their next row's lines themselves, and rows end in one overlapping vector instead of a
+// masked tail block (the impl's 6 x 16 blocks would leave half of each zmm empty).
 #include <immintrin.h>
 
 #include <utility>
 
+#include "kernels/conv_stem/conv_stem_rows_impl.h"
 #include "kernels/gemm/strided_rows.h"
-#include "kernels/im2col/im2col_rows.h"
-
-// GCC 12's _mm512_max_ps and _mm512_min_ps pass _mm512_undefined_ps() (a self-initialised variable)
-// as their unused merge source, which -Wmaybe-uninitialized reports at every inlined use.
-#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+#include "kernels/simd/vec_avx512.h"
 
 namespace flexpipe {
 namespace {
 
-using RowArgs = RowsBlockArgs;
+using RowArgs = StemBlockArgs;
 
 // acc[r V + v] += w(r) * xv[v] for the R channels, w(r) the current weight of channel r.
 template <int R, int V, size_t... Rs>
@@ -90,23 +91,14 @@ void channels(const RowArgs& a, const ConvShape& s) {
     else block<R, 1, true>(a, s, 0, static_cast<__mmask16>((1u << OW) - 1u));
 }
 
-// d[i] = src[2 i]: the even lanes of two vectors, 16 at a time while the second vector ends before
-// src[2 n - 1] (never read), the rest one by one.
-void gather2(float* d, const float* src, int64_t n) {
-    const __m512i even = _mm512_setr_epi32(0, 2, 4, 6, 8, 10, 12, 14, 16, 18, 20, 22, 24, 26, 28, 30);
-    int64_t i = 0;
-    for (; i + 16 < n; i += 16)
-        _mm512_storeu_ps(d + i, _mm512_permutex2var_ps(_mm512_loadu_ps(src + 2 * i), even, _mm512_loadu_ps(src + 2 * i + 16)));
-    for (; i < n; ++i) d[i] = src[2 * i];
-}
-
 }  // namespace
 
-void im2col_rows_f32__avx512(const ConvShape& s, const float* x, const float* w, const float* bias,
-                             const ConvActivation& act, float* y, float* ring, int64_t row_begin, int64_t row_end) {
-    rows_run<8, false>(
+void conv_stem_rows_f32__avx512(const ConvShape& s, const float* x, const float* w, const float* bias,
+                                const ConvActivation& act, float* y, float* ring, int64_t row_begin,
+                                int64_t row_end) {
+    stem_run<8, false>(
         s, x, w, bias, act, y, ring, row_begin, row_end,
-        [&](const RowArgs& a, auto r) { channels<decltype(r)::value>(a, s); }, gather2);
+        [&](const RowArgs& a, auto r) { channels<decltype(r)::value>(a, s); }, stem_gather2<VecAvx512>);
 }
 
 }  // namespace flexpipe

@@ -1,70 +1,43 @@
 // SPDX-License-Identifier: Apache-2.0
-// im2col by rows, for convolutions with few input channels (network stems: 3 -> 16..64 channels, 3x3 or
-// 7x7, stride 2). Their im2col matrix has only K = C * KH * KW rows (27 for a 3x3 stem), so a GEMM over
-// it spends its time on packing and on C-tile traffic, not on multiply-adds. Here the column matrix is
-// never built: for each output row, the im2col row (c, kh, kw) is a contiguous run of a
-// de-interleaved input row, and the kernel multiplies those runs in registers.
+// The stem convolution by rows (conv_stem_rows.h), the parts every variant shares: the thread's ring of
+// de-interleaved input rows, the row driver, and the channel blocks written once over a vector type
+// (simd/vec.h) that conv_stem_rows_f32__avx2 and __neon instantiate.
 //
-// Input rows: the input row ih of channel c is split by column phase q < sw into
-//     phase(c, ih, q)[j] = x[c, ih, j * sw + q - pw]        (0 outside the image, and for rows outside it)
-// so that, for output row oh and kh, kw with ih = oh * sh - ph + kh,
-//     x[c, ih, ow * sw - pw + kw] = phase(c, ih, kw % sw)[ow + kw / sw]
-// a unit-stride run over ow: one vector load per 8 (AVX2) or 4 (NEON) output columns, no permutes, no
-// borders. Each thread keeps a ring of KH de-interleaved rows per channel and advances it by sh rows per
-// output row, so every input row is split once per thread.
+// A block is R <= 6 output channels by 16 output columns (16 / L vectors of L = Vec::lanes lanes: 12
+// accumulators on AVX2, 24 of NEON's 32 registers); per tap (c, kh, kw) 16 / L loads of a de-interleaved
+// input row feed R broadcast weights, one FMA each. Rows then take blocks of L columns and a last block
+// of fewer, computed whole (the ring rows are zero-padded past the output width, so its loads stay inside
+// them) and stored through store_first. The AVX-512 variant keeps its own 8 x 32 blocks (its file says
+// why) on the same ring and driver.
 //
-// Then, per output row and block of output channels, y[m, oh, ow] = act(bias[m] + sum over (c, kh, kw)
-// of w[m, c, kh, kw] * phase(...)[...]) in the order c, kh, kw (weights read in place, ONNX layout).
-// Applies to 2-D convolutions with groups 1 and dilation 1 (rows_applies); work items are output rows
-// (n, oh) of all output channels. Tolerance: the variants sum in the same order as __ref with FMA.
+// Everything here has internal linkage (anonymous namespace): each translation unit, __ref included,
+// compiles its own copy with its own flags (STYLE.md §3).
 #pragma once
 
 #include <cstdint>
 #include <cstring>
 #include <type_traits>
 
-#include "kernels/conv/conv.h"
+#include "kernels/conv_stem/conv_stem_rows.h"
 
 namespace flexpipe {
-
-struct RowsGeometry {
-    int64_t panel = 0;   // floats per phase row: >= round_up(OW, 8) + (KW - 1) / sw, a multiple of 8
-    int64_t ring = 0;    // rows kept per channel (KH)
-    int64_t floats = 0;  // per-thread ring floats: C * ring * sw * panel
-};
-
-constexpr int64_t rows_max_kernel = 16;
-
-inline bool rows_applies(const ConvShape& s) {
-    return s.groups == 1 && s.kernel[0] == 1 && s.in[0] == 1 && s.out[0] == 1 && s.dilation[1] == 1 &&
-           s.dilation[2] == 1 && s.in_channels <= 4 && s.kernel[1] <= rows_max_kernel &&
-           s.kernel[2] <= rows_max_kernel && s.stride[2] <= 4;
-}
-
-inline RowsGeometry rows_geometry(const ConvShape& s) {
-    RowsGeometry g;
-    const int64_t ow8 = (s.out[2] + 7) / 8 * 8;
-    g.panel = (ow8 + (s.kernel[2] - 1) / s.stride[2] + 7) / 8 * 8;
-    g.ring = s.kernel[1];
-    g.floats = s.in_channels * g.ring * s.stride[2] * g.panel;
-    return g;
-}
+namespace {
 
 // Copies every other float: d[i] = src[2 i] for i < n, reading nothing past src[2 n - 2] (the input
-// row may end there). The column phases of a stride-2 row; variants pass a vector one to rows_run.
-using RowsGather2Fn = void (*)(float* d, const float* src, int64_t n);
-inline void rows_gather2_scalar(float* d, const float* src, int64_t n) {
+// row may end there). The column phases of a stride-2 row; variants pass stem_gather2<Vec> to stem_run.
+using StemGather2Fn = void (*)(float* d, const float* src, int64_t n);
+inline void stem_gather2_scalar(float* d, const float* src, int64_t n) {
     for (int64_t i = 0; i < n; ++i) d[i] = src[2 * i];
 }
 
-// The ring of one thread: rows [lo, hi] of the image are present once rows_advance(lo, hi) returned.
-struct RowsRing {
+// The ring of one thread: the input rows of output row oh are present once advance(oh) returned.
+struct StemRing {
     const ConvShape* s = nullptr;
     const float* x = nullptr;  // image n, channel 0
-    float* buf = nullptr;      // RowsGeometry::floats
-    RowsGeometry g;
+    float* buf = nullptr;      // StemGeometry::floats
+    StemGeometry g;
     int64_t filled = INT64_MIN;  // the highest input row present
-    RowsGather2Fn gather2 = rows_gather2_scalar;
+    StemGather2Fn gather2 = stem_gather2_scalar;
 
     // Phase q of input row ih of channel c (ih in the window of the current output row).
     float* phase(int64_t c, int64_t ih, int64_t q) const {
@@ -123,9 +96,9 @@ struct RowsRing {
 };
 
 // What a SIMD variant's block of output channels reads and writes.
-struct RowsBlockArgs {
-    const float* const* rows;  // RowsRing::row_pointers
-    const int64_t* koff;       // RowsRing::tap_offsets
+struct StemBlockArgs {
+    const float* const* rows;  // StemRing::row_pointers
+    const int64_t* koff;       // StemRing::tap_offsets
     const float* w;            // first output channel of the block
     const float* bias;         // its bias, or null
     float* y;                  // output row oh of the block's first channel
@@ -137,9 +110,9 @@ struct RowsBlockArgs {
 
 // block(m, std::integral_constant<int, R>{}) for the R (1..Max) channels at m.
 template <int Max, typename Block>
-inline void rows_channel_block(int64_t r, int64_t m, Block& block) {
+inline void stem_channel_block(int64_t r, int64_t m, Block& block) {
     if constexpr (Max > 1) {
-        if (r < Max) return rows_channel_block<Max - 1>(r, m, block);
+        if (r < Max) return stem_channel_block<Max - 1>(r, m, block);
     }
     block(m, std::integral_constant<int, Max>{});
 }
@@ -150,19 +123,19 @@ inline void rows_channel_block(int64_t r, int64_t m, Block& block) {
 // a set for that row and block. With PrefetchRows, it first prefetches the next output row of every
 // channel for writing; a variant whose blocks prefetch their own (a.next) passes false.
 template <int MaxR, bool PrefetchRows, typename Channels>
-inline void rows_run(const ConvShape& s, const float* x, const float* w, const float* bias, const ConvActivation& act,
+inline void stem_run(const ConvShape& s, const float* x, const float* w, const float* bias, const ConvActivation& act,
                      float* y, float* ring, int64_t row_begin, int64_t row_end, Channels&& channels,
-                     RowsGather2Fn gather2 = rows_gather2_scalar) {
+                     StemGather2Fn gather2 = stem_gather2_scalar) {
     const int64_t OH = s.out[1], OW = s.out[2], M = s.out_channels;
-    RowsRing rr;
+    StemRing rr;
     rr.s = &s;
     rr.buf = ring;
-    rr.g = rows_geometry(s);
+    rr.g = stem_geometry(s);
     rr.gather2 = gather2;
-    int64_t koff[rows_max_kernel];
+    int64_t koff[stem_max_kernel];
     rr.tap_offsets(koff);
-    const float* rows[4 * rows_max_kernel];
-    RowsBlockArgs a{rows, koff, nullptr, nullptr, nullptr, s.in_channels * s.kernel[1] * s.kernel[2], OH * OW, 0,
+    const float* rows[4 * stem_max_kernel];
+    StemBlockArgs a{rows, koff, nullptr, nullptr, nullptr, s.in_channels * s.kernel[1] * s.kernel[2], OH * OW, 0,
                     act.lo, act.hi, act.clamp};
     int64_t image = -1;
     for (int64_t row = row_begin; row < row_end; ++row) {
@@ -190,26 +163,73 @@ inline void rows_run(const ConvShape& s, const float* x, const float* w, const f
             a.w = w + m * a.T;
             a.bias = bias ? bias + m : nullptr;
             a.y = y + ((n * M + m) * OH + oh) * OW;
-            channels(static_cast<const RowsBlockArgs&>(a), r);
+            channels(static_cast<const StemBlockArgs&>(a), r);
         };
-        for (int64_t m = 0; m < M; m += MaxR) rows_channel_block<MaxR>(M - m < MaxR ? M - m : MaxR, m, block);
+        for (int64_t m = 0; m < M; m += MaxR) stem_channel_block<MaxR>(M - m < MaxR ? M - m : MaxR, m, block);
     }
 }
 
-// Output rows [row_begin, row_end) of batch * OH rows, every output channel; ring: RowsGeometry::floats.
-using Im2colRowsFn = void (*)(const ConvShape& s, const float* x, const float* w, const float* bias,
-                              const ConvActivation& act, float* y, float* ring, int64_t row_begin, int64_t row_end);
-void im2col_rows_f32__ref(const ConvShape& s, const float* x, const float* w, const float* bias,
-                          const ConvActivation& act, float* y, float* ring, int64_t row_begin, int64_t row_end);
-#if defined(__x86_64__) || defined(_M_X64)
-void im2col_rows_f32__avx2(const ConvShape& s, const float* x, const float* w, const float* bias,
-                           const ConvActivation& act, float* y, float* ring, int64_t row_begin, int64_t row_end);
-void im2col_rows_f32__avx512(const ConvShape& s, const float* x, const float* w, const float* bias,
-                             const ConvActivation& act, float* y, float* ring, int64_t row_begin, int64_t row_end);
-#endif
-#if defined(__aarch64__)
-void im2col_rows_f32__neon(const ConvShape& s, const float* x, const float* w, const float* bias,
-                           const ConvActivation& act, float* y, float* ring, int64_t row_begin, int64_t row_end);
-#endif
+template <class Vec, int R, int NV>
+inline void stem_block(const StemBlockArgs& a, const ConvShape& s, int64_t ow, int64_t tail) {
+    using V = typename Vec::V;
+    constexpr int L = Vec::lanes;
+    const int64_t C = s.in_channels, KH = s.kernel[1], KW = s.kernel[2];
+    V acc[R][NV];
+    for (int r = 0; r < R; ++r)
+        for (int v = 0; v < NV; ++v) acc[r][v] = Vec::set1(a.bias ? a.bias[r] : 0.0f);
+    for (int64_t c = 0; c < C; ++c) {
+        for (int64_t kh = 0; kh < KH; ++kh) {
+            const int64_t t0 = (c * KH + kh) * KW;
+            const float* xr = a.rows[c * KH + kh] + ow;
+            for (int64_t kw = 0; kw < KW; ++kw) {
+                const float* xp = xr + a.koff[kw];
+                V xv[NV];
+                for (int v = 0; v < NV; ++v) xv[v] = Vec::load(xp + L * v);
+                for (int r = 0; r < R; ++r) {
+                    const V wv = Vec::load1(a.w + r * a.T + t0 + kw);
+                    for (int v = 0; v < NV; ++v) acc[r][v] = Vec::fma(wv, xv[v], acc[r][v]);
+                }
+            }
+        }
+    }
+    for (int r = 0; r < R; ++r) {
+        for (int v = 0; v < NV; ++v) {
+            V o = acc[r][v];
+            if (a.clamp) o = Vec::clamp(o, Vec::set1(a.lo), Vec::set1(a.hi));  // NaN and -0 pass, as __ref
+            float* yp = a.y + r * a.plane + ow + L * v;
+            if (tail == L) Vec::store(yp, o);
+            else Vec::store_first(yp, tail, o);
+        }
+    }
+}
 
+template <class Vec, int R>
+void stem_channels(const StemBlockArgs& a, const ConvShape& s) {
+    constexpr int L = Vec::lanes;
+    const int64_t OW = s.out[2];
+    int64_t ow = 0;
+    for (; ow + 16 <= OW; ow += 16) stem_block<Vec, R, 16 / L>(a, s, ow, L);
+    for (; ow + L <= OW; ow += L) stem_block<Vec, R, 1>(a, s, ow, L);
+    if (ow < OW) stem_block<Vec, R, 1>(a, s, ow, OW - ow);
+}
+
+// d[i] = src[2 i]: the even lanes of 2 L floats, L at a time while the load ends before src[2 n - 1]
+// (never read), the rest one by one.
+template <class Vec>
+void stem_gather2(float* d, const float* src, int64_t n) {
+    constexpr int L = Vec::lanes;
+    int64_t i = 0;
+    for (; i + L < n; i += L) Vec::store(d + i, Vec::load_evens(src + 2 * i));
+    for (; i < n; ++i) d[i] = src[2 * i];
+}
+
+template <class Vec>
+void conv_stem_rows_vec(const ConvShape& s, const float* x, const float* w, const float* bias,
+                        const ConvActivation& act, float* y, float* ring, int64_t row_begin, int64_t row_end) {
+    stem_run<6, true>(
+        s, x, w, bias, act, y, ring, row_begin, row_end,
+        [&](const StemBlockArgs& a, auto r) { stem_channels<Vec, decltype(r)::value>(a, s); }, stem_gather2<Vec>);
+}
+
+}  // namespace
 }  // namespace flexpipe

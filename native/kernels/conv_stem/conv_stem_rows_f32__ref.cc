@@ -1,18 +1,19 @@
 // SPDX-License-Identifier: Apache-2.0
-// im2col by rows, scalar reference (see im2col_rows.h): the same ring of de-interleaved input rows as the
-// variants, one output value at a time, summed over (c, kh, kw) in that order.
-#include "kernels/im2col/im2col_rows.h"
+// The stem convolution by rows, scalar reference (conv_stem_rows.h): the same ring of de-interleaved input
+// rows as the variants (conv_stem_rows_impl.h), one output value at a time, summed over (c, kh, kw) in
+// that order.
+#include "kernels/conv_stem/conv_stem_rows_impl.h"
 
 namespace flexpipe {
 
-void im2col_rows_f32__ref(const ConvShape& s, const float* x, const float* w, const float* bias,
-                          const ConvActivation& act, float* y, float* ring, int64_t row_begin, int64_t row_end) {
+void conv_stem_rows_f32__ref(const ConvShape& s, const float* x, const float* w, const float* bias,
+                             const ConvActivation& act, float* y, float* ring, int64_t row_begin, int64_t row_end) {
     const int64_t OH = s.out[1], OW = s.out[2], M = s.out_channels, C = s.in_channels;
     const int64_t KH = s.kernel[1], KW = s.kernel[2], sw = s.stride[2], T = C * KH * KW;
-    RowsRing rr;
+    StemRing rr;
     rr.s = &s;
     rr.buf = ring;
-    rr.g = rows_geometry(s);
+    rr.g = stem_geometry(s);
     int64_t image = -1;
     for (int64_t row = row_begin; row < row_end; ++row) {
         const int64_t n = row / OH, oh = row % OH;
