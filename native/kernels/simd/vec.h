@@ -22,6 +22,11 @@
 //   load_strided(p, s)   lane i = p[i s] (reads those floats only)
 //   load_taps_s2(p, t)   t[k] lane i = p[2 i + k] for k < 3: a stride-2 window of three taps (reads
 //                        p[0, 2 lanes])
+//   load_evens_raw(p), load_taps_s2_raw(p, t), evens_order(v)   the same lanes in an ISA-defined order
+//                        that is the same for every p (AVX2: [0 2 8 10 | 4 6 12 14]), for lane-wise
+//                        reductions that put the result in order once, with evens_order; reads p[0, 2 lanes)
+//                        and p[0, 2 lanes + 2)
+//   gather(x, idx)       lane i = x[idx[i]] (int32 indices)
 //   add sub mul div sqrt
 //   fma(a, b, c)         a * b + c, rounded once (VecRef: as the compiler contracts it)
 //   lt gt ge (a, b)      a < b etc. as M (false for NaN);  isnan(a)
@@ -34,5 +39,6 @@
 //   max_fast(a, b)       the ISA's own max: max(a, b) for non-NaN lanes; a NaN in b gives NaN, a NaN in
 //                        a gives NaN (NEON) or b (AVX). For max reductions whose NaN result is unspecified
 //   hsum(v), hmax(v)     the sum (in an ISA-defined order) and the max of the lanes (not NaN)
+//   hsum_double(v)       the sum of the lanes in double
 //   transpose(r)         r is lanes vectors: r[i] lane j and r[j] lane i swap (a square transpose)
 #pragma once

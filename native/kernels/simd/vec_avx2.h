@@ -35,6 +35,17 @@ struct VecAvx2 {
         const V e = _mm256_shuffle_ps(_mm256_loadu_ps(p), _mm256_loadu_ps(p + 8), _MM_SHUFFLE(2, 0, 2, 0));
         return _mm256_castpd_ps(_mm256_permute4x64_pd(_mm256_castps_pd(e), _MM_SHUFFLE(3, 1, 2, 0)));
     }
+    // One in-lane shuffle per vector; evens_order's 64-bit permute restores [0 2 4 6 | 8 10 12 14].
+    static V load_evens_raw(const float* p) {
+        return _mm256_shuffle_ps(_mm256_loadu_ps(p), _mm256_loadu_ps(p + 8), _MM_SHUFFLE(2, 0, 2, 0));
+    }
+    static void load_taps_s2_raw(const float* p, V (&t)[3]) {
+        for (int k = 0; k < 3; ++k) t[k] = load_evens_raw(p + k);
+    }
+    static V evens_order(V v) { return _mm256_castpd_ps(_mm256_permute4x64_pd(_mm256_castps_pd(v), _MM_SHUFFLE(3, 1, 2, 0))); }
+    static V gather(const float* x, const int32_t* idx) {
+        return _mm256_i32gather_ps(x, _mm256_loadu_si256(reinterpret_cast<const __m256i*>(idx)), 4);
+    }
     // Stride 2 from p[0..7] and p[7..14] (never p[15]); larger strides gather.
     static V load_strided(const float* p, int64_t s) {
         if (s == 1) return _mm256_loadu_ps(p);
@@ -87,6 +98,12 @@ struct VecAvx2 {
         s = _mm_add_ps(s, _mm_movehl_ps(s, s));
         s = _mm_add_ss(s, _mm_movehdup_ps(s));
         return _mm_cvtss_f32(s);
+    }
+    static double hsum_double(V v) {
+        const __m256d d = _mm256_add_pd(_mm256_cvtps_pd(_mm256_castps256_ps128(v)), _mm256_cvtps_pd(_mm256_extractf128_ps(v, 1)));
+        __m128d s = _mm_add_pd(_mm256_castpd256_pd128(d), _mm256_extractf128_pd(d, 1));
+        s = _mm_add_sd(s, _mm_unpackhi_pd(s, s));
+        return _mm_cvtsd_f64(s);
     }
     static float hmax(V v) {
         __m128 s = _mm_max_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1));

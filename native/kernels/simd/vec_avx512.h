@@ -39,6 +39,14 @@ struct VecAvx512 {
         const __m512i even = _mm512_setr_epi32(0, 2, 4, 6, 8, 10, 12, 14, 16, 18, 20, 22, 24, 26, 28, 30);
         return _mm512_permutex2var_ps(_mm512_loadu_ps(p), even, _mm512_loadu_ps(p + 16));
     }
+    static V load_evens_raw(const float* p) { return load_evens(p); }
+    static void load_taps_s2_raw(const float* p, V (&t)[3]) {
+        for (int k = 0; k < 3; ++k) t[k] = load_evens(p + k);
+    }
+    static V evens_order(V v) { return v; }
+    static V gather(const float* x, const int32_t* idx) {
+        return _mm512_i32gather_ps(_mm512_loadu_si512(idx), x, 4);
+    }
     static V load_strided(const float* p, int64_t s) {
         const __m512i idx = _mm512_mullo_epi32(_mm512_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15),
                                                _mm512_set1_epi32(static_cast<int>(s)));
@@ -80,6 +88,10 @@ struct VecAvx512 {
     static V clamp(V v, V lo, V hi) { return _mm512_min_ps(hi, _mm512_max_ps(lo, v)); }
 
     static float hsum(V v) { return _mm512_reduce_add_ps(v); }
+    static double hsum_double(V v) {
+        const __m256 hi = _mm256_castpd_ps(_mm512_extractf64x4_pd(_mm512_castps_pd(v), 1));
+        return _mm512_reduce_add_pd(_mm512_add_pd(_mm512_cvtps_pd(_mm512_castps512_ps256(v)), _mm512_cvtps_pd(hi)));
+    }
     static float hmax(V v) { return _mm512_reduce_max_ps(v); }
 
     // Unpacklo/hi of floats, then of float pairs, then two rounds of 128-bit lane shuffles.

@@ -34,6 +34,20 @@ struct VecNeon {
         for (int64_t i = 0; i < n; ++i) p[i] = b[i];
     }
     static V load_evens(const float* p) { return vld2q_f32(p).val[0]; }
+    static V load_evens_raw(const float* p) { return vld2q_f32(p).val[0]; }
+    static void load_taps_s2_raw(const float* p, V (&t)[3]) {
+        const float32x4x2_t eo = vld2q_f32(p);
+        t[0] = eo.val[0];
+        t[1] = eo.val[1];
+        t[2] = vld2q_f32(p + 2).val[0];
+    }
+    static V evens_order(V v) { return v; }
+    static V gather(const float* x, const int32_t* idx) {
+        V v = vdupq_n_f32(x[idx[0]]);
+        v = vld1q_lane_f32(x + idx[1], v, 1);
+        v = vld1q_lane_f32(x + idx[2], v, 2);
+        return vld1q_lane_f32(x + idx[3], v, 3);
+    }
     static V load_strided(const float* p, int64_t s) {
         if (s == 1) return vld1q_f32(p);
         if (s == 2) {  // p[0..3] and p[3..6]: lanes 0, 2 of the first and 1, 3 of the second
@@ -80,6 +94,7 @@ struct VecNeon {
     }
 
     static float hsum(V v) { return vaddvq_f32(v); }
+    static double hsum_double(V v) { return vaddvq_f64(vaddq_f64(vcvt_f64_f32(vget_low_f32(v)), vcvt_high_f64_f32(v))); }
     static float hmax(V v) { return vmaxvq_f32(v); }
 
     // trn1/trn2 on 32-bit lanes, then the 64-bit halves recombined.

@@ -28,6 +28,10 @@ struct VecRef {
     }
     static V load_evens(const float* p) { return *p; }
     static V load_strided(const float* p, int64_t) { return *p; }
+    static V load_evens_raw(const float* p) { return *p; }
+    static void load_taps_s2_raw(const float* p, V (&t)[3]) { load_taps_s2(p, t); }
+    static V evens_order(V v) { return v; }
+    static V gather(const float* x, const int32_t* idx) { return x[idx[0]]; }
 
     static void load_taps_s2(const float* p, V (&t)[3]) { t[0] = p[0], t[1] = p[1], t[2] = p[2]; }
 
@@ -57,6 +61,7 @@ struct VecRef {
     }
 
     static float hsum(V v) { return v; }
+    static double hsum_double(V v) { return v; }
     static float hmax(V v) { return v; }
     static void transpose(V (&)[1]) {}
 };
