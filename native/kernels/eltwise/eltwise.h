@@ -31,7 +31,7 @@
 // within 2^-23 * max(1, |x|) of __ref; Exp, Erf, Tanh, Sigmoid, Gelu through the vector math below;
 // every other op falls through to __ref.
 //
-// Vector math (kernels/eltwise/vmath__avx2.h, vmath__neon.h; same algorithm and constants on both),
+// Vector math (kernels/eltwise/vmath_impl.h, written once over simd/vec.h: the same operations on every ISA),
 // maximum errors measured over every float in the range against double-precision libm:
 //   exp      [-87.3, 88.7]: 8.5e-8 relative (0.72 ulp); results below 2^-126 are subnormal and keep
 //            an absolute error < 1.1e-45; 0 below -103.97, +inf above 88.72, NaN stays NaN.

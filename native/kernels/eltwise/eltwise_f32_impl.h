@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
-// The float32 unary, binary and Clip rows written once over a vector type (simd/vec.h) with vector math
-// (VecMathAvx2 in vmath__avx2.h, VecMathNeon in vmath__neon.h); the ISA files instantiate them.
+// The float32 unary, binary and Clip rows written once over a vector type (simd/vec.h) with its vector
+// math (VecMath<Vec>, vmath_impl.h); the ISA files instantiate them.
 //
 // The CNN and encoder hot functions are vectorized, every other op runs its __ref (same contract, see
 // eltwise.h). Rows go two vectors at a time, then one, then a tail of fewer than `lanes` elements

@@ -28,17 +28,25 @@
 //                        and p[0, 2 lanes + 2)
 //   gather(x, idx)       lane i = x[idx[i]] (int32 indices)
 //   add sub mul div sqrt
-//   fma(a, b, c)         a * b + c, rounded once (VecRef: as the compiler contracts it)
-//   lt gt ge (a, b)      a < b etc. as M (false for NaN);  isnan(a)
+//   fma(a, b, c)         a * b + c, rounded once (VecRef: as the compiler contracts it);  fms(a, b, c):
+//                        a * b - c, and fnma(a, b, c): c - a * b, likewise
+//   abs(a), round(a)     |a|, and a rounded to the nearest integer (ties to even)
+//   or_sign(y, x), xor_sign(y, x)   y with x's sign bit OR-ed or XOR-ed into its own
+//   scale_pow2(y, n)     y * 2^n for integral n in [-150, 128], as y * 2^(n >> 1) * 2^(n - (n >> 1)) so that
+//                        subnormal and near-overflow results come out right
+//   lt gt ge (a, b)      a < b etc. as M (false for NaN);  isnan(a);  first_lanes(n): lanes [0, n) true
 //   select(m, a, b)      m ? a : b;  zero_if(m, a): m ? 0 : a
 //   max(a, b), min(a, b) exactly a > b ? a : b and a < b ? a : b (the scalar references' expressions:
 //                        a NaN in either gives b; -0 and +0 keep their order of operands)
 //   clamp(v, lo, hi)     (v < lo ? lo : v), then (> hi ? hi : that): NaN passes, as the scalar clamp
 //   max_nan(a, b), min_nan(a, b)   (a is NaN or a > b) ? a : b, and likewise with <: ONNX Max and Min,
 //                        NaN propagating from either operand
-//   max_fast(a, b)       the ISA's own max: max(a, b) for non-NaN lanes; a NaN in b gives NaN, a NaN in
-//                        a gives NaN (NEON) or b (AVX). For max reductions whose NaN result is unspecified
+//   max_fast(a, b), min_fast(a, b)   the ISA's own max and min: max(a, b), min(a, b) for non-NaN lanes;
+//                        a NaN in b gives NaN, a NaN in a gives NaN (NEON) or b (AVX). For reductions whose NaN
+//                        result is unspecified, and clamps of a value b that must keep its NaN
 //   hsum(v), hmax(v)     the sum (in an ISA-defined order) and the max of the lanes (not NaN)
 //   hsum_double(v)       the sum of the lanes in double
+//   D, dzero(), dadd(a, b), dadd_low(d, v), dadd_high(d, v), dsum(d)   a vector of lanes / 2 doubles:
+//                        d + the low or high half of v's lanes widened, and the sum of d's lanes in order
 //   transpose(r)         r is lanes vectors: r[i] lane j and r[j] lane i swap (a square transpose)
 #pragma once

@@ -77,11 +77,25 @@ struct VecAvx2 {
     static V div(V a, V b) { return _mm256_div_ps(a, b); }
     static V sqrt(V a) { return _mm256_sqrt_ps(a); }
     static V fma(V a, V b, V c) { return _mm256_fmadd_ps(a, b, c); }
+    static V fms(V a, V b, V c) { return _mm256_fmsub_ps(a, b, c); }
+    static V fnma(V a, V b, V c) { return _mm256_fnmadd_ps(a, b, c); }
+    static V abs(V a) { return _mm256_andnot_ps(_mm256_set1_ps(-0.0f), a); }
+    static V round(V a) { return _mm256_round_ps(a, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC); }
+    static V or_sign(V y, V x) { return _mm256_or_ps(y, _mm256_and_ps(_mm256_set1_ps(-0.0f), x)); }
+    static V xor_sign(V y, V x) { return _mm256_xor_ps(y, _mm256_and_ps(_mm256_set1_ps(-0.0f), x)); }
+    static V scale_pow2(V y, V n) {
+        const __m256i ni = _mm256_cvtps_epi32(n), n1 = _mm256_srai_epi32(ni, 1), n2 = _mm256_sub_epi32(ni, n1);
+        const __m256i bias = _mm256_set1_epi32(127);
+        const V s1 = _mm256_castsi256_ps(_mm256_slli_epi32(_mm256_add_epi32(n1, bias), 23));
+        const V s2 = _mm256_castsi256_ps(_mm256_slli_epi32(_mm256_add_epi32(n2, bias), 23));
+        return _mm256_mul_ps(_mm256_mul_ps(y, s1), s2);
+    }
 
     static M lt(V a, V b) { return _mm256_cmp_ps(a, b, _CMP_LT_OQ); }
     static M gt(V a, V b) { return _mm256_cmp_ps(a, b, _CMP_GT_OQ); }
     static M ge(V a, V b) { return _mm256_cmp_ps(a, b, _CMP_GE_OQ); }
     static M isnan(V a) { return _mm256_cmp_ps(a, a, _CMP_UNORD_Q); }
+    static M first_lanes(int64_t n) { return _mm256_castsi256_ps(first(n)); }
     static V select(M m, V a, V b) { return _mm256_blendv_ps(b, a, m); }
     static V zero_if(M m, V a) { return _mm256_andnot_ps(m, a); }
 
@@ -91,6 +105,7 @@ struct VecAvx2 {
     static V max_nan(V a, V b) { return _mm256_blendv_ps(_mm256_max_ps(a, b), a, isnan(a)); }
     static V min_nan(V a, V b) { return _mm256_blendv_ps(_mm256_min_ps(a, b), a, isnan(a)); }
     static V max_fast(V a, V b) { return _mm256_max_ps(a, b); }
+    static V min_fast(V a, V b) { return _mm256_min_ps(a, b); }
     static V clamp(V v, V lo, V hi) { return _mm256_min_ps(hi, _mm256_max_ps(lo, v)); }
 
     static float hsum(V v) {
@@ -104,6 +119,16 @@ struct VecAvx2 {
         __m128d s = _mm_add_pd(_mm256_castpd256_pd128(d), _mm256_extractf128_pd(d, 1));
         s = _mm_add_sd(s, _mm_unpackhi_pd(s, s));
         return _mm_cvtsd_f64(s);
+    }
+    using D = __m256d;
+    static D dzero() { return _mm256_setzero_pd(); }
+    static D dadd(D a, D b) { return _mm256_add_pd(a, b); }
+    static D dadd_low(D d, V v) { return _mm256_add_pd(d, _mm256_cvtps_pd(_mm256_castps256_ps128(v))); }
+    static D dadd_high(D d, V v) { return _mm256_add_pd(d, _mm256_cvtps_pd(_mm256_extractf128_ps(v, 1))); }
+    static double dsum(D d) {
+        alignas(32) double lanes[4];
+        _mm256_store_pd(lanes, d);
+        return lanes[0] + lanes[1] + lanes[2] + lanes[3];
     }
     static float hmax(V v) {
         __m128 s = _mm_max_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1));

@@ -71,11 +71,31 @@ struct VecAvx512 {
     static V div(V a, V b) { return _mm512_div_ps(a, b); }
     static V sqrt(V a) { return _mm512_sqrt_ps(a); }
     static V fma(V a, V b, V c) { return _mm512_fmadd_ps(a, b, c); }
+    static V fms(V a, V b, V c) { return _mm512_fmsub_ps(a, b, c); }
+    static V fnma(V a, V b, V c) { return _mm512_fnmadd_ps(a, b, c); }
+    static V abs(V a) { return _mm512_castsi512_ps(_mm512_and_si512(_mm512_castps_si512(a), _mm512_set1_epi32(0x7fffffff))); }
+    static V round(V a) { return _mm512_roundscale_ps(a, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC); }
+    static V or_sign(V y, V x) {
+        const __m512i sign = _mm512_and_si512(_mm512_castps_si512(x), _mm512_set1_epi32(INT32_MIN));
+        return _mm512_castsi512_ps(_mm512_or_si512(_mm512_castps_si512(y), sign));
+    }
+    static V xor_sign(V y, V x) {
+        const __m512i sign = _mm512_and_si512(_mm512_castps_si512(x), _mm512_set1_epi32(INT32_MIN));
+        return _mm512_castsi512_ps(_mm512_xor_si512(_mm512_castps_si512(y), sign));
+    }
+    static V scale_pow2(V y, V n) {
+        const __m512i ni = _mm512_cvtps_epi32(n), n1 = _mm512_srai_epi32(ni, 1), n2 = _mm512_sub_epi32(ni, n1);
+        const __m512i bias = _mm512_set1_epi32(127);
+        const V s1 = _mm512_castsi512_ps(_mm512_slli_epi32(_mm512_add_epi32(n1, bias), 23));
+        const V s2 = _mm512_castsi512_ps(_mm512_slli_epi32(_mm512_add_epi32(n2, bias), 23));
+        return _mm512_mul_ps(_mm512_mul_ps(y, s1), s2);
+    }
 
     static M lt(V a, V b) { return _mm512_cmp_ps_mask(a, b, _CMP_LT_OQ); }
     static M gt(V a, V b) { return _mm512_cmp_ps_mask(a, b, _CMP_GT_OQ); }
     static M ge(V a, V b) { return _mm512_cmp_ps_mask(a, b, _CMP_GE_OQ); }
     static M isnan(V a) { return _mm512_cmp_ps_mask(a, a, _CMP_UNORD_Q); }
+    static M first_lanes(int64_t n) { return first(n); }
     static V select(M m, V a, V b) { return _mm512_mask_blend_ps(m, b, a); }
     static V zero_if(M m, V a) { return _mm512_maskz_mov_ps(static_cast<M>(~m), a); }
 
@@ -85,6 +105,7 @@ struct VecAvx512 {
     static V max_nan(V a, V b) { return _mm512_mask_blend_ps(isnan(a), _mm512_max_ps(a, b), a); }
     static V min_nan(V a, V b) { return _mm512_mask_blend_ps(isnan(a), _mm512_min_ps(a, b), a); }
     static V max_fast(V a, V b) { return _mm512_max_ps(a, b); }
+    static V min_fast(V a, V b) { return _mm512_min_ps(a, b); }
     static V clamp(V v, V lo, V hi) { return _mm512_min_ps(hi, _mm512_max_ps(lo, v)); }
 
     static float hsum(V v) { return _mm512_reduce_add_ps(v); }
@@ -92,6 +113,14 @@ struct VecAvx512 {
         const __m256 hi = _mm256_castpd_ps(_mm512_extractf64x4_pd(_mm512_castps_pd(v), 1));
         return _mm512_reduce_add_pd(_mm512_add_pd(_mm512_cvtps_pd(_mm512_castps512_ps256(v)), _mm512_cvtps_pd(hi)));
     }
+    using D = __m512d;
+    static D dzero() { return _mm512_setzero_pd(); }
+    static D dadd(D a, D b) { return _mm512_add_pd(a, b); }
+    static D dadd_low(D d, V v) { return _mm512_add_pd(d, _mm512_cvtps_pd(_mm512_castps512_ps256(v))); }
+    static D dadd_high(D d, V v) {
+        return _mm512_add_pd(d, _mm512_cvtps_pd(_mm256_castpd_ps(_mm512_extractf64x4_pd(_mm512_castps_pd(v), 1))));
+    }
+    static double dsum(D d) { return _mm512_reduce_add_pd(d); }
     static float hmax(V v) { return _mm512_reduce_max_ps(v); }
 
     // Unpacklo/hi of floats, then of float pairs, then two rounds of 128-bit lane shuffles.

@@ -23,15 +23,20 @@ struct VecNeon {
     static V load1(const float* p) { return vld1q_dup_f32(p); }
     static V set1(float s) { return vdupq_n_f32(s); }
     static V zero() { return vdupq_n_f32(0.0f); }
+    // Lane by lane (NEON has no masked memory access).
     static V load_first(const float* p, int64_t n) {
-        float b[4] = {0.0f, 0.0f, 0.0f, 0.0f};
-        for (int64_t i = 0; i < n; ++i) b[i] = p[i];
-        return vld1q_f32(b);
+        V v = vdupq_n_f32(0.0f);
+        if (n > 0) v = vld1q_lane_f32(p, v, 0);
+        if (n > 1) v = vld1q_lane_f32(p + 1, v, 1);
+        if (n > 2) v = vld1q_lane_f32(p + 2, v, 2);
+        if (n > 3) v = vld1q_lane_f32(p + 3, v, 3);
+        return v;
     }
     static void store_first(float* p, int64_t n, V v) {
-        float b[4];
-        vst1q_f32(b, v);
-        for (int64_t i = 0; i < n; ++i) p[i] = b[i];
+        if (n > 0) vst1q_lane_f32(p, v, 0);
+        if (n > 1) vst1q_lane_f32(p + 1, v, 1);
+        if (n > 2) vst1q_lane_f32(p + 2, v, 2);
+        if (n > 3) vst1q_lane_f32(p + 3, v, 3);
     }
     static V load_evens(const float* p) { return vld2q_f32(p).val[0]; }
     static V load_evens_raw(const float* p) { return vld2q_f32(p).val[0]; }
@@ -74,11 +79,32 @@ struct VecNeon {
     static V div(V a, V b) { return vdivq_f32(a, b); }
     static V sqrt(V a) { return vsqrtq_f32(a); }
     static V fma(V a, V b, V c) { return vfmaq_f32(c, a, b); }
+    static V fms(V a, V b, V c) { return vfmaq_f32(vnegq_f32(c), a, b); }
+    static V fnma(V a, V b, V c) { return vfmsq_f32(c, a, b); }
+    static V abs(V a) { return vabsq_f32(a); }
+    static V round(V a) { return vrndnq_f32(a); }
+    static V or_sign(V y, V x) {
+        return vreinterpretq_f32_u32(vorrq_u32(vreinterpretq_u32_f32(y), vandq_u32(vreinterpretq_u32_f32(x), vdupq_n_u32(0x80000000u))));
+    }
+    static V xor_sign(V y, V x) {
+        return vreinterpretq_f32_u32(veorq_u32(vreinterpretq_u32_f32(y), vandq_u32(vreinterpretq_u32_f32(x), vdupq_n_u32(0x80000000u))));
+    }
+    static V scale_pow2(V y, V n) {
+        const int32x4_t ni = vcvtq_s32_f32(n), n1 = vshrq_n_s32(ni, 1), n2 = vsubq_s32(ni, n1);
+        const int32x4_t bias = vdupq_n_s32(127);
+        const V s1 = vreinterpretq_f32_s32(vshlq_n_s32(vaddq_s32(n1, bias), 23));
+        const V s2 = vreinterpretq_f32_s32(vshlq_n_s32(vaddq_s32(n2, bias), 23));
+        return vmulq_f32(vmulq_f32(y, s1), s2);
+    }
 
     static M lt(V a, V b) { return vcltq_f32(a, b); }
     static M gt(V a, V b) { return vcgtq_f32(a, b); }
     static M ge(V a, V b) { return vcgeq_f32(a, b); }
     static M isnan(V a) { return vmvnq_u32(vceqq_f32(a, a)); }
+    static M first_lanes(int64_t n) {
+        const uint32x4_t lane = {0, 1, 2, 3};
+        return vcltq_u32(lane, vdupq_n_u32(static_cast<uint32_t>(n)));
+    }
     static V select(M m, V a, V b) { return vbslq_f32(m, a, b); }
     static V zero_if(M m, V a) { return vbslq_f32(m, vdupq_n_f32(0.0f), a); }
 
@@ -88,6 +114,7 @@ struct VecNeon {
     static V max_nan(V a, V b) { return vbslq_f32(vorrq_u32(isnan(a), vcgtq_f32(a, b)), a, b); }
     static V min_nan(V a, V b) { return vbslq_f32(vorrq_u32(isnan(a), vcltq_f32(a, b)), a, b); }
     static V max_fast(V a, V b) { return vmaxq_f32(a, b); }
+    static V min_fast(V a, V b) { return vminq_f32(a, b); }
     static V clamp(V v, V lo, V hi) {
         v = vbslq_f32(vcltq_f32(v, lo), lo, v);
         return vbslq_f32(vcgtq_f32(v, hi), hi, v);
@@ -95,15 +122,24 @@ struct VecNeon {
 
     static float hsum(V v) { return vaddvq_f32(v); }
     static double hsum_double(V v) { return vaddvq_f64(vaddq_f64(vcvt_f64_f32(vget_low_f32(v)), vcvt_high_f64_f32(v))); }
+    using D = float64x2_t;
+    static D dzero() { return vdupq_n_f64(0.0); }
+    static D dadd(D a, D b) { return vaddq_f64(a, b); }
+    static D dadd_low(D d, V v) { return vaddq_f64(d, vcvt_f64_f32(vget_low_f32(v))); }
+    static D dadd_high(D d, V v) { return vaddq_f64(d, vcvt_high_f64_f32(v)); }
+    static double dsum(D d) { return vaddvq_f64(d); }
     static float hmax(V v) { return vmaxvq_f32(v); }
 
-    // trn1/trn2 on 32-bit lanes, then the 64-bit halves recombined.
+    // trn1/trn2 on 32-bit lanes, then on 64-bit lanes.
     static void transpose(V (&r)[4]) {
-        const float32x4x2_t a = vtrnq_f32(r[0], r[1]), b = vtrnq_f32(r[2], r[3]);
-        r[0] = vcombine_f32(vget_low_f32(a.val[0]), vget_low_f32(b.val[0]));
-        r[1] = vcombine_f32(vget_low_f32(a.val[1]), vget_low_f32(b.val[1]));
-        r[2] = vcombine_f32(vget_high_f32(a.val[0]), vget_high_f32(b.val[0]));
-        r[3] = vcombine_f32(vget_high_f32(a.val[1]), vget_high_f32(b.val[1]));
+        const float64x2_t t0 = vreinterpretq_f64_f32(vtrn1q_f32(r[0], r[1]));
+        const float64x2_t t1 = vreinterpretq_f64_f32(vtrn2q_f32(r[0], r[1]));
+        const float64x2_t t2 = vreinterpretq_f64_f32(vtrn1q_f32(r[2], r[3]));
+        const float64x2_t t3 = vreinterpretq_f64_f32(vtrn2q_f32(r[2], r[3]));
+        r[0] = vreinterpretq_f32_f64(vtrn1q_f64(t0, t2));
+        r[1] = vreinterpretq_f32_f64(vtrn1q_f64(t1, t3));
+        r[2] = vreinterpretq_f32_f64(vtrn2q_f64(t0, t2));
+        r[3] = vreinterpretq_f32_f64(vtrn2q_f64(t1, t3));
     }
 };
 

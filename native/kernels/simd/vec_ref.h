@@ -42,11 +42,22 @@ struct VecRef {
     static V sqrt(V a) { return std::sqrt(a); }
     // One expression, so the compiler fuses it where it contracts (aarch64) and rounds twice elsewhere.
     static V fma(V a, V b, V c) { return a * b + c; }
+    static V fms(V a, V b, V c) { return a * b - c; }
+    static V fnma(V a, V b, V c) { return c - a * b; }
+    static V abs(V a) { return std::fabs(a); }
+    static V round(V a) { return std::nearbyint(a); }
+    static V or_sign(V y, V x) { return std::signbit(x) ? -std::fabs(y) : y; }
+    static V xor_sign(V y, V x) { return std::signbit(x) ? -y : y; }
+    static V scale_pow2(V y, V n) {
+        const int ni = static_cast<int>(n), n1 = ni >> 1;
+        return std::ldexp(std::ldexp(y, n1), ni - n1);
+    }
 
     static M lt(V a, V b) { return a < b; }
     static M gt(V a, V b) { return a > b; }
     static M ge(V a, V b) { return a >= b; }
     static M isnan(V a) { return a != a; }
+    static M first_lanes(int64_t n) { return n > 0; }
     static V select(M m, V a, V b) { return m ? a : b; }
     static V zero_if(M m, V a) { return m ? 0.0f : a; }
 
@@ -55,6 +66,7 @@ struct VecRef {
     static V max_nan(V a, V b) { return a != a || a > b ? a : b; }
     static V min_nan(V a, V b) { return a != a || a < b ? a : b; }
     static V max_fast(V a, V b) { return a > b ? a : b; }
+    static V min_fast(V a, V b) { return a < b ? a : b; }
     static V clamp(V v, V lo, V hi) {
         v = v < lo ? lo : v;
         return v > hi ? hi : v;
@@ -62,6 +74,12 @@ struct VecRef {
 
     static float hsum(V v) { return v; }
     static double hsum_double(V v) { return v; }
+    using D = double;  // VecRef's one lane: dadd_low adds it, dadd_high nothing
+    static D dzero() { return 0.0; }
+    static D dadd(D a, D b) { return a + b; }
+    static D dadd_low(D d, V v) { return d + v; }
+    static D dadd_high(D d, V) { return d; }
+    static double dsum(D d) { return d; }
     static float hmax(V v) { return v; }
     static void transpose(V (&)[1]) {}
 };
