@@ -18,6 +18,7 @@
 //   load1(p) set1(s)     every lane *p, or s;  zero()
 //   load_first(p, n)     lanes [0, n) from p[0, n), the others 0, for 0 <= n <= lanes; reads nothing else
 //   store_first(p, n, v) writes p[0, n) from lanes [0, n), nothing else
+//   store_n<N>(p, v)     the same for a constant 0 < N < lanes, with plain (narrower) stores
 //   load_evens(p)        lane i = p[2 i] (reads p[0, 2 lanes - 1])
 //   load_strided(p, s)   lane i = p[i s] (reads those floats only)
 //   load_taps_s2(p, t)   t[k] lane i = p[2 i + k] for k < 3: a stride-2 window of three taps (reads

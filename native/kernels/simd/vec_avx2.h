@@ -30,6 +30,21 @@ struct VecAvx2 {
     static V zero() { return _mm256_setzero_ps(); }
     static V load_first(const float* p, int64_t n) { return _mm256_maskload_ps(p, first(n)); }
     static void store_first(float* p, int64_t n, V v) { _mm256_maskstore_ps(p, first(n), v); }
+    template <int N>
+    static void store_n(float* p, V v) {
+        __m128 q = _mm256_castps256_ps128(v);
+        if constexpr (N >= 4) {
+            _mm_storeu_ps(p, q);
+            q = _mm256_extractf128_ps(v, 1);
+            p += 4;
+        }
+        if constexpr (N % 4 >= 2) {
+            _mm_storel_pi(reinterpret_cast<__m64*>(p), q);
+            q = _mm_movehl_ps(q, q);
+            p += 2;
+        }
+        if constexpr (N % 2) _mm_store_ss(p, q);
+    }
     // Even lanes of two loads in one in-lane shuffle ([0 2 8 10 | 4 6 12 14]), then 64-bit pairs restored.
     static V load_evens(const float* p) {
         const V e = _mm256_shuffle_ps(_mm256_loadu_ps(p), _mm256_loadu_ps(p + 8), _MM_SHUFFLE(2, 0, 2, 0));

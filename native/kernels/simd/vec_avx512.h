@@ -35,6 +35,10 @@ struct VecAvx512 {
     static V zero() { return _mm512_setzero_ps(); }
     static V load_first(const float* p, int64_t n) { return _mm512_maskz_loadu_ps(first(n), p); }
     static void store_first(float* p, int64_t n, V v) { _mm512_mask_storeu_ps(p, first(n), v); }
+    template <int N>
+    static void store_n(float* p, V v) {
+        _mm512_mask_storeu_ps(p, first(N), v);
+    }
     static V load_evens(const float* p) {
         const __m512i even = _mm512_setr_epi32(0, 2, 4, 6, 8, 10, 12, 14, 16, 18, 20, 22, 24, 26, 28, 30);
         return _mm512_permutex2var_ps(_mm512_loadu_ps(p), even, _mm512_loadu_ps(p + 16));

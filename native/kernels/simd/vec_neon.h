@@ -38,6 +38,11 @@ struct VecNeon {
         if (n > 2) vst1q_lane_f32(p + 2, v, 2);
         if (n > 3) vst1q_lane_f32(p + 3, v, 3);
     }
+    template <int N>
+    static void store_n(float* p, V v) {
+        if constexpr (N >= 2) vst1_f32(p, vget_low_f32(v));
+        if constexpr (N % 2) vst1q_lane_f32(p + N - 1, v, N - 1);
+    }
     static V load_evens(const float* p) { return vld2q_f32(p).val[0]; }
     static V load_evens_raw(const float* p) { return vld2q_f32(p).val[0]; }
     static void load_taps_s2_raw(const float* p, V (&t)[3]) {

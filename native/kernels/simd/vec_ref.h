@@ -26,6 +26,8 @@ struct VecRef {
     static void store_first(float* p, int64_t n, V v) {
         if (n > 0) *p = v;
     }
+    template <int N>
+    static void store_n(float*, V) {}
     static V load_evens(const float* p) { return *p; }
     static V load_strided(const float* p, int64_t) { return *p; }
     static V load_evens_raw(const float* p) { return *p; }

@@ -1,14 +1,25 @@
 // SPDX-License-Identifier: Apache-2.0
-// Element-wise stage of Winograd convolution, AVX-512F: a 6 x 16 block, one zmm per tile row. Six
-// rows give six dependent FMA chains, fewer than the 2 pipes x 4 cycles of latency a CPU with two
-// 512-bit FMA pipes keeps busy, so even and odd input channels accumulate separately (12 chains) and
-// are summed at the end.
+// Winograd convolution kernels, AVX-512F: the run-time filter panel transform (winograd_impl.h over
+// VecAvx512, a panel row in one zmm) and the element-wise GEMM; the transforms stay AVX2's.
+//
+// The GEMM is a 6 x 16 block, one zmm per tile row, specialised rather than winograd_gemm_vec<VecAvx512>:
+// six rows give six dependent FMA chains, fewer than the 2 pipes x 4 cycles of latency a CPU with two
+// 512-bit FMA pipes keeps busy, so even and odd input channels accumulate separately (12 chains) and are
+// summed at the end.
 #include <immintrin.h>
 
-#include "common/macros.h"
-#include "kernels/winograd/winograd.h"
+#include "kernels/simd/vec_avx512.h"
+#include "kernels/winograd/winograd_impl.h"
 
 namespace flexpipe {
+
+void winograd_f32_f63_filter_panel__avx512(const float* a, int64_t C, float* u) {
+    winograd_filter_panel<VecAvx512, WinogradF63>(a, C, u);
+}
+
+void winograd_f32_f23_filter_panel__avx512(const float* a, int64_t C, float* u) {
+    winograd_filter_panel<VecAvx512, WinogradF23>(a, C, u);
+}
 
 // Per pair of input channels: two loads of U panel rows (16 output channels each), twelve FMAs whose
 // V operand is a broadcast from memory. Rows past `rows` reuse the last valid row and are not stored.
