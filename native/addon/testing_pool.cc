@@ -22,7 +22,7 @@ namespace {
 Napi::Value pool_op(const Napi::CallbackInfo& info) {
     Napi::Env env = info.Env();
     const bool generic = info[0].IsString() && info[0].As<Napi::String>().Utf8Value() == "generic";
-    const PoolKernels k = generic ? PoolKernels{} : pool_kernels_for(isa_arg(info[0]));
+    const PoolKernels k = generic ? PoolKernels{} : kernels_for(isa_arg(info[0])).pool;
     if (!info[1].IsString()) throw Napi::TypeError::New(env, "name: expected a string");
     const std::string name = info[1].As<Napi::String>().Utf8Value();
     const std::vector<TensorView> ins = tensor_list(info[2], "inputs");

@@ -82,7 +82,7 @@ Napi::Value attention(const Napi::CallbackInfo& info) {
     a.scale = static_cast<float>(num_arg(o.Get("scale"), "scale"));
     a.causal = o.Get("causal").ToBoolean().Value();
     std::vector<float> ws(static_cast<size_t>(attention_workspace_floats(a.seq_kv, a.dh)) + 1);
-    t.xf.attention(a, r0, r1, ws.data() + 1);
+    t.attention.fused(a, r0, r1, ws.data() + 1);
     return info.Env().Undefined();
 }
 
@@ -95,7 +95,7 @@ Napi::Value layernorm_row(const Napi::CallbackInfo& info) {
     if (n < 1 || (w_n != n && w_n != 1) || (has_b && b_n != n && b_n != 1))
         throw Napi::RangeError::New(info.Env(), "xfLayerNormRow: w and b must hold n or 1 values (n >= 1)");
     float mean = 0.0f, inv = 0.0f;
-    t.xf.layernorm_row(f32_arg(info[1], "x", n), f32_arg(info[2], "y", n), n, f32_arg(info[3], "w", w_n), w_n,
+    t.attention.layernorm_row(f32_arg(info[1], "x", n), f32_arg(info[2], "y", n), n, f32_arg(info[3], "w", w_n), w_n,
                        has_b ? f32_arg(info[4], "b", b_n) : nullptr, b_n,
                        static_cast<float>(num_arg(info[5], "epsilon")), &mean, &inv);
     Napi::Array r = Napi::Array::New(info.Env(), 2);
@@ -108,7 +108,7 @@ Napi::Value softmax(const Napi::CallbackInfo& info) {
     const KernelTable t = kernels_for(isa_arg(info[0]));
     const int64_t n = int_arg(info[3], "n"), stride = int_arg(info[4], "stride");
     if (n < 0 || stride < 1) throw Napi::RangeError::New(info.Env(), "xfSoftmax: bad n or stride");
-    t.xf.softmax(f32_arg(info[1], "x", span(n, 1, stride)), f32_arg(info[2], "y", span(n, 1, stride)), n,
+    t.attention.softmax(f32_arg(info[1], "x", span(n, 1, stride)), f32_arg(info[2], "y", span(n, 1, stride)), n,
                  stride);
     return info.Env().Undefined();
 }
@@ -122,7 +122,7 @@ Napi::Value unary(const Napi::CallbackInfo& info) {
     UnaryParams p;
     p.alpha = num_arg(info[5], "alpha");
     p.beta = num_arg(info[6], "beta");
-    t.xf.unary_f32(static_cast<UnaryOp>(op), p, f32_arg(info[2], "x", n), f32_arg(info[3], "y", n), n);
+    t.eltwise.unary_f32(static_cast<UnaryOp>(op), p, f32_arg(info[2], "x", n), f32_arg(info[3], "y", n), n);
     return info.Env().Undefined();
 }
 
@@ -134,7 +134,7 @@ Napi::Value binary(const Napi::CallbackInfo& info) {
         (sb != 0 && sb != 1) || n < 0)
         throw Napi::RangeError::New(info.Env(), "xfBinary: bad op, strides or n");
     const int64_t need = n > 0 ? 1 : 0;
-    t.xf.binary_f32(static_cast<BinaryOp>(op), f32_arg(info[2], "a", sa ? n : need), sa,
+    t.eltwise.binary_f32(static_cast<BinaryOp>(op), f32_arg(info[2], "a", sa ? n : need), sa,
                     f32_arg(info[4], "b", sb ? n : need), sb, f32_arg(info[6], "y", n), n);
     return info.Env().Undefined();
 }
@@ -143,7 +143,7 @@ Napi::Value clip(const Napi::CallbackInfo& info) {
     const KernelTable t = kernels_for(isa_arg(info[0]));
     const int64_t n = int_arg(info[3], "n");
     if (n < 0) throw Napi::RangeError::New(info.Env(), "xfClip: bad n");
-    t.xf.clip_f32(f32_arg(info[1], "x", n), f32_arg(info[2], "y", n), n,
+    t.eltwise.clip_f32(f32_arg(info[1], "x", n), f32_arg(info[2], "y", n), n,
                   static_cast<float>(num_arg(info[4], "lo")), static_cast<float>(num_arg(info[5], "hi")));
     return info.Env().Undefined();
 }

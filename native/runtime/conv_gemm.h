@@ -22,7 +22,7 @@
 #include "kernels/conv_stem/conv_stem_rows.h"
 #include "kernels/im2col/im2col.h"
 #include "runtime/conv_winograd.h"
-#include "runtime/dispatch_gemm.h"
+#include "runtime/dispatch.h"
 
 namespace flexpipe {
 

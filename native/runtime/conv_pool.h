@@ -28,7 +28,6 @@
 #include "kernels/conv/conv.h"
 #include "kernels/pool/pool.h"
 #include "runtime/dispatch.h"
-#include "runtime/dispatch_pool.h"
 
 namespace flexpipe {
 

@@ -21,7 +21,7 @@
 #include <cstdint>
 
 #include "kernels/pool/pool.h"
-#include "runtime/dispatch_pool.h"
+#include "runtime/dispatch.h"
 
 namespace flexpipe {
 

@@ -18,7 +18,7 @@ void binary_row(DType t, BinaryOp op, const void* a, int64_t sa, const void* b, 
                 int64_t n) {
     switch (t) {
         case DType::f32:
-            return kernels().xf.binary_f32(op, static_cast<const float*>(a), sa, static_cast<const float*>(b), sb,
+            return kernels().eltwise.binary_f32(op, static_cast<const float*>(a), sa, static_cast<const float*>(b), sb,
                                            static_cast<float*>(y), n);
         case DType::f64:
             return binary_f64__ref(op, static_cast<const double*>(a), sa, static_cast<const double*>(b), sb,

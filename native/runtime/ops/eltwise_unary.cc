@@ -22,7 +22,7 @@ void unary_rows(DType t, UnaryOp op, const UnaryParams& p, const void* x, void* 
     const int64_t n = end - begin;
     switch (t) {
         case DType::f32:
-            return kernels().xf.unary_f32(op, p, static_cast<const float*>(x) + begin,
+            return kernels().eltwise.unary_f32(op, p, static_cast<const float*>(x) + begin,
                                           static_cast<float*>(y) + begin, n);
         case DType::f64:
             return unary_f64__ref(op, p, static_cast<const double*>(x) + begin,
@@ -176,7 +176,7 @@ Status op_clip(const OpCall& call) {
         float l, h;
         std::memcpy(&l, lo, sizeof(l));
         std::memcpy(&h, hi, sizeof(h));
-        const ClipF32Fn fn = kernels().xf.clip_f32;
+        const ClipF32Fn fn = kernels().eltwise.clip_f32;
         dense_run(x.numel, call.threads,
                   [&](int64_t b, int64_t e) { fn(x.as<float>() + b, y.as<float>() + b, e - b, l, h); });
         return Status::ok();

@@ -118,7 +118,7 @@ Status op_attention(const OpCall& c) {
     if (bh == 0 || s.sq == 0) return Status::ok();
     const int64_t chunks = bh >= threads ? 1 : (threads + bh - 1) / bh;
     const int64_t items = bh * chunks;
-    const AttentionFn fn = kernels().xf.attention;
+    const AttentionFn fn = kernels().attention.fused;
     float* wsd = ws.as<float>();
     parallel_for(threads, threads, [&](int64_t t0, int64_t t1) {
         for (int64_t t = t0; t < t1; ++t) {

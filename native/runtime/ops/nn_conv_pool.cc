@@ -5,7 +5,6 @@
 
 #include "runtime/conv_pool.h"
 #include "runtime/dispatch.h"
-#include "runtime/dispatch_pool.h"
 #include "runtime/ops/nn_ops.h"
 #include "runtime/ops/nn_spatial.h"
 
@@ -78,7 +77,7 @@ Status op_conv_max_pool(const OpCall& c) {
     a.lo = act == 2 ? static_cast<float>(c.float_at(0, -INFINITY)) : 0.0f;
     a.hi = act == 2 ? static_cast<float>(c.float_at(1, INFINITY)) : INFINITY;
     const float* bias = c.n_in > 2 && c.in[2].present() ? c.in[2].as<float>() : nullptr;
-    return conv_pool_run(kernels().conv, pool_kernels(), cs, ps, x.as<float>(), w.as<float>(), bias, a, y.as<float>(),
+    return conv_pool_run(kernels().conv, kernels().pool, cs, ps, x.as<float>(), w.as<float>(), bias, a, y.as<float>(),
                          c.out[1].data, static_cast<size_t>(c.out[1].numel), c.threads);
 }
 

@@ -156,7 +156,7 @@ Status op_layer_norm(const OpCall& c) {
     const float* xd = x.as<float>();
     const float* wd = w.as<float>();
     float* yd = c.out[0].as<float>();
-    const LayerNormRowFn row_fn = cols > 0 ? kernels().xf.layernorm_row : layernorm_row_f32__ref;  // SIMD: n >= 1
+    const LayerNormRowFn row_fn = cols > 0 ? kernels().attention.layernorm_row : layernorm_row_f32__ref;  // SIMD: n >= 1
     parallel_for(rows, c.threads, [&](int64_t begin, int64_t end) {
         for (int64_t r = begin; r < end; ++r) {
             row_fn(xd + r * cols, yd + r * cols, cols, wd, w.numel, bd, b_n, eps,

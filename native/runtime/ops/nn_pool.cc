@@ -178,19 +178,19 @@ static Status global_pool(const OpCall& c, const char* op, int kind, const PoolK
 
 // GlobalAveragePool / GlobalMaxPool: no attributes. GlobalLpPool: floats [p].
 Status op_global_average_pool(const OpCall& c) {
-    return global_pool(c, "GlobalAveragePool", 0, &pool_kernels());
+    return global_pool(c, "GlobalAveragePool", 0, &kernels().pool);
 }
 Status op_global_max_pool(const OpCall& c) {
-    return global_pool(c, "GlobalMaxPool", 1, &pool_kernels());
+    return global_pool(c, "GlobalMaxPool", 1, &kernels().pool);
 }
 Status op_global_lp_pool(const OpCall& c) {
     return global_pool(c, "GlobalLpPool", 2, nullptr);
 }
 Status op_max_pool(const OpCall& c) {
-    return max_pool(c, &pool_kernels());
+    return max_pool(c, &kernels().pool);
 }
 Status op_average_pool(const OpCall& c) {
-    return average_pool(c, &pool_kernels());
+    return average_pool(c, &kernels().pool);
 }
 
 Status pool_op_with(const char* name, const OpCall& c, const PoolKernels* k) {

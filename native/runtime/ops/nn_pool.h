@@ -1,9 +1,9 @@
 // SPDX-License-Identifier: Apache-2.0
 // Pool and Resize ops with an explicit kernel table, so tests can run every ISA through the op
-// (addon/testing_pool.cc). The registered ops (nn_ops.h) call these with &pool_kernels().
+// (addon/testing_pool.cc). The registered ops (nn_ops.h) call these with &kernels().pool.
 #pragma once
 
-#include "runtime/dispatch_pool.h"
+#include "runtime/dispatch.h"
 #include "runtime/op_call.h"
 
 namespace flexpipe {

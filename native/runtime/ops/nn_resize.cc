@@ -91,7 +91,7 @@ Status resize_with(const OpCall& c, const PoolKernels* k) {
 }
 
 Status op_resize(const OpCall& c) {
-    return resize_with(c, &pool_kernels());
+    return resize_with(c, &kernels().pool);
 }
 
 }  // namespace flexpipe

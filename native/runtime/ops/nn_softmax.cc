@@ -40,7 +40,7 @@ static Status run_softmax(const OpCall& c, const char* op, SoftmaxFn fn) {
     return Status::ok();
 }
 
-Status op_softmax(const OpCall& c) { return run_softmax(c, "Softmax", kernels().xf.softmax); }
+Status op_softmax(const OpCall& c) { return run_softmax(c, "Softmax", kernels().attention.softmax); }
 Status op_log_softmax(const OpCall& c) { return run_softmax(c, "LogSoftmax", logsoftmax_f32__ref); }
 Status op_hardmax(const OpCall& c) { return run_softmax(c, "Hardmax", hardmax_f32__ref); }
 
