@@ -7,7 +7,7 @@
 #include "runtime/ops/op_helpers.h"
 #include "runtime/ops/quant_ops.h"
 #include "runtime/parallel.h"
-#include "runtime/quant_blob.h"
+#include "runtime/quant/quant_blob.h"
 
 namespace flexpipe {
 
@@ -52,7 +52,7 @@ void for_each_piece(const OpCall& c, int64_t begin, int64_t end, Fn&& fn) {
 }  // namespace
 
 // DequantizeShard: input blob (uint8, 1-D); outputs: one or more float32 tensors of any dims whose
-// element counts sum to the blob's weight count. ints: [bits] (2..8: an FPQ1 blob, runtime/quant_blob.h;
+// element counts sum to the blob's weight count. ints: [bits] (2..8: an FPQ1 blob, runtime/quant/quant_blob.h;
 // 32: the blob is the raw float32 stream). The dequantized stream fills the outputs in order (a shard's
 // row blocks). Threads split 16Ki-weight chunks from 128Ki weights on. The header is checked against the op
 // and the tensor bytes (magic, bits, reserved words, count = the outputs' total, every offset within the

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
-// LayerQuantizer: Gaussian fit, outliers, rank clusters and FPQ1 blob writing (see quantize.h).
-#include "runtime/quantize.h"
+// OutlierQuantizer: Gaussian fit, outliers, rank clusters and FPQ1 blob writing (see outlier_quantize.h).
+#include "runtime/quant/outlier_quantize.h"
 
 #include <algorithm>
 #include <cmath>
@@ -8,7 +8,7 @@
 #include <new>
 
 #include "runtime/parallel.h"
-#include "runtime/quant_blob.h"
+#include "runtime/quant/quant_blob.h"
 
 namespace flexpipe {
 
@@ -70,7 +70,7 @@ Buckets make_buckets(double lo, double hi, int64_t m) {
 
 }  // namespace
 
-Status LayerQuantizer::fit(const float* w, int64_t n, const QuantizeOptions& options) {
+Status OutlierQuantizer::fit(const float* w, int64_t n, const OutlierQuantizeOptions& options) {
     FLEXPIPE_CHECK_ARG(options.bits >= quant_bits_min && options.bits <= quant_bits_max,
                        "failed to quantize layer: bits must be 2..8 (bits=%d)", options.bits);
     FLEXPIPE_CHECK_ARG(options.shards >= 1, "failed to quantize layer: shards must be >= 1 (shards=%d)",
@@ -93,7 +93,7 @@ Status LayerQuantizer::fit(const float* w, int64_t n, const QuantizeOptions& opt
     return cluster();
 }
 
-Status LayerQuantizer::fit_gaussian() {
+Status OutlierQuantizer::fit_gaussian() {
     const int64_t chunks = (n_ + chunk - 1) / chunk;
     auto part = try_alloc<double>(chunks);
     auto lo = try_alloc<float>(chunks);
@@ -148,7 +148,7 @@ Status LayerQuantizer::fit_gaussian() {
     return Status::ok();
 }
 
-Status LayerQuantizer::cluster() {
+Status OutlierQuantizer::cluster() {
     const int64_t n = n_, chunks = (n + chunk - 1) / chunk;
     const int threads = options_.threads;
     codes_ = try_alloc<uint8_t>(n);
@@ -233,18 +233,18 @@ Status LayerQuantizer::cluster() {
     return Status::ok();
 }
 
-uint64_t LayerQuantizer::shard_bytes(int s) const {
+uint64_t OutlierQuantizer::shard_bytes(int s) const {
     return quant_blob_bytes(static_cast<uint64_t>(shard_weights()), options_.bits,
                             static_cast<uint64_t>(shard_outliers_[s]));
 }
 
-void LayerQuantizer::write_blobs(uint8_t* const* blobs) const {
+void OutlierQuantizer::write_blobs(uint8_t* const* blobs) const {
     parallel_for(options_.shards, options_.threads, [&](int64_t s0, int64_t s1) {
         for (int64_t s = s0; s < s1; ++s) write_blob(static_cast<int>(s), blobs[s]);
     });
 }
 
-void LayerQuantizer::write_blob(int s, uint8_t* blob) const {
+void OutlierQuantizer::write_blob(int s, uint8_t* blob) const {
     const int bits = options_.bits;
     const int64_t count = shard_weights(), base = s * count, outliers = shard_outliers_[s];
     quant_blob_write_header(blob, bits, static_cast<uint32_t>(count), static_cast<uint32_t>(outliers));

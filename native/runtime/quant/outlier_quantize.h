@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-// Gaussian outlier-aware quantization of one layer into FPQ1 shard blobs (elastic spec §3).
+// Gaussian outlier-aware dictionary quantization (STI) of one layer into FPQ1 shard blobs (elastic spec §3).
 //
 // How it works, for a layer of n weights (the concatenation of its shards) and a bitwidth k:
 //  1. Fit: mean and population std in float64, two passes (sum, then centered squares). Partial sums
@@ -32,18 +32,18 @@
 
 namespace flexpipe {
 
-struct QuantizeOptions {
+struct OutlierQuantizeOptions {
     int shards = 1;
     int bits = 4;             // 2..8
     double threshold = -4.0;  // log-likelihood below which a weight is an outlier (finite)
     int threads = 1;
 };
 
-class LayerQuantizer {
+class OutlierQuantizer {
   public:
     // Steps 1-3. invalid_argument for bad options, n not a positive multiple of shards, a shard over
     // 2^32 - 1 weights or a non-finite weight; out_of_memory if scratch cannot be allocated.
-    Status fit(const float* w, int64_t n, const QuantizeOptions& options);
+    Status fit(const float* w, int64_t n, const OutlierQuantizeOptions& options);
 
     double mean() const { return mean_; }
     double stddev() const { return std_; }
@@ -67,7 +67,7 @@ class LayerQuantizer {
 
     const float* w_ = nullptr;
     int64_t n_ = 0;
-    QuantizeOptions options_;
+    OutlierQuantizeOptions options_;
     double mean_ = 0.0, std_ = 0.0, ll0_ = 0.0, denom_ = 0.0;
     float min_ = 0.0f, max_ = 0.0f;
     int64_t outliers_ = 0;

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 // FPQ1 header writing and the bounds-checked parse.
-#include "runtime/quant_blob.h"
+#include "runtime/quant/quant_blob.h"
 
 namespace flexpipe {
 

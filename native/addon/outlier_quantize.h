@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 // quantizeLayer(layer, shardCount, bits, threshold = -4): Gaussian outlier-aware quantization of one layer
-// into FPQ1 shard blobs (runtime/quantize.h), synchronously.
+// into FPQ1 shard blobs (runtime/quant/outlier_quantize.h), synchronously.
 #pragma once
 
 #include <napi.h>

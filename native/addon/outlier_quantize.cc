@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 // The quantizeLayer entry point: checks arguments, fits on the layer in place, writes the blobs straight
 // into new JS Uint8Arrays.
-#include "addon/quantize.h"
+#include "addon/outlier_quantize.h"
 
 #include <cmath>
 #include <new>
@@ -10,14 +10,14 @@
 
 #include "addon/convert.h"
 #include "runtime/parallel.h"
-#include "runtime/quantize.h"
+#include "runtime/quant/outlier_quantize.h"
 
 namespace flexpipe {
 
 namespace {
 
-QuantizeOptions quantize_options(const Napi::CallbackInfo& info) {
-    QuantizeOptions o;
+OutlierQuantizeOptions quantize_options(const Napi::CallbackInfo& info) {
+    OutlierQuantizeOptions o;
     o.shards = static_cast<int>(integer_arg(info[1], 1, 1 << 20, "shardCount"));
     o.bits = static_cast<int>(integer_arg(info[2], 2, 8, "bits"));
     if (!info[3].IsUndefined()) {
@@ -36,13 +36,13 @@ Napi::Value quantize(const Napi::CallbackInfo& info) {
     if (!info[0].IsTypedArray() || info[0].As<Napi::TypedArray>().TypedArrayType() != napi_float32_array)
         throw Napi::TypeError::New(env, "layer: expected a Float32Array");
     Napi::Float32Array layer = info[0].As<Napi::Float32Array>();
-    const QuantizeOptions o = quantize_options(info);
+    const OutlierQuantizeOptions o = quantize_options(info);
     const size_t n = layer.ElementLength();
     if (n == 0 || n % static_cast<size_t>(o.shards) != 0)
         throw Napi::RangeError::New(
             env, "layer: length must be a positive multiple of shardCount (length=" + std::to_string(n) +
                      ", shardCount=" + std::to_string(o.shards) + ")");
-    LayerQuantizer q;
+    OutlierQuantizer q;
     const Status s = q.fit(layer.Data(), static_cast<int64_t>(n), o);
     if (!s.is_ok()) {
         if (s.code() == StatusCode::invalid_argument) throw Napi::RangeError::New(env, s.message());
