@@ -69,20 +69,14 @@ void conv_column(const ConvRow& r, int nb, const float* bias, float* const* yr, 
     for (int i = 0; i < nb; ++i) {
         float acc = bias ? bias[i] : 0.0f;
         for (int64_t ic = 0; ic < cin; ++ic) {
-            for (int64_t kd = 0; kd < s.kernel[0]; ++kd) {
-                const int64_t id = r.od * s.stride[0] - s.pad[0] + kd * s.dilation[0];
-                if (id < 0 || id >= s.in[0]) continue;
-                for (int64_t kh = 0; kh < s.kernel[1]; ++kh) {
-                    const int64_t ih = r.oh * s.stride[1] - s.pad[1] + kh * s.dilation[1];
-                    if (ih < 0 || ih >= s.in[1]) continue;
-                    const float* xr = r.xg + ic * r.in_plane + (id * s.in[1] + ih) * s.in[2];
-                    const float* wr = r.wo + i * r.wstride + ((ic * s.kernel[0] + kd) * s.kernel[1] + kh) * s.kernel[2];
-                    for (int64_t kw = 0; kw < s.kernel[2]; ++kw) {
-                        const int64_t iw = ow * s.stride[2] - s.pad[2] + kw * s.dilation[2];
-                        if (iw >= 0 && iw < s.in[2]) acc += wr[kw] * xr[iw];
-                    }
+            window_rows(s, r.od, r.oh, [&](int64_t kd, int64_t kh, int64_t id, int64_t ih) {
+                const float* xr = r.xg + ic * r.in_plane + (id * s.in[1] + ih) * s.in[2];
+                const float* wr = r.wo + i * r.wstride + ((ic * s.kernel[0] + kd) * s.kernel[1] + kh) * s.kernel[2];
+                for (int64_t kw = 0; kw < s.kernel[2]; ++kw) {
+                    const int64_t iw = ow * s.stride[2] - s.pad[2] + kw * s.dilation[2];
+                    if (iw >= 0 && iw < s.in[2]) acc += wr[kw] * xr[iw];
                 }
-            }
+            });
         }
         yr[i][ow] = acc;
     }
@@ -117,25 +111,18 @@ template <class Vec>
 void conv_direct(const ConvShape& s, const float* x, const float* w, const float* bias, float* y, int64_t item_begin,
                  int64_t item_end) {
     FLEXPIPE_DCHECK(s.groups > 0 && s.in_channels % s.groups == 0 && s.out_channels % s.groups == 0);
-    const int64_t cin_g = s.in_channels / s.groups, cout_g = s.out_channels / s.groups;
-    const int64_t blocks = (cout_g + conv_oc_block - 1) / conv_oc_block;
+    const int64_t cin_g = s.in_channels / s.groups;
     const int64_t in_plane = s.in[0] * s.in[1] * s.in[2], out_plane = s.out[0] * s.out[1] * s.out[2];
     const int64_t wstride = cin_g * s.kernel[0] * s.kernel[1] * s.kernel[2];
     for (int64_t item = item_begin; item < item_end; ++item) {
-        const int64_t oh = item % s.out[1];
-        const int64_t od = (item / s.out[1]) % s.out[0];
-        const int64_t blk = (item / (s.out[1] * s.out[0])) % blocks;
-        const int64_t g = (item / (s.out[1] * s.out[0] * blocks)) % s.groups;
-        const int64_t n = item / (s.out[1] * s.out[0] * blocks * s.groups);
-        const int64_t oc0 = g * cout_g + blk * conv_oc_block;
-        const int64_t left = cout_g - blk * conv_oc_block;
-        const int nb = static_cast<int>(left < conv_oc_block ? left : conv_oc_block);
+        const ConvItem it = conv_item(s, item);
         float* yr[conv_oc_block];
-        for (int r = 0; r < nb; ++r) yr[r] = y + (n * s.out_channels + oc0 + r) * out_plane + (od * s.out[1] + oh) * s.out[2];
-        const ConvRow r{&s, x + (n * s.in_channels + g * cin_g) * in_plane, w + oc0 * wstride, od, oh, wstride, in_plane,
-                        x, w, bias, y, item};
-        const float* b = bias ? bias + oc0 : nullptr;
-        switch (nb) {
+        for (int r = 0; r < it.nb; ++r)
+            yr[r] = y + (it.n * s.out_channels + it.oc0 + r) * out_plane + (it.od * s.out[1] + it.oh) * s.out[2];
+        const ConvRow r{&s, x + (it.n * s.in_channels + it.g * cin_g) * in_plane, w + it.oc0 * wstride, it.od, it.oh,
+                        wstride, in_plane, x, w, bias, y, item};
+        const float* b = bias ? bias + it.oc0 : nullptr;
+        switch (it.nb) {
             case 1: conv_row<Vec, 1>(r, b, yr); break;
             case 2: conv_row<Vec, 2>(r, b, yr); break;
             case 3: conv_row<Vec, 3>(r, b, yr); break;

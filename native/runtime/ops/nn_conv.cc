@@ -37,14 +37,9 @@ static Status check_conv_tensors(const OpCall& c, const char* op, const SpatialA
     cs->batch = x.dims[0];
     cs->in_channels = x.dims[1];
     cs->out_channels = y.dims[1];
+    set_window(sa, x, y, cs);
     for (int i = 0; i < sa.nsp; ++i) {
         const int a = 3 - sa.nsp + i;
-        cs->in[a] = x.dims[2 + i];
-        cs->out[a] = y.dims[2 + i];
-        cs->kernel[a] = sa.kernel[a];
-        cs->stride[a] = sa.stride[a];
-        cs->dilation[a] = sa.dilation[a];
-        cs->pad[a] = sa.pad[a];
         if (raw_w && w.dims[2 + i] != sa.kernel[a]) {
             return Status::error(StatusCode::shape_mismatch,
                                  "failed to run %s: W spatial dims disagree with kernel_shape "

@@ -27,14 +27,9 @@ static Status pool_shape(const OpCall& c, const char* op, const SpatialAttrs& sa
                              op, sa.nsp, x.rank, y.rank);
     }
     ps->planes = x.dims[0] * x.dims[1];
+    set_window(sa, x, y, ps);
     for (int i = 0; i < sa.nsp; ++i) {
         const int a = 3 - sa.nsp + i;
-        ps->in[a] = x.dims[2 + i];
-        ps->out[a] = y.dims[2 + i];
-        ps->kernel[a] = sa.kernel[a];
-        ps->stride[a] = sa.stride[a];
-        ps->dilation[a] = sa.dilation[a];
-        ps->pad[a] = sa.pad[a];
         ps->pad_end[a] = sa.pad_end[a];
         const int64_t floor_len =
             window_out_len(ps->in[a], sa.kernel[a], sa.stride[a], sa.dilation[a], sa.pad[a], sa.pad_end[a]);
@@ -77,31 +72,14 @@ static Status max_pool(const OpCall& c, const PoolKernels* k) {
         });
         return Status::ok();
     }
-    switch (x.dtype) {
-        case DType::f32:
-            parallel_for(planes, c.threads, [&](int64_t b, int64_t e) {
-                maxpool_f32__ref(ps, x.as<float>(), static_cast<float*>(y), indices, storage_order, b, e);
-            });
-            return Status::ok();
-        case DType::f64:
-            parallel_for(planes, c.threads, [&](int64_t b, int64_t e) {
-                maxpool_f64__ref(ps, x.as<double>(), static_cast<double*>(y), indices, storage_order, b, e);
-            });
-            return Status::ok();
-        case DType::u8:
-            parallel_for(planes, c.threads, [&](int64_t b, int64_t e) {
-                maxpool_u8__ref(ps, x.as<uint8_t>(), static_cast<uint8_t*>(y), indices, storage_order, b, e);
-            });
-            return Status::ok();
-        case DType::i8:
-            parallel_for(planes, c.threads, [&](int64_t b, int64_t e) {
-                maxpool_i8__ref(ps, x.as<int8_t>(), static_cast<int8_t*>(y), indices, storage_order, b, e);
-            });
-            return Status::ok();
-        default:
-            return Status::error(StatusCode::invalid_argument, "failed to run MaxPool: unsupported dtype %s",
-                                 dtype_name(x.dtype));
+    if (!maxpool_dtype_supported(x.dtype)) {
+        return Status::error(StatusCode::invalid_argument, "failed to run MaxPool: unsupported dtype %s",
+                             dtype_name(x.dtype));
     }
+    parallel_for(planes, c.threads, [&](int64_t b, int64_t e) {
+        maxpool__ref(x.dtype, ps, x.data, y, indices, storage_order, b, e);
+    });
+    return Status::ok();
 }
 
 // AveragePool: input X [N, C, spatial...] float32; output Y.

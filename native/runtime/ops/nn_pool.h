@@ -10,7 +10,7 @@ namespace flexpipe {
 
 // name: MaxPool, AveragePool, GlobalAveragePool, GlobalMaxPool or Resize (same inputs, outputs and
 // attributes as the registered op). k chooses the row micro-kernels of the fast paths (runtime/pool_run.h,
-// runtime/resize_run.h); k == nullptr runs the obvious reference kernels (maxpool_f32__ref,
+// runtime/resize_run.h); k == nullptr runs the obvious reference kernels (maxpool__ref,
 // avgpool_f32__ref, global_*pool_f32__ref, resize_f32__ref) and no fast path.
 Status pool_op_with(const char* name, const OpCall& c, const PoolKernels* k);
 // The Resize part of pool_op_with (nn_resize.cc).

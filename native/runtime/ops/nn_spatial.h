@@ -9,6 +9,7 @@
 
 #include <cstdint>
 
+#include "common/window.h"
 #include "runtime/op_call.h"
 #include "runtime/ops/op_helpers.h"
 
@@ -50,6 +51,20 @@ inline Status read_spatial(const OpCall& c, const char* op, int at, bool with_pa
     s->nsp = n;
     s->next = need;
     return Status::ok();
+}
+
+// Copies the spatial attributes and x's and y's spatial dims ([N, C, spatial...]) into the 3-D window
+// of a conv or pool shape, leading unit axes first.
+inline void set_window(const SpatialAttrs& sa, const TensorView& x, const TensorView& y, Window3* w) {
+    for (int i = 0; i < sa.nsp; ++i) {
+        const int a = 3 - sa.nsp + i;
+        w->in[a] = x.dims[2 + i];
+        w->out[a] = y.dims[2 + i];
+        w->kernel[a] = sa.kernel[a];
+        w->stride[a] = sa.stride[a];
+        w->dilation[a] = sa.dilation[a];
+        w->pad[a] = sa.pad[a];
+    }
 }
 
 // Output length of a conv/pool window sweep: floor((in + pads - extent) / stride) + 1, or 0 when the

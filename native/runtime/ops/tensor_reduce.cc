@@ -74,29 +74,8 @@ Status op_reduce(const OpCall& c) {
     const ReduceShape s = make_reduce_shape(x, flags);
     const auto rk = static_cast<ReduceKind>(kind);
     const int threads = tensor_ops::threads_for(c, x.numel);
-    switch (x.dtype) {
-        case DType::f32:
-            parallel_for(y.numel, threads, [&](int64_t b, int64_t e) {
-                reduce_f32__ref(y.as<float>(), x.as<float>(), s, rk, b, e);
-            });
-            break;
-        case DType::f64:
-            parallel_for(y.numel, threads, [&](int64_t b, int64_t e) {
-                reduce_f64__ref(y.as<double>(), x.as<double>(), s, rk, b, e);
-            });
-            break;
-        case DType::i32:
-            parallel_for(y.numel, threads, [&](int64_t b, int64_t e) {
-                reduce_i32__ref(y.as<int32_t>(), x.as<int32_t>(), s, rk, b, e);
-            });
-            break;
-        case DType::i64:
-            parallel_for(y.numel, threads, [&](int64_t b, int64_t e) {
-                reduce_i64__ref(y.as<int64_t>(), x.as<int64_t>(), s, rk, b, e);
-            });
-            break;
-        default: return unsupported_dtype("Reduce", x.dtype);
-    }
+    if (!reduce_dtype_supported(x.dtype)) return unsupported_dtype("Reduce", x.dtype);
+    parallel_for(y.numel, threads, [&](int64_t b, int64_t e) { reduce__ref(x.dtype, y.data, x.data, s, rk, b, e); });
     return Status::ok();
 }
 
@@ -124,29 +103,10 @@ Status op_arg_reduce(const OpCall& c) {
     const bool last = c.ints[2] != 0;
     const int threads = tensor_ops::threads_for(c, x.numel);
     int64_t* d = y.as<int64_t>();
-    switch (x.dtype) {
-        case DType::f32:
-            parallel_for(y.numel, threads, [&](int64_t b, int64_t e) {
-                arg_reduce_f32__ref(d, x.as<float>(), n, inner, is_min, last, b, e);
-            });
-            break;
-        case DType::f64:
-            parallel_for(y.numel, threads, [&](int64_t b, int64_t e) {
-                arg_reduce_f64__ref(d, x.as<double>(), n, inner, is_min, last, b, e);
-            });
-            break;
-        case DType::i32:
-            parallel_for(y.numel, threads, [&](int64_t b, int64_t e) {
-                arg_reduce_i32__ref(d, x.as<int32_t>(), n, inner, is_min, last, b, e);
-            });
-            break;
-        case DType::i64:
-            parallel_for(y.numel, threads, [&](int64_t b, int64_t e) {
-                arg_reduce_i64__ref(d, x.as<int64_t>(), n, inner, is_min, last, b, e);
-            });
-            break;
-        default: return unsupported_dtype("ArgReduce", x.dtype);
-    }
+    if (!reduce_dtype_supported(x.dtype)) return unsupported_dtype("ArgReduce", x.dtype);
+    parallel_for(y.numel, threads, [&](int64_t b, int64_t e) {
+        arg_reduce__ref(x.dtype, d, x.data, n, inner, is_min, last, b, e);
+    });
     return Status::ok();
 }
 
@@ -175,29 +135,10 @@ Status op_cumsum(const OpCall& c) {
     const bool excl = c.ints[1] != 0;
     const bool rev = c.ints[2] != 0;
     const int threads = tensor_ops::threads_for(c, x.numel);
-    switch (x.dtype) {
-        case DType::f32:
-            parallel_for(outer, threads, [&](int64_t b, int64_t e) {
-                cumsum_f32__ref(y.as<float>(), x.as<float>(), n, inner, excl, rev, b, e);
-            });
-            break;
-        case DType::f64:
-            parallel_for(outer, threads, [&](int64_t b, int64_t e) {
-                cumsum_f64__ref(y.as<double>(), x.as<double>(), n, inner, excl, rev, b, e);
-            });
-            break;
-        case DType::i32:
-            parallel_for(outer, threads, [&](int64_t b, int64_t e) {
-                cumsum_i32__ref(y.as<int32_t>(), x.as<int32_t>(), n, inner, excl, rev, b, e);
-            });
-            break;
-        case DType::i64:
-            parallel_for(outer, threads, [&](int64_t b, int64_t e) {
-                cumsum_i64__ref(y.as<int64_t>(), x.as<int64_t>(), n, inner, excl, rev, b, e);
-            });
-            break;
-        default: return unsupported_dtype("CumSum", x.dtype);
-    }
+    if (!reduce_dtype_supported(x.dtype)) return unsupported_dtype("CumSum", x.dtype);
+    parallel_for(outer, threads, [&](int64_t b, int64_t e) {
+        cumsum__ref(x.dtype, y.data, x.data, n, inner, excl, rev, b, e);
+    });
     return Status::ok();
 }
 

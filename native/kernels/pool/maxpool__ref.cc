@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-// The max-pool loop shared by the per-dtype reference files (included, not compiled on its own).
+// Reference max pooling of float32, float64, uint8 and int8 planes: one template on the element type.
 #include <limits>
 
 #include "common/macros.h"
@@ -62,4 +62,23 @@ void maxpool_ref(const PoolShape& s, const T* x, T* y, int64_t* indices, int sto
 }
 
 }  // namespace
+
+bool maxpool_dtype_supported(DType t) {
+    return t == DType::f32 || t == DType::f64 || t == DType::u8 || t == DType::i8;
+}
+
+void maxpool__ref(DType t, const PoolShape& s, const void* x, void* y, int64_t* indices, int storage_order,
+                  int64_t plane_begin, int64_t plane_end) {
+    auto run = [&](auto v) {
+        using T = decltype(v);
+        maxpool_ref(s, static_cast<const T*>(x), static_cast<T*>(y), indices, storage_order, plane_begin, plane_end);
+    };
+    switch (t) {
+        case DType::f32: return run(float{});
+        case DType::f64: return run(double{});
+        case DType::u8: return run(uint8_t{});
+        default: return run(int8_t{});
+    }
+}
+
 }  // namespace flexpipe
