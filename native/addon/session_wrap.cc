@@ -94,23 +94,20 @@ Napi::Value SessionWrap::resize(const Napi::CallbackInfo& info) {
     return info.Env().Undefined();
 }
 
-// write(offset, typedArray)
-Napi::Value SessionWrap::write(const Napi::CallbackInfo& info) {
-    check_usable(info.Env(), "write", Claim::none);
+Napi::Value SessionWrap::copy_bytes(const Napi::CallbackInfo& info, bool to_arena) {
+    check_usable(info.Env(), to_arena ? "write" : "read", Claim::none);
     const auto offset = static_cast<uint64_t>(integer_arg(info[0], 0, max_offset, "offset"));
-    const ByteView src = typed_array_bytes(info[1], "data");
-    throw_if_error(info.Env(), session_->write(offset, src.data, src.bytes));
+    const ByteView a = typed_array_bytes(info[1], "data");
+    throw_if_error(info.Env(), to_arena ? session_->write(offset, a.data, a.bytes)
+                                        : session_->read(offset, a.data, a.bytes));
     return info.Env().Undefined();
 }
 
+// write(offset, typedArray): copies the array into the arena
+Napi::Value SessionWrap::write(const Napi::CallbackInfo& info) { return copy_bytes(info, true); }
+
 // read(offset, typedArray): copies arena bytes into the array
-Napi::Value SessionWrap::read(const Napi::CallbackInfo& info) {
-    check_usable(info.Env(), "read", Claim::none);
-    const auto offset = static_cast<uint64_t>(integer_arg(info[0], 0, max_offset, "offset"));
-    const ByteView dst = typed_array_bytes(info[1], "data");
-    throw_if_error(info.Env(), session_->read(offset, dst.data, dst.bytes));
-    return info.Env().Undefined();
-}
+Napi::Value SessionWrap::read(const Napi::CallbackInfo& info) { return copy_bytes(info, false); }
 
 // addProgram(Float64Array) -> id
 Napi::Value SessionWrap::add_program(const Napi::CallbackInfo& info) {
@@ -155,9 +152,8 @@ Napi::Value SessionWrap::run(const Napi::CallbackInfo& info) {
 Napi::Value SessionWrap::read_file(const Napi::CallbackInfo& info) {
     check_usable(info.Env(), "readFile", Claim::load);
     try {
-        if (!info[0].IsString()) throw Napi::TypeError::New(info.Env(), "path: expected a string");
         auto worker = std::make_unique<ReadWorker>(info.Env(), &load_busy_, session_.get(),
-                                                   info[0].As<Napi::String>().Utf8Value());
+                                                   string_arg(info[0], "path"));
         worker->args().collect(info.This(), info[1], info[2]);
         Napi::Promise promise = worker->promise();
         worker.release()->Queue();
@@ -177,11 +173,11 @@ Napi::Value SessionWrap::run_pipeline(const Napi::CallbackInfo& info) {
     try {
         const auto id = static_cast<int32_t>(integer_arg(info[0], 0, INT32_MAX, "program"));
         const auto base = static_cast<uint64_t>(integer_arg(info[1], 0, max_offset, "activationBase"));
-        if (!info[5].IsString()) throw Napi::TypeError::New(info.Env(), "path: expected a string");
+        const std::string path = string_arg(info[5], "path");
         if (!load_lane_) load_lane_ = std::make_unique<Lane>();  // on first use: most sessions never pipeline
         auto worker = std::make_unique<PipelineWorker>(info.Env(), &compute_busy_, &load_busy_, session_.get(),
                                                        lane_.get(), load_lane_.get(), id, base,
-                                                       info[5].As<Napi::String>().Utf8Value());
+                                                       path);
         worker->run_args().collect(info.This(), info[2], info[3]);
         worker->run_args().set_range(info.Env().Undefined(), info.Env().Undefined());
         worker->run_args().set_profile(info[4]);

@@ -39,6 +39,8 @@ class SessionWrap : public Napi::ObjectWrap<SessionWrap> {
     // Throws ERR_FLEXPIPE_DISPOSED / ERR_FLEXPIPE_BUSY. Claim::none: both lanes must be idle;
     // Claim::compute / Claim::load: claims that lane (the worker frees it when it settles).
     void check_usable(Napi::Env env, const char* what, Claim claim);
+    // write (to_arena) and read: info = (offset, typedArray).
+    Napi::Value copy_bytes(const Napi::CallbackInfo& info, bool to_arena);
     std::atomic<bool>* lane_flag(Claim claim) { return claim == Claim::compute ? &compute_busy_ : &load_busy_; }
 
     std::unique_ptr<Session> session_;

@@ -54,12 +54,16 @@ int64_t span(int64_t rows, int64_t cols, int64_t ld) {
     return rows > 0 ? (rows - 1) * ld + cols : 0;
 }
 
-Napi::Value attention_ws(const Napi::CallbackInfo& info) {
+}  // namespace
+
+namespace testing_js {
+
+Napi::Value xf_attention_workspace_floats(const Napi::CallbackInfo& info) {
     return Napi::Number::New(info.Env(), static_cast<double>(attention_workspace_floats(
                                              int_arg(info[0], "seqKv"), int_arg(info[1], "dh"))));
 }
 
-Napi::Value attention(const Napi::CallbackInfo& info) {
+Napi::Value xf_attention(const Napi::CallbackInfo& info) {
     const KernelTable t = kernels_for(isa_arg(info[0]));
     if (!info[1].IsObject()) throw Napi::TypeError::New(info.Env(), "options: expected an object");
     const Napi::Object o = info[1].As<Napi::Object>();
@@ -86,7 +90,7 @@ Napi::Value attention(const Napi::CallbackInfo& info) {
     return info.Env().Undefined();
 }
 
-Napi::Value layernorm_row(const Napi::CallbackInfo& info) {
+Napi::Value xf_layer_norm_row(const Napi::CallbackInfo& info) {
     const KernelTable t = kernels_for(isa_arg(info[0]));
     const int64_t n = f32_len(info[1], "x");
     const int64_t w_n = f32_len(info[3], "w");
@@ -104,7 +108,7 @@ Napi::Value layernorm_row(const Napi::CallbackInfo& info) {
     return r;
 }
 
-Napi::Value softmax(const Napi::CallbackInfo& info) {
+Napi::Value xf_softmax(const Napi::CallbackInfo& info) {
     const KernelTable t = kernels_for(isa_arg(info[0]));
     const int64_t n = int_arg(info[3], "n"), stride = int_arg(info[4], "stride");
     if (n < 0 || stride < 1) throw Napi::RangeError::New(info.Env(), "xfSoftmax: bad n or stride");
@@ -113,7 +117,7 @@ Napi::Value softmax(const Napi::CallbackInfo& info) {
     return info.Env().Undefined();
 }
 
-Napi::Value unary(const Napi::CallbackInfo& info) {
+Napi::Value xf_unary(const Napi::CallbackInfo& info) {
     const KernelTable t = kernels_for(isa_arg(info[0]));
     const int64_t op = int_arg(info[1], "op"), n = int_arg(info[4], "n");
     if (op < 0 || op >= static_cast<int64_t>(UnaryOp::count) ||
@@ -126,7 +130,7 @@ Napi::Value unary(const Napi::CallbackInfo& info) {
     return info.Env().Undefined();
 }
 
-Napi::Value binary(const Napi::CallbackInfo& info) {
+Napi::Value xf_binary(const Napi::CallbackInfo& info) {
     const KernelTable t = kernels_for(isa_arg(info[0]));
     const int64_t op = int_arg(info[1], "op"), sa = int_arg(info[3], "sa"), sb = int_arg(info[5], "sb");
     const int64_t n = int_arg(info[7], "n");
@@ -139,7 +143,7 @@ Napi::Value binary(const Napi::CallbackInfo& info) {
     return info.Env().Undefined();
 }
 
-Napi::Value clip(const Napi::CallbackInfo& info) {
+Napi::Value xf_clip(const Napi::CallbackInfo& info) {
     const KernelTable t = kernels_for(isa_arg(info[0]));
     const int64_t n = int_arg(info[3], "n");
     if (n < 0) throw Napi::RangeError::New(info.Env(), "xfClip: bad n");
@@ -148,16 +152,6 @@ Napi::Value clip(const Napi::CallbackInfo& info) {
     return info.Env().Undefined();
 }
 
-}  // namespace
-
-void add_xf_testing(Napi::Env env, Napi::Object testing) {
-    testing.Set("xfAttentionWorkspaceFloats", Napi::Function::New(env, attention_ws));
-    testing.Set("xfAttention", Napi::Function::New(env, attention));
-    testing.Set("xfLayerNormRow", Napi::Function::New(env, layernorm_row));
-    testing.Set("xfSoftmax", Napi::Function::New(env, softmax));
-    testing.Set("xfUnary", Napi::Function::New(env, unary));
-    testing.Set("xfBinary", Napi::Function::New(env, binary));
-    testing.Set("xfClip", Napi::Function::New(env, clip));
-}
+}  // namespace testing_js
 
 }  // namespace flexpipe

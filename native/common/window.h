@@ -18,17 +18,19 @@ struct Window3 {
     int64_t pad[3] = {0, 0, 0};  // padding before each axis (the end padding is implied by out[])
 };
 
-// fn(kd, kh, id, ih) for the taps (kd, kh) of output row (od, oh) whose input row (id, ih) lies inside
-// the input (rows of padding are skipped), kd outer.
+// fn(kd, kh, td, th) for the taps (kd, kh) of row (d, h) whose row (td, th) = (d, h) * stride - pad +
+// (kd, kh) * dilation lies inside [0, extent) on both axes (rows of padding are skipped), kd outer.
+// Convolutions and pools gather an output row from input rows (extent = in); a transposed convolution
+// scatters an input row to output rows (extent = out).
 template <typename Fn>
-inline void window_rows(const Window3& s, int64_t od, int64_t oh, Fn&& fn) {
+inline void window_rows(const Window3& s, const int64_t* extent, int64_t d, int64_t h, Fn&& fn) {
     for (int64_t kd = 0; kd < s.kernel[0]; ++kd) {
-        const int64_t id = od * s.stride[0] - s.pad[0] + kd * s.dilation[0];
-        if (id < 0 || id >= s.in[0]) continue;
+        const int64_t td = d * s.stride[0] - s.pad[0] + kd * s.dilation[0];
+        if (td < 0 || td >= extent[0]) continue;
         for (int64_t kh = 0; kh < s.kernel[1]; ++kh) {
-            const int64_t ih = oh * s.stride[1] - s.pad[1] + kh * s.dilation[1];
-            if (ih < 0 || ih >= s.in[1]) continue;
-            fn(kd, kh, id, ih);
+            const int64_t th = h * s.stride[1] - s.pad[1] + kh * s.dilation[1];
+            if (th < 0 || th >= extent[1]) continue;
+            fn(kd, kh, td, th);
         }
     }
 }

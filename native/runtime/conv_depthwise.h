@@ -35,23 +35,18 @@
 #include "common/status.h"
 #include "kernels/conv/conv.h"
 #include "kernels/depthwise/depthwise.h"
+#include "runtime/conv_band_rows.h"
 #include "runtime/dispatch.h"
 
 namespace flexpipe {
-
-struct ConvDepthwiseBands {
-    int64_t out_rows = 1;  // depthwise output rows per band (the last band may have fewer)
-    int64_t bands = 1;     // per image
-    int64_t mid_rows = 1;  // middle rows one band computes, at most
-    int64_t in_rows = 1;   // input rows those middle rows read, at most
-};
 
 // Whether the fused path computes conv cs (X -> Mid) followed by depthwise ds (Mid -> Y): cs is
 // pointwise or runs by rows, ds is a depthwise 3x3 over cs's output (channels, rows and columns).
 bool conv_depthwise_applies(const ConvShape& cs, const DepthwiseShape& ds);
 // Whether cs is the pointwise form (a 1x1 GEMM) rather than the by-rows one.
 bool conv_depthwise_pointwise(const ConvShape& cs);
-ConvDepthwiseBands conv_depthwise_bands(const ConvShape& cs, const DepthwiseShape& ds);
+// Bands of depthwise output rows (out_rows) over middle rows (mid_rows).
+FusedBands conv_depthwise_bands(const ConvShape& cs, const DepthwiseShape& ds);
 // Workspace of conv_depthwise_run for `threads` threads: 64 bytes of alignment slack, then per thread
 // the pointwise GEMM's one-thread workspace (or the by-rows ring and input rows) and the band buffer,
 // each 64-byte aligned.

@@ -27,21 +27,16 @@
 #include "common/status.h"
 #include "kernels/conv/conv.h"
 #include "kernels/pool/pool.h"
+#include "runtime/conv_band_rows.h"
 #include "runtime/dispatch.h"
 
 namespace flexpipe {
 
-struct ConvPoolBands {
-    int64_t pool_rows = 1;  // pool output rows per band (the last band may have fewer)
-    int64_t bands = 1;      // per image
-    int64_t conv_rows = 1;  // conv rows one band reads, at most
-    int64_t in_rows = 1;    // input rows those conv rows read, at most
-};
-
 // Whether the fused path computes conv cs (X -> its output) followed by max pool ps (that output -> Y):
 // cs runs by rows, ps pools a 2-D plane of cs's output size with a window the row driver takes.
 bool conv_pool_applies(const ConvShape& cs, const PoolShape& ps);
-ConvPoolBands conv_pool_bands(const ConvShape& cs, const PoolShape& ps);
+// Bands of pool output rows (out_rows) over conv rows (mid_rows).
+FusedBands conv_pool_bands(const ConvShape& cs, const PoolShape& ps);
 // Workspace of conv_pool_run for `threads` threads: 64 bytes of alignment slack, then per thread a
 // ring (StemGeometry::floats), the input rows and the band buffer, each 64-byte aligned.
 int64_t conv_pool_workspace_bytes(const ConvShape& cs, const PoolShape& ps, int threads);

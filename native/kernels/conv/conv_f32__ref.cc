@@ -54,7 +54,7 @@ void conv_f32__ref(const ConvShape& s, const float* x, const float* w, const flo
         const float* xg = x + (it.n * s.in_channels + it.g * cin_g) * in_plane;
         const float* wo = w + it.oc0 * wstride;
         for (int64_t ic = 0; ic < cin_g; ++ic) {
-            window_rows(s, it.od, it.oh, [&](int64_t kd, int64_t kh, int64_t id, int64_t ih) {
+            window_rows(s, s.in, it.od, it.oh, [&](int64_t kd, int64_t kh, int64_t id, int64_t ih) {
                 const float* xr = xg + ic * in_plane + (id * s.in[1] + ih) * s.in[2];
                 const float* wr = wo + ic * kvol + (kd * s.kernel[1] + kh) * s.kernel[2];
                 for (int64_t kw = 0; kw < s.kernel[2]; ++kw) {
@@ -88,23 +88,17 @@ void conv_transpose_f32__ref(const ConvShape& s, const float* x, const float* w,
             for (int64_t id = 0; id < s.in[0]; ++id) {
                 for (int64_t ih = 0; ih < s.in[1]; ++ih) {
                     const float* xr = xc + (id * s.in[1] + ih) * s.in[2];
-                    for (int64_t kd = 0; kd < s.kernel[0]; ++kd) {
-                        const int64_t od = id * s.stride[0] - s.pad[0] + kd * s.dilation[0];
-                        if (od < 0 || od >= s.out[0]) continue;
-                        for (int64_t kh = 0; kh < s.kernel[1]; ++kh) {
-                            const int64_t oh = ih * s.stride[1] - s.pad[1] + kh * s.dilation[1];
-                            if (oh < 0 || oh >= s.out[1]) continue;
-                            float* yr = yp + (od * s.out[1] + oh) * s.out[2];
-                            const float* wr = wc + (kd * s.kernel[1] + kh) * s.kernel[2];
-                            for (int64_t kw = 0; kw < s.kernel[2]; ++kw) {
-                                const int64_t off = kw * s.dilation[2] - s.pad[2];  // ow = iw * s2 + off
-                                int64_t lo, hi;
-                                conv_valid_range(off, s2, s.out[2], s.in[2], &lo, &hi);
-                                const float wv = wr[kw];
-                                for (int64_t iw = lo; iw < hi; ++iw) yr[iw * s2 + off] += wv * xr[iw];
-                            }
+                    window_rows(s, s.out, id, ih, [&](int64_t kd, int64_t kh, int64_t od, int64_t oh) {
+                        float* yr = yp + (od * s.out[1] + oh) * s.out[2];
+                        const float* wr = wc + (kd * s.kernel[1] + kh) * s.kernel[2];
+                        for (int64_t kw = 0; kw < s.kernel[2]; ++kw) {
+                            const int64_t off = kw * s.dilation[2] - s.pad[2];  // ow = iw * s2 + off
+                            int64_t lo, hi;
+                            conv_valid_range(off, s2, s.out[2], s.in[2], &lo, &hi);
+                            const float wv = wr[kw];
+                            for (int64_t iw = lo; iw < hi; ++iw) yr[iw * s2 + off] += wv * xr[iw];
                         }
-                    }
+                    });
                 }
             }
         }

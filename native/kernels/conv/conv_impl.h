@@ -69,7 +69,7 @@ void conv_column(const ConvRow& r, int nb, const float* bias, float* const* yr, 
     for (int i = 0; i < nb; ++i) {
         float acc = bias ? bias[i] : 0.0f;
         for (int64_t ic = 0; ic < cin; ++ic) {
-            window_rows(s, r.od, r.oh, [&](int64_t kd, int64_t kh, int64_t id, int64_t ih) {
+            window_rows(s, s.in, r.od, r.oh, [&](int64_t kd, int64_t kh, int64_t id, int64_t ih) {
                 const float* xr = r.xg + ic * r.in_plane + (id * s.in[1] + ih) * s.in[2];
                 const float* wr = r.wo + i * r.wstride + ((ic * s.kernel[0] + kd) * s.kernel[1] + kh) * s.kernel[2];
                 for (int64_t kw = 0; kw < s.kernel[2]; ++kw) {

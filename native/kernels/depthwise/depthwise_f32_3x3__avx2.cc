@@ -104,12 +104,10 @@ void depthwise_split_s2(const DepthwiseShape& s, const SplitPlane& g, const floa
     // layer alone: node dist/bench/kernels/conv.bench.js --layers dw-s2. The fit test (split_plane)
     // still asks for the whole plane, so planes larger than 16384 split floats keep the in-place path.
     for (int64_t p = plane_begin; p < plane_end; ++p) {
-        const int64_t c = p % s.channels;
         const float* xp = x + p * s.h * s.w;
-        const float* wc = w + c * 9;
-        const float b = bias ? bias[c] : 0.0f;
-        __m256 wv[9];
-        for (int i = 0; i < 9; ++i) wv[i] = _mm256_set1_ps(wc[i]);
+        const DwTaps<VecAvx2> t(s, w, bias, p);
+        const __m256* wv = t.wv;
+        const float b = t.b;
         float* yp = y + p * depthwise_y_plane(s);
         for (int64_t oy0 = 0; oy0 < s.oh; oy0 += split_band) {
             const int64_t oy1 = oy0 + split_band < s.oh ? oy0 + split_band : s.oh;

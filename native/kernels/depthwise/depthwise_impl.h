@@ -33,6 +33,21 @@ inline float dw_pixel(const DepthwiseShape& s, const float* const* rows, const f
     return acc;
 }
 
+// Channel p % channels of a layer: its 3x3 weights wc, bias b, and the weights broadcast (wv[ky * 3 + kx]).
+template <class Vec>
+struct DwTaps {
+    const float* wc;
+    float b;
+    typename Vec::V wv[9];
+
+    DwTaps(const DepthwiseShape& s, const float* w, const float* bias, int64_t p) {
+        const int64_t c = p % s.channels;
+        wc = w + c * 9;
+        b = bias ? bias[c] : 0.0f;
+        for (int i = 0; i < 9; ++i) wv[i] = Vec::set1(wc[i]);
+    }
+};
+
 inline float dw_clamp(float v, const ConvActivation& act) {
     return act.clamp ? (v < act.lo ? act.lo : (v > act.hi ? act.hi : v)) : v;
 }
@@ -128,13 +143,10 @@ void dw_padded(const DepthwiseShape& s, const PaddedPlane& g, const float* x, co
     std::memset(pad, 0, static_cast<size_t>(g.rows * g.cols) * sizeof(float));
     const V vlo = Vec::set1(act.lo), vhi = Vec::set1(act.hi);
     for (int64_t p = plane_begin; p < plane_end; ++p) {
-        const int64_t c = p % s.channels;
-        const float* xp = x + p * s.h * s.w;
-        padded_copy_in(s, g, xp, pad, dw_copy_row<Vec>);
-        const float* wc = w + c * 9;
-        const float b = bias ? bias[c] : 0.0f;
-        V wv[9];
-        for (int i = 0; i < 9; ++i) wv[i] = Vec::set1(wc[i]);
+        padded_copy_in(s, g, x + p * s.h * s.w, pad, dw_copy_row<Vec>);
+        const DwTaps<Vec> t(s, w, bias, p);
+        const V* wv = t.wv;
+        const float b = t.b;
         float* yp = y + p * depthwise_y_plane(s);
         auto store = [&](int64_t oy, int64_t at, V acc) { dw_store_step<Vec>(s, yp, oy, at, acc, act.clamp, vlo, vhi); };
         padded_rows<Vec::lanes>(
@@ -170,12 +182,11 @@ void depthwise_3x3_vec(const DepthwiseShape& s, const float* x, const float* w, 
     depthwise_interior(s, &lo, &hi);
     const V vlo = Vec::set1(act.lo), vhi = Vec::set1(act.hi);
     for (int64_t p = plane_begin; p < plane_end; ++p) {
-        const int64_t c = p % s.channels;
         const float* xp = x + p * s.h * s.w;
-        const float* wc = w + c * 9;
-        const float b = bias ? bias[c] : 0.0f;
-        V wv[9];
-        for (int i = 0; i < 9; ++i) wv[i] = Vec::set1(wc[i]);
+        const DwTaps<Vec> t(s, w, bias, p);
+        const float* wc = t.wc;
+        const float b = t.b;
+        const V* wv = t.wv;
         for (int64_t oy = 0; oy < s.oh; ++oy) {
             const float* rows[3];
             for (int ky = 0; ky < 3; ++ky) {

@@ -17,6 +17,14 @@ template <class Vec>
 struct VecMath : Vec {
     using V = typename Vec::V;
 
+    // c[0] x^(N-1) + c[1] x^(N-2) + ... + c[N-1] by Horner's rule: one FMA per coefficient after the first.
+    template <int N>
+    static V horner(V x, const float (&c)[N]) {
+        V p = Vec::set1(c[0]);
+        for (int i = 1; i < N; ++i) p = Vec::fma(p, x, Vec::set1(c[i]));
+        return p;
+    }
+
     // exp(x) = 2^n * e^r with n = round(x / ln2), r = x - n*ln2 (Cody-Waite, ln2 = hi + lo exactly enough
     // for |n| <= 150), e^r = 1 + r + r^2 * P(r) on |r| <= ln2/2 (P: degree-4 minimax fit, 3e-9 relative).
     // 2^n is applied in two halves (scale_pow2) so that results in the subnormal range and 2^128-ish
@@ -27,11 +35,8 @@ struct VecMath : Vec {
         const V n = Vec::round(Vec::mul(x, Vec::set1(1.44269504f)));
         V r = Vec::fnma(n, Vec::set1(0.693145751953125f), x);
         r = Vec::fnma(n, Vec::set1(1.428606765330187e-06f), r);
-        V p = Vec::set1(0.001381461275741458f);
-        p = Vec::fma(p, r, Vec::set1(0.008368710055947304f));
-        p = Vec::fma(p, r, Vec::set1(0.04166838899254799f));
-        p = Vec::fma(p, r, Vec::set1(0.1666652113199234f));
-        p = Vec::fma(p, r, Vec::set1(0.4999999403953552f));
+        const V p = horner(r, {0.001381461275741458f, 0.008368710055947304f, 0.04166838899254799f,
+                               0.1666652113199234f, 0.4999999403953552f});
         const V y = Vec::add(Vec::fma(p, Vec::mul(r, r), r), Vec::set1(1.0f));
         return Vec::scale_pow2(y, n);
     }
@@ -39,12 +44,8 @@ struct VecMath : Vec {
     // erf(a) = a * P(a^2) for 0 <= a < 0.9 (P: degree-5 minimax fit, 1.2e-8 relative).
     static V erf_small(V a) {
         const V s = Vec::mul(a, a);
-        V p = Vec::set1(-0.000609038514085114f);
-        p = Vec::fma(p, s, Vec::set1(0.0050119683146476746f));
-        p = Vec::fma(p, s, Vec::set1(-0.026778914034366608f));
-        p = Vec::fma(p, s, Vec::set1(0.11282140761613846f));
-        p = Vec::fma(p, s, Vec::set1(-0.3761252462863922f));
-        p = Vec::fma(p, s, Vec::set1(1.1283791065216064f));
+        const V p = horner(s, {-0.000609038514085114f, 0.0050119683146476746f, -0.026778914034366608f,
+                               0.11282140761613846f, -0.3761252462863922f, 1.1283791065216064f});
         return Vec::mul(a, p);
     }
 
@@ -54,15 +55,9 @@ struct VecMath : Vec {
     static V erfc_large(V a) {
         const V ac = Vec::min_fast(Vec::set1(3.92f), a);
         const V u = Vec::sub(ac, Vec::set1(2.4f));
-        V q = Vec::set1(1.6325312799381209e-06f);
-        q = Vec::fma(q, u, Vec::set1(-1.4584851669496857e-05f));
-        q = Vec::fma(q, u, Vec::set1(8.708296081749722e-05f));
-        q = Vec::fma(q, u, Vec::set1(-0.0004695235984399915f));
-        q = Vec::fma(q, u, Vec::set1(0.0023874251637607813f));
-        q = Vec::fma(q, u, Vec::set1(-0.011768133379518986f));
-        q = Vec::fma(q, u, Vec::set1(0.059498101472854614f));
-        q = Vec::fma(q, u, Vec::set1(-0.36423659324645996f));
-        q = Vec::fma(q, u, Vec::set1(-1.520975112915039f));
+        const V q = horner(u, {1.6325312799381209e-06f, -1.4584851669496857e-05f, 8.708296081749722e-05f,
+                               -0.0004695235984399915f, 0.0023874251637607813f, -0.011768133379518986f,
+                               0.059498101472854614f, -0.36423659324645996f, -1.520975112915039f});
         const V s_hi = Vec::mul(ac, ac);
         const V s_lo = Vec::fms(ac, ac, s_hi);  // ac * ac - s_hi, exact
         return exp(Vec::sub(Vec::sub(q, s_lo), s_hi));
@@ -80,11 +75,8 @@ struct VecMath : Vec {
     static V tanh(V x) {
         const V a = Vec::abs(x);
         const V s = Vec::mul(a, a);
-        V p = Vec::set1(-0.005895158741623163f);
-        p = Vec::fma(p, s, Vec::set1(0.020795971155166626f));
-        p = Vec::fma(p, s, Vec::set1(-0.053783830255270004f));
-        p = Vec::fma(p, s, Vec::set1(0.13331924378871918f));
-        p = Vec::fma(p, s, Vec::set1(-0.33333298563957214f));
+        const V p = horner(s, {-0.005895158741623163f, 0.020795971155166626f, -0.053783830255270004f,
+                               0.13331924378871918f, -0.33333298563957214f});
         const V small = Vec::fma(Vec::mul(p, s), a, a);
         const V ac = Vec::min_fast(Vec::set1(9.5f), a);
         const V e = exp(Vec::add(ac, ac));

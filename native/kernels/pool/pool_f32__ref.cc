@@ -29,7 +29,7 @@ static void sum_pool(const PoolShape& s, const float* x, float* y, int mode, boo
                         padded *= np;
                     }
                     double acc = 0.0;
-                    window_rows(s, od, oh, [&](int64_t, int64_t, int64_t id, int64_t ih) {
+                    window_rows(s, s.in, od, oh, [&](int64_t, int64_t, int64_t id, int64_t ih) {
                         const float* xr = xp + (id * s.in[1] + ih) * s.in[2];
                         for (int64_t kw = 0; kw < s.kernel[2]; ++kw) {
                             const int64_t iw = ow * s.stride[2] - s.pad[2] + kw * s.dilation[2];

@@ -99,8 +99,6 @@ Status binary_step(const OpCall& call, const char* name, BinaryOp op, const Tens
 // With one input, y = in0 (same element count).
 Status op_binary(const OpCall& call) {
     const char* name = "Binary";
-    FLEXPIPE_RETURN_IF_ERROR(expect_arity(call, name, 1, 1 << 20, 1, 1));
-    FLEXPIPE_RETURN_IF_ERROR(expect_ints(call, name, 1));
     const TensorView& y = call.out[0];
     FLEXPIPE_RETURN_IF_ERROR(check_tensor(y, name, "output"));
     for (int k = 0; k < call.n_in; ++k) {
@@ -145,8 +143,6 @@ Status op_binary(const OpCall& call) {
 // ints: [op] — a CompareOp code. floats: none.
 Status op_compare(const OpCall& call) {
     const char* name = "Compare";
-    FLEXPIPE_RETURN_IF_ERROR(expect_arity(call, name, 2, 2, 1, 1));
-    FLEXPIPE_RETURN_IF_ERROR(expect_ints(call, name, 1));
     const TensorView& a = call.in[0];
     const TensorView& b = call.in[1];
     const TensorView& y = call.out[0];
@@ -179,7 +175,6 @@ Status op_compare(const OpCall& call) {
 // Same dtypes run the Binary pow kernel; mixed dtypes compute in double (integer^integer exactly).
 Status op_pow(const OpCall& call) {
     const char* name = "Pow";
-    FLEXPIPE_RETURN_IF_ERROR(expect_arity(call, name, 2, 2, 1, 1));
     const TensorView& x = call.in[0];
     const TensorView& e = call.in[1];
     const TensorView& z = call.out[0];
@@ -211,7 +206,6 @@ Status op_pow(const OpCall& call) {
 // inputs: cond (bool), x, y (one dtype, any). outputs: out (x's dtype). ints: none. floats: none.
 Status op_where(const OpCall& call) {
     const char* name = "Where";
-    FLEXPIPE_RETURN_IF_ERROR(expect_arity(call, name, 3, 3, 1, 1));
     const TensorView& c = call.in[0];
     const TensorView& x = call.in[1];
     const TensorView& y = call.in[2];
@@ -243,7 +237,6 @@ Status op_where(const OpCall& call) {
 // must equal y's dtype). floats: none.
 Status op_cast(const OpCall& call) {
     const char* name = "Cast";
-    FLEXPIPE_RETURN_IF_ERROR(expect_arity(call, name, 1, 1, 1, 1));
     const TensorView& x = call.in[0];
     const TensorView& y = call.out[0];
     FLEXPIPE_RETURN_IF_ERROR(check_tensor(x, name, "input"));

@@ -11,10 +11,11 @@ namespace flexpipe {
 
 namespace {
 
-Status check_unary_io(const OpCall& call, const char* op) {
+// Input and output are well-formed tensors; same_layout: also of one dtype and element count.
+Status check_unary_io(const OpCall& call, const char* op, bool same_layout) {
     FLEXPIPE_RETURN_IF_ERROR(check_tensor(call.in[0], op, "input"));
     FLEXPIPE_RETURN_IF_ERROR(check_tensor(call.out[0], op, "output"));
-    return Status::ok();
+    return same_layout ? check_same_layout(call.in[0], call.out[0], op) : Status::ok();
 }
 
 void unary_rows(DType t, UnaryOp op, const UnaryParams& p, const void* x, void* y, int64_t begin,
@@ -52,12 +53,9 @@ bool is_float_dtype(DType t) { return t == DType::f32 || t == DType::f64 || t ==
 //   identity and logical_not on bool.
 Status op_unary(const OpCall& call) {
     const char* name = "Unary";
-    FLEXPIPE_RETURN_IF_ERROR(expect_arity(call, name, 1, 1, 1, 1));
-    FLEXPIPE_RETURN_IF_ERROR(expect_ints(call, name, 1));
-    FLEXPIPE_RETURN_IF_ERROR(check_unary_io(call, name));
+    FLEXPIPE_RETURN_IF_ERROR(check_unary_io(call, name, true));
     const TensorView& x = call.in[0];
     const TensorView& y = call.out[0];
-    FLEXPIPE_RETURN_IF_ERROR(check_same_layout(x, y, name));
     const int64_t code = call.ints[0];
     const UnaryOp op = static_cast<UnaryOp>(code);
     if (code < 0 || code >= static_cast<int64_t>(UnaryOp::count) || !unary_supported(x.dtype, op)) {
@@ -75,7 +73,7 @@ Status op_unary(const OpCall& call) {
 }
 
 static Status run_classify(const OpCall& call, const char* name, ClassifyOp op, bool all_false) {
-    FLEXPIPE_RETURN_IF_ERROR(check_unary_io(call, name));
+    FLEXPIPE_RETURN_IF_ERROR(check_unary_io(call, name, false));
     const TensorView& x = call.in[0];
     const TensorView& y = call.out[0];
     if (!is_float_dtype(x.dtype)) {
@@ -103,7 +101,6 @@ static Status run_classify(const OpCall& call, const char* name, ClassifyOp op, 
 // IsNaN: y = isnan(x). inputs: x (float32/float64/float16). outputs: y (bool, same element count).
 // ints: none. floats: none.
 Status op_is_nan(const OpCall& call) {
-    FLEXPIPE_RETURN_IF_ERROR(expect_arity(call, "IsNaN", 1, 1, 1, 1));
     return run_classify(call, "IsNaN", ClassifyOp::is_nan, false);
 }
 
@@ -111,7 +108,6 @@ Status op_is_nan(const OpCall& call) {
 // inputs: x (float32/float64/float16). outputs: y (bool, same element count).
 // ints: [detect_negative, detect_positive], each 0 or 1, default 1. floats: none.
 Status op_is_inf(const OpCall& call) {
-    FLEXPIPE_RETURN_IF_ERROR(expect_arity(call, "IsInf", 1, 1, 1, 1));
     const bool neg = call.int_at(0, 1) != 0;
     const bool pos = call.int_at(1, 1) != 0;
     const ClassifyOp op = neg && pos ? ClassifyOp::is_inf
@@ -158,11 +154,9 @@ static Status clip_bound(const OpCall& call, int i, DType t, unsigned char* dst)
 //   missing bound is unbounded.
 Status op_clip(const OpCall& call) {
     const char* name = "Clip";
-    FLEXPIPE_RETURN_IF_ERROR(expect_arity(call, name, 1, 3, 1, 1));
-    FLEXPIPE_RETURN_IF_ERROR(check_unary_io(call, name));
+    FLEXPIPE_RETURN_IF_ERROR(check_unary_io(call, name, true));
     const TensorView& x = call.in[0];
     const TensorView& y = call.out[0];
-    FLEXPIPE_RETURN_IF_ERROR(check_same_layout(x, y, name));
     if (x.dtype == DType::boolean) {
         return Status::error(StatusCode::invalid_argument,
                              "failed to run Clip: input must be numeric (got bool)");
@@ -195,11 +189,9 @@ Status op_clip(const OpCall& call) {
 // ints: none. floats: [ratio] used when the ratio input is absent (default 0.5).
 Status op_dropout(const OpCall& call) {
     const char* name = "Dropout";
-    FLEXPIPE_RETURN_IF_ERROR(expect_arity(call, name, 1, 3, 1, 2));
-    FLEXPIPE_RETURN_IF_ERROR(check_unary_io(call, name));
+    FLEXPIPE_RETURN_IF_ERROR(check_unary_io(call, name, true));
     const TensorView& x = call.in[0];
     const TensorView& y = call.out[0];
-    FLEXPIPE_RETURN_IF_ERROR(check_same_layout(x, y, name));
     if (call.n_in > 2 && call.in[2].present()) {
         const TensorView& t = call.in[2];
         FLEXPIPE_RETURN_IF_ERROR(check_tensor(t, name, "training_mode"));

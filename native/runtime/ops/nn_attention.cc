@@ -5,7 +5,7 @@
 
 #include "kernels/attention/attention.h"
 #include "runtime/dispatch.h"
-#include "runtime/ops/nn_ops.h"
+#include "runtime/ops/ops.h"
 #include "runtime/ops/op_helpers.h"
 #include "runtime/parallel.h"
 
@@ -80,8 +80,6 @@ Status check_mask(const TensorView& m, AttnShape& s) {
 //   indices, distinct and < H (none listed: all heads in order).
 // floats: [scale] (absent: 1/sqrt(dh)).
 Status op_attention(const OpCall& c) {
-    FLEXPIPE_RETURN_IF_ERROR(expect_arity(c, "Attention", 3, 4, 2, 2));
-    FLEXPIPE_RETURN_IF_ERROR(expect_ints(c, "Attention", 2));
     AttnShape s;
     s.heads = c.ints[0];
     FLEXPIPE_RETURN_IF_ERROR(check_qkv(c, s));

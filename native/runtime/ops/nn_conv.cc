@@ -7,7 +7,7 @@
 #include "runtime/conv_cost.h"
 #include "runtime/conv_run.h"
 #include "runtime/conv_transpose.h"
-#include "runtime/ops/nn_ops.h"
+#include "runtime/ops/ops.h"
 #include "runtime/ops/nn_spatial.h"
 #include "runtime/parallel.h"
 
@@ -21,9 +21,7 @@ static Status check_conv_tensors(const OpCall& c, const char* op, const SpatialA
     const TensorView& x = c.in[0];
     const TensorView& w = c.in[1];
     const TensorView& y = c.out[0];
-    FLEXPIPE_RETURN_IF_ERROR(expect_dtype(x, DType::f32, op, "X"));
-    FLEXPIPE_RETURN_IF_ERROR(expect_dtype(w, DType::f32, op, "W"));
-    FLEXPIPE_RETURN_IF_ERROR(expect_dtype(y, DType::f32, op, "Y"));
+    FLEXPIPE_RETURN_IF_ERROR(expect_f32(op, {{x, "X"}, {w, "W"}, {y, "Y"}}));
     const int rank = 2 + sa.nsp;
     if (x.rank != rank || (raw_w && w.rank != rank) || y.rank != rank) {
         return Status::error(StatusCode::shape_mismatch,
@@ -101,6 +99,19 @@ static Status read_conv_plan(const OpCall& c, int at, ConvPlan* p) {
 
 // W checks: [M, C/group, kernel...] raw, the transformed Winograd filter [ceil(M/16), a², C, 16], or
 // narrow's panels [ceil(M/16), K, 16].
+// W is [A, B/group, ...]: Conv's W is [M, C/group, ...], ConvTranspose's [C, M/group, ...].
+static Status check_weight_dims(const TensorView& w, const char* op, char a_name, int64_t a, char b_name,
+                                int64_t b, int64_t groups) {
+    if (w.dims[0] != a || w.dims[1] * groups != b) {
+        return Status::error(StatusCode::shape_mismatch,
+                             "failed to run %s: W must be [%c, %c/group, ...] (W=[%lld, %lld], %c=%lld, %c=%lld)",
+                             op, a_name, b_name, static_cast<long long>(w.dims[0]),
+                             static_cast<long long>(w.dims[1]), a_name, static_cast<long long>(a), b_name,
+                             static_cast<long long>(b));
+    }
+    return Status::ok();
+}
+
 static Status check_conv_weight(const TensorView& w, const ConvShape& cs, ConvAlgo algo) {
     if (algo == ConvAlgo::winograd63 || algo == ConvAlgo::winograd23) {
         const int64_t a2 = is_winograd63(algo) ? 64 : 16;
@@ -121,14 +132,7 @@ static Status check_conv_weight(const TensorView& w, const ConvShape& cs, ConvAl
                            static_cast<long long>(k), w.rank);
         return Status::ok();
     }
-    if (w.dims[0] != cs.out_channels || w.dims[1] * cs.groups != cs.in_channels) {
-        return Status::error(StatusCode::shape_mismatch,
-                             "failed to run Conv: W must be [M, C/group, ...] "
-                             "(W=[%lld, %lld], M=%lld, C=%lld)",
-                             static_cast<long long>(w.dims[0]), static_cast<long long>(w.dims[1]),
-                             static_cast<long long>(cs.out_channels), static_cast<long long>(cs.in_channels));
-    }
-    return Status::ok();
+    return check_weight_dims(w, "Conv", 'M', cs.out_channels, 'C', cs.in_channels, cs.groups);
 }
 
 static Status run_conv(const OpCall& c, const ConvShape& cs, const ConvPlan& plan, ConvArgs& a) {
@@ -149,7 +153,6 @@ static Status run_conv(const OpCall& c, const ConvShape& cs, const ConvPlan& pla
 
 Status op_conv(const OpCall& c) {
     const char* op = "Conv";
-    FLEXPIPE_RETURN_IF_ERROR(expect_arity(c, op, 2, 4, 1, 2));
     SpatialAttrs sa;
     FLEXPIPE_RETURN_IF_ERROR(read_spatial(c, op, 1, true, &sa));
     ConvPlan plan;
@@ -201,7 +204,6 @@ Status op_conv(const OpCall& c) {
 // are dropped.
 Status op_conv_transpose(const OpCall& c) {
     const char* op = "ConvTranspose";
-    FLEXPIPE_RETURN_IF_ERROR(expect_arity(c, op, 2, 3, 1, 2));
     SpatialAttrs sa;
     FLEXPIPE_RETURN_IF_ERROR(read_spatial(c, op, 1, false, &sa));
     const int64_t algo = c.int_at(sa.next, 0), slices = c.int_at(sa.next + 1, 1);
@@ -211,13 +213,7 @@ Status op_conv_transpose(const OpCall& c) {
     ConvShape cs;
     FLEXPIPE_RETURN_IF_ERROR(check_conv_tensors(c, op, sa, &cs));
     const TensorView& w = c.in[1];
-    if (w.dims[0] != cs.in_channels || w.dims[1] * cs.groups != cs.out_channels) {
-        return Status::error(StatusCode::shape_mismatch,
-                             "failed to run ConvTranspose: W must be [C, M/group, ...] "
-                             "(W=[%lld, %lld], C=%lld, M=%lld)",
-                             static_cast<long long>(w.dims[0]), static_cast<long long>(w.dims[1]),
-                             static_cast<long long>(cs.in_channels), static_cast<long long>(cs.out_channels));
-    }
+    FLEXPIPE_RETURN_IF_ERROR(check_weight_dims(w, op, 'C', cs.in_channels, 'M', cs.out_channels, cs.groups));
     const float* bias = c.n_in > 2 && c.in[2].present() ? c.in[2].as<float>() : nullptr;
     const float* x = c.in[0].as<float>();
     const float* wd = w.as<float>();

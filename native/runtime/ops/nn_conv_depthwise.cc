@@ -5,7 +5,7 @@
 
 #include "runtime/conv_depthwise.h"
 #include "runtime/dispatch.h"
-#include "runtime/ops/nn_ops.h"
+#include "runtime/ops/ops.h"
 #include "runtime/ops/nn_spatial.h"
 
 namespace flexpipe {
@@ -32,7 +32,6 @@ Status read_activation(const OpCall& c, const char* op, int64_t code, int at, Co
 // conv's attributes, Y's from the depthwise's.
 Status op_conv_depthwise(const OpCall& c) {
     const char* op = "ConvDepthwise";
-    FLEXPIPE_RETURN_IF_ERROR(expect_arity(c, op, 4, 5, 2, 2));
     SpatialAttrs ca, da;
     FLEXPIPE_RETURN_IF_ERROR(read_spatial(c, op, 0, true, &ca));
     FLEXPIPE_RETURN_IF_ERROR(read_spatial(c, op, ca.next, true, &da));

@@ -5,7 +5,7 @@
 
 #include "runtime/conv_pool.h"
 #include "runtime/dispatch.h"
-#include "runtime/ops/nn_ops.h"
+#include "runtime/ops/ops.h"
 #include "runtime/ops/nn_spatial.h"
 
 namespace flexpipe {
@@ -18,8 +18,6 @@ namespace flexpipe {
 // pool's floor formula over them or one more (ceil_mode).
 Status op_conv_max_pool(const OpCall& c) {
     const char* op = "ConvMaxPool";
-    FLEXPIPE_RETURN_IF_ERROR(expect_arity(c, op, 2, 3, 2, 2));
-    FLEXPIPE_RETURN_IF_ERROR(expect_ints(c, op, 2));
     SpatialAttrs ca, pa;
     FLEXPIPE_RETURN_IF_ERROR(read_spatial(c, op, 1, true, &ca));
     FLEXPIPE_RETURN_IF_ERROR(read_spatial(c, op, ca.next, true, &pa));

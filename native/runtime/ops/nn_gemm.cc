@@ -7,7 +7,7 @@
 #include "kernels/gemm/gemm.h"
 #include "runtime/dispatch.h"
 #include "runtime/gemm_driver.h"
-#include "runtime/ops/nn_ops.h"
+#include "runtime/ops/ops.h"
 #include "runtime/ops/op_helpers.h"
 #include "runtime/parallel.h"
 
@@ -98,14 +98,10 @@ Status column_slice(const OpCall& c, int at, bool packed, int64_t n, const char*
 // Running the slices of a partition of [0, N) in any order yields the unsliced op's Y.
 Status op_gemm(const OpCall& c) {
     const char* op = "Gemm";
-    FLEXPIPE_RETURN_IF_ERROR(expect_arity(c, op, 2, 3, 1, 2));
-    FLEXPIPE_RETURN_IF_ERROR(expect_ints(c, op, 2));
     const TensorView& a = c.in[0];
     const TensorView& b = c.in[1];
     const TensorView& y = c.out[0];
-    FLEXPIPE_RETURN_IF_ERROR(expect_dtype(a, DType::f32, op, "A"));
-    FLEXPIPE_RETURN_IF_ERROR(expect_dtype(b, DType::f32, op, "B"));
-    FLEXPIPE_RETURN_IF_ERROR(expect_dtype(y, DType::f32, op, "Y"));
+    FLEXPIPE_RETURN_IF_ERROR(expect_f32(op, {{a, "A"}, {b, "B"}, {y, "Y"}}));
     const bool packed = c.int_at(2, 0) != 0;
     if (a.rank != 2 || (!packed && b.rank != 2) || y.rank != 2) {
         return Status::error(StatusCode::shape_mismatch,
@@ -309,13 +305,10 @@ Status matmul_batched(const MatMulShape& s, const TensorView& a, const TensorVie
 // the written ones. MatMul has no bias.
 Status op_matmul(const OpCall& c) {
     const char* op = "MatMul";
-    FLEXPIPE_RETURN_IF_ERROR(expect_arity(c, op, 2, 2, 1, 2));
     const TensorView& a = c.in[0];
     const TensorView& b = c.in[1];
     const TensorView& y = c.out[0];
-    FLEXPIPE_RETURN_IF_ERROR(expect_dtype(a, DType::f32, op, "A"));
-    FLEXPIPE_RETURN_IF_ERROR(expect_dtype(b, DType::f32, op, "B"));
-    FLEXPIPE_RETURN_IF_ERROR(expect_dtype(y, DType::f32, op, "Y"));
+    FLEXPIPE_RETURN_IF_ERROR(expect_f32(op, {{a, "A"}, {b, "B"}, {y, "Y"}}));
     FLEXPIPE_CHECK_ARG(a.rank >= 1 && b.rank >= 1, "failed to run MatMul: operands must have rank >= 1");
     const bool packed = c.int_at(0, 0) != 0;
     FLEXPIPE_CHECK_ARG(!packed || y.rank >= 1, "failed to run MatMul: a packed B needs Y of rank >= 1");

@@ -4,7 +4,7 @@
 
 #include "kernels/norm/norm.h"
 #include "runtime/dispatch.h"
-#include "runtime/ops/nn_ops.h"
+#include "runtime/ops/ops.h"
 #include "runtime/ops/op_helpers.h"
 #include "runtime/parallel.h"
 
@@ -13,8 +13,7 @@ namespace flexpipe {
 // X [N, C, ...] float32 with Y alike, and `count` per-channel vectors of C float32 from input 1 on.
 static Status check_channel_op(const OpCall& c, const char* op, int count) {
     const TensorView& x = c.in[0];
-    FLEXPIPE_RETURN_IF_ERROR(expect_dtype(x, DType::f32, op, "X"));
-    FLEXPIPE_RETURN_IF_ERROR(expect_dtype(c.out[0], DType::f32, op, "Y"));
+    FLEXPIPE_RETURN_IF_ERROR(expect_f32(op, {{x, "X"}, {c.out[0], "Y"}}));
     if (x.rank < 2 || !same_dims(x, c.out[0])) {
         return Status::error(StatusCode::shape_mismatch,
                              "failed to run %s: X must be [N, C, ...] and Y alike (rank=%d)",
@@ -40,7 +39,6 @@ static Status check_channel_op(const OpCall& c, const char* op, int count) {
 // running_mean = mean * momentum + batch_mean * (1 - momentum) (likewise for var).
 Status op_batch_norm(const OpCall& c) {
     const char* op = "BatchNormalization";
-    FLEXPIPE_RETURN_IF_ERROR(expect_arity(c, op, 5, 5, 1, 3));
     FLEXPIPE_RETURN_IF_ERROR(check_channel_op(c, op, 4));
     const bool training = c.int_at(0, 0) != 0;
     const double eps = c.float_at(0, 1e-5), momentum = c.float_at(1, 0.9);
@@ -92,7 +90,6 @@ Status op_batch_norm(const OpCall& c) {
 // floats: [epsilon]. Y = (X - mean) / sqrt(var + epsilon) * scale + B with statistics per (n, c) plane.
 Status op_instance_norm(const OpCall& c) {
     const char* op = "InstanceNormalization";
-    FLEXPIPE_RETURN_IF_ERROR(expect_arity(c, op, 3, 3, 1, 1));
     FLEXPIPE_RETURN_IF_ERROR(check_channel_op(c, op, 2));
     const double eps = c.float_at(0, 1e-5);
     const TensorView& x = c.in[0];
@@ -118,13 +115,9 @@ Status op_instance_norm(const OpCall& c) {
 // axis; W and B hold cols values (or 1); Mean and InvStdDev hold rows values.
 Status op_layer_norm(const OpCall& c) {
     const char* op = "LayerNormalization";
-    FLEXPIPE_RETURN_IF_ERROR(expect_arity(c, op, 2, 3, 1, 3));
-    FLEXPIPE_RETURN_IF_ERROR(expect_ints(c, op, 1));
     const TensorView& x = c.in[0];
     const TensorView& w = c.in[1];
-    FLEXPIPE_RETURN_IF_ERROR(expect_dtype(x, DType::f32, op, "X"));
-    FLEXPIPE_RETURN_IF_ERROR(expect_dtype(w, DType::f32, op, "Scale"));
-    FLEXPIPE_RETURN_IF_ERROR(expect_dtype(c.out[0], DType::f32, op, "Y"));
+    FLEXPIPE_RETURN_IF_ERROR(expect_f32(op, {{x, "X"}, {w, "Scale"}, {c.out[0], "Y"}}));
     const int64_t axis = c.ints[0];
     FLEXPIPE_CHECK_ARG(axis >= 0 && axis < x.rank && same_dims(x, c.out[0]),
                        "failed to run LayerNormalization: bad axis or Y dims (axis=%lld, rank=%d)",
@@ -169,8 +162,6 @@ Status op_layer_norm(const OpCall& c) {
 // LRN: input X [N, C, ...]; output Y. ints: [size]; floats: [alpha, beta, bias].
 Status op_lrn(const OpCall& c) {
     const char* op = "LRN";
-    FLEXPIPE_RETURN_IF_ERROR(expect_arity(c, op, 1, 1, 1, 1));
-    FLEXPIPE_RETURN_IF_ERROR(expect_ints(c, op, 1));
     FLEXPIPE_RETURN_IF_ERROR(check_channel_op(c, op, 0));
     const int64_t size = c.ints[0];
     FLEXPIPE_CHECK_ARG(size >= 1, "failed to run LRN: size must be >= 1 (size=%lld)",
@@ -193,7 +184,6 @@ Status op_lrn(const OpCall& c) {
 // strictly increasing. Y = (X - mean) / (sqrt(E[X^2] - mean^2) + 1e-9) over the reduced axes.
 Status op_mvn(const OpCall& c) {
     const char* op = "MeanVarianceNormalization";
-    FLEXPIPE_RETURN_IF_ERROR(expect_arity(c, op, 1, 1, 1, 1));
     const TensorView& x = c.in[0];
     FLEXPIPE_RETURN_IF_ERROR(expect_dtype(x, DType::f32, op, "X"));
     FLEXPIPE_CHECK_ARG(same_dims(x, c.out[0]),

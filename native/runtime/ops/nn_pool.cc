@@ -5,7 +5,8 @@
 #include <cstring>
 
 #include "kernels/pool/pool.h"
-#include "runtime/ops/nn_ops.h"
+#include "runtime/op_registry.h"
+#include "runtime/ops/ops.h"
 #include "runtime/ops/nn_spatial.h"
 #include "runtime/parallel.h"
 #include "runtime/pool_run.h"
@@ -50,7 +51,6 @@ static Status pool_shape(const OpCall& c, const char* op, const SpatialAttrs& sa
 // float32 without Indices takes the row path (runtime/pool_run.h), split over output rows.
 static Status max_pool(const OpCall& c, const PoolKernels* k) {
     const char* op = "MaxPool";
-    FLEXPIPE_RETURN_IF_ERROR(expect_arity(c, op, 1, 1, 1, 2));
     SpatialAttrs sa;
     FLEXPIPE_RETURN_IF_ERROR(read_spatial(c, op, 0, true, &sa));
     const int storage_order = static_cast<int>(c.int_at(sa.next, 0));
@@ -87,7 +87,6 @@ static Status max_pool(const OpCall& c, const PoolKernels* k) {
 // Takes the row path (runtime/pool_run.h), split over output rows.
 static Status average_pool(const OpCall& c, const PoolKernels* k) {
     const char* op = "AveragePool";
-    FLEXPIPE_RETURN_IF_ERROR(expect_arity(c, op, 1, 1, 1, 1));
     FLEXPIPE_RETURN_IF_ERROR(expect_dtype(c.in[0], DType::f32, op, "X"));
     SpatialAttrs sa;
     FLEXPIPE_RETURN_IF_ERROR(read_spatial(c, op, 0, true, &sa));
@@ -111,7 +110,6 @@ static Status average_pool(const OpCall& c, const PoolKernels* k) {
 // ints: [nsp, kernel[nsp], strides[nsp], dilations[nsp], pads_begin[nsp], pads_end[nsp]]; floats: [p].
 Status op_lp_pool(const OpCall& c) {
     const char* op = "LpPool";
-    FLEXPIPE_RETURN_IF_ERROR(expect_arity(c, op, 1, 1, 1, 1));
     FLEXPIPE_RETURN_IF_ERROR(expect_dtype(c.in[0], DType::f32, op, "X"));
     SpatialAttrs sa;
     FLEXPIPE_RETURN_IF_ERROR(read_spatial(c, op, 0, true, &sa));
@@ -126,12 +124,13 @@ Status op_lp_pool(const OpCall& c) {
 }
 
 // Global pools: X [N, C, spatial...] float32 (rank >= 2); Y [N, C, 1, ...] (N * C elements).
-// kind 0 average, 1 max, 2 Lp; k chooses the plane kernels of average and max.
-static Status global_pool(const OpCall& c, const char* op, int kind, const PoolKernels* k) {
-    FLEXPIPE_RETURN_IF_ERROR(expect_arity(c, op, 1, 1, 1, 1));
+// Kind 0 average, 1 max, 2 Lp; k chooses the plane kernels of average and max.
+template <int Kind>
+static Status global_pool(const OpCall& c, const PoolKernels* k) {
+    static const char* const names[] = {"GlobalAveragePool", "GlobalMaxPool", "GlobalLpPool"};
+    const char* op = names[Kind];
     const TensorView& x = c.in[0];
-    FLEXPIPE_RETURN_IF_ERROR(expect_dtype(x, DType::f32, op, "X"));
-    FLEXPIPE_RETURN_IF_ERROR(expect_dtype(c.out[0], DType::f32, op, "Y"));
+    FLEXPIPE_RETURN_IF_ERROR(expect_f32(op, {{x, "X"}, {c.out[0], "Y"}}));
     if (x.rank < 2 || c.out[0].numel != x.dims[0] * x.dims[1]) {
         return Status::error(StatusCode::shape_mismatch,
                              "failed to run %s: Y must hold N * C values (got %lld)", op,
@@ -142,11 +141,11 @@ static Status global_pool(const OpCall& c, const char* op, int kind, const PoolK
     float* y = c.out[0].as<float>();
     const double p = c.float_at(0, 2.0);
     parallel_for(x.dims[0] * x.dims[1], c.threads, [&](int64_t b, int64_t e) {
-        if (k != nullptr && kind < 2)
-            global_pool_f32(*k, kind == 0, xd, y, size, b, e);
-        else if (kind == 0)
+        if (k != nullptr && Kind < 2)
+            global_pool_f32(*k, Kind == 0, xd, y, size, b, e);
+        else if (Kind == 0)
             global_avgpool_f32__ref(xd, y, size, b, e);
-        else if (kind == 1)
+        else if (Kind == 1)
             global_maxpool_f32__ref(xd, y, size, b, e);
         else
             global_lppool_f32__ref(xd, y, size, p, b, e);
@@ -156,13 +155,13 @@ static Status global_pool(const OpCall& c, const char* op, int kind, const PoolK
 
 // GlobalAveragePool / GlobalMaxPool: no attributes. GlobalLpPool: floats [p].
 Status op_global_average_pool(const OpCall& c) {
-    return global_pool(c, "GlobalAveragePool", 0, &kernels().pool);
+    return global_pool<0>(c, &kernels().pool);
 }
 Status op_global_max_pool(const OpCall& c) {
-    return global_pool(c, "GlobalMaxPool", 1, &kernels().pool);
+    return global_pool<1>(c, &kernels().pool);
 }
 Status op_global_lp_pool(const OpCall& c) {
-    return global_pool(c, "GlobalLpPool", 2, nullptr);
+    return global_pool<2>(c, nullptr);
 }
 Status op_max_pool(const OpCall& c) {
     return max_pool(c, &kernels().pool);
@@ -172,11 +171,22 @@ Status op_average_pool(const OpCall& c) {
 }
 
 Status pool_op_with(const char* name, const OpCall& c, const PoolKernels* k) {
-    if (std::strcmp(name, "MaxPool") == 0) return max_pool(c, k);
-    if (std::strcmp(name, "AveragePool") == 0) return average_pool(c, k);
-    if (std::strcmp(name, "GlobalAveragePool") == 0) return global_pool(c, name, 0, k);
-    if (std::strcmp(name, "GlobalMaxPool") == 0) return global_pool(c, name, 1, k);
-    if (std::strcmp(name, "Resize") == 0) return resize_with(c, k);
+    using Body = Status (*)(const OpCall&, const PoolKernels*);
+    static const struct {
+        const char* name;
+        Body run;
+    } ops[] = {
+        {"MaxPool", max_pool},
+        {"AveragePool", average_pool},
+        {"GlobalAveragePool", global_pool<0>},
+        {"GlobalMaxPool", global_pool<1>},
+        {"Resize", resize_with},
+    };
+    for (const auto& op : ops) {
+        if (std::strcmp(name, op.name) != 0) continue;
+        FLEXPIPE_RETURN_IF_ERROR(check_arity(*find_op(name), c));
+        return op.run(c, k);
+    }
     return Status::error(StatusCode::invalid_argument, "failed to run %s: not a pool or Resize op", name);
 }
 

@@ -2,7 +2,7 @@
 // Softmax, LogSoftmax and Hardmax ops (float32) with both axis conventions (opset < 13 and >= 13).
 #include "kernels/softmax/softmax.h"
 #include "runtime/dispatch.h"
-#include "runtime/ops/nn_ops.h"
+#include "runtime/ops/ops.h"
 #include "runtime/ops/op_helpers.h"
 #include "runtime/parallel.h"
 
@@ -12,11 +12,8 @@ namespace flexpipe {
 // coerce_2d]. coerce_2d = 1 (opset < 13): X is viewed as [prod(dims[:axis]), prod(dims[axis:])] and
 // normalized along the second dim; coerce_2d = 0: normalized along dims[axis] alone.
 static Status run_softmax(const OpCall& c, const char* op, SoftmaxFn fn) {
-    FLEXPIPE_RETURN_IF_ERROR(expect_arity(c, op, 1, 1, 1, 1));
-    FLEXPIPE_RETURN_IF_ERROR(expect_ints(c, op, 2));
     const TensorView& x = c.in[0];
-    FLEXPIPE_RETURN_IF_ERROR(expect_dtype(x, DType::f32, op, "X"));
-    FLEXPIPE_RETURN_IF_ERROR(expect_dtype(c.out[0], DType::f32, op, "Y"));
+    FLEXPIPE_RETURN_IF_ERROR(expect_f32(op, {{x, "X"}, {c.out[0], "Y"}}));
     FLEXPIPE_CHECK_ARG(same_dims(x, c.out[0]), "failed to run %s: Y dims must equal X dims", op);
     const int64_t axis = c.ints[0];
     const bool coerce = c.ints[1] != 0;

@@ -5,7 +5,7 @@
 
 #include "runtime/dispatch.h"
 #include "runtime/ops/op_helpers.h"
-#include "runtime/ops/quant_ops.h"
+#include "runtime/ops/ops.h"
 #include "runtime/parallel.h"
 #include "runtime/quant/quant_blob.h"
 
@@ -60,8 +60,6 @@ void for_each_piece(const OpCall& c, int64_t begin, int64_t end, Fn&& fn) {
 // Allocation-free.
 Status op_dequantize_shard(const OpCall& c) {
     const char* op = "DequantizeShard";
-    FLEXPIPE_RETURN_IF_ERROR(expect_arity(c, op, 1, 1, 1, 1 << 20));
-    FLEXPIPE_RETURN_IF_ERROR(expect_ints(c, op, 1));
     const TensorView& blob = c.in[0];
     FLEXPIPE_RETURN_IF_ERROR(expect_dtype(blob, DType::u8, op, "the blob"));
     FLEXPIPE_CHECK_ARG(blob.rank == 1 && (blob.data != nullptr || blob.numel == 0),

@@ -8,11 +8,9 @@ using tensor_ops::check_elem_size;
 
 // Transpose. in: data. out: y (rank r, y.dims[k] = data.dims[perm[k]]). ints: perm[0..r).
 Status op_transpose(const OpCall& c) {
-    FLEXPIPE_RETURN_IF_ERROR(expect_arity(c, "Transpose", 1, 1, 1, 1));
     const TensorView& x = c.in[0];
     const TensorView& y = c.out[0];
-    FLEXPIPE_RETURN_IF_ERROR(check_elem_size(x, "Transpose"));
-    FLEXPIPE_RETURN_IF_ERROR(expect_same_dtype(x, y, "Transpose"));
+    FLEXPIPE_RETURN_IF_ERROR(tensor_ops::check_moved(x, y, "Transpose"));
     FLEXPIPE_CHECK_ARG(
         x.rank == y.rank && c.n_ints == x.rank,
         "failed to run Transpose: perm length, input rank and output rank differ (perm=%d, in=%d, out=%d)",
@@ -41,11 +39,9 @@ Status op_transpose(const OpCall& c) {
 // step[0..r): element i of axis k is data index start[k] + i * step[k] (already clamped by the
 // encoder; step != 0, may be negative).
 Status op_slice(const OpCall& c) {
-    FLEXPIPE_RETURN_IF_ERROR(expect_arity(c, "Slice", 1, 1, 1, 1));
     const TensorView& x = c.in[0];
     const TensorView& y = c.out[0];
-    FLEXPIPE_RETURN_IF_ERROR(check_elem_size(x, "Slice"));
-    FLEXPIPE_RETURN_IF_ERROR(expect_same_dtype(x, y, "Slice"));
+    FLEXPIPE_RETURN_IF_ERROR(tensor_ops::check_moved(x, y, "Slice"));
     FLEXPIPE_CHECK_ARG(x.rank == y.rank && c.n_ints == 2 * x.rank,
                        "failed to run Slice: expected rank %d output and %d ints (got rank %d, %d ints)",
                        x.rank, 2 * x.rank, y.rank, c.n_ints);
@@ -75,11 +71,9 @@ Status op_slice(const OpCall& c) {
 
 // Expand (numpy broadcasting of data to the output dims). in: data. out: y. ints: none.
 Status op_expand(const OpCall& c) {
-    FLEXPIPE_RETURN_IF_ERROR(expect_arity(c, "Expand", 1, 1, 1, 1));
     const TensorView& x = c.in[0];
     const TensorView& y = c.out[0];
-    FLEXPIPE_RETURN_IF_ERROR(check_elem_size(x, "Expand"));
-    FLEXPIPE_RETURN_IF_ERROR(expect_same_dtype(x, y, "Expand"));
+    FLEXPIPE_RETURN_IF_ERROR(tensor_ops::check_moved(x, y, "Expand"));
     int64_t strides[max_rank];
     FLEXPIPE_CHECK_ARG(
         broadcast_strides(x, y, strides),
@@ -97,11 +91,9 @@ Status op_expand(const OpCall& c) {
 // Tile. in: data. out: y (y.dims[k] = data.dims[k] * repeats[k]). ints: repeats[0..r).
 // Seen as a strided copy of rank 2r: dims (repeats[k], data.dims[k]), strides (0, stride[k]).
 Status op_tile(const OpCall& c) {
-    FLEXPIPE_RETURN_IF_ERROR(expect_arity(c, "Tile", 1, 1, 1, 1));
     const TensorView& x = c.in[0];
     const TensorView& y = c.out[0];
-    FLEXPIPE_RETURN_IF_ERROR(check_elem_size(x, "Tile"));
-    FLEXPIPE_RETURN_IF_ERROR(expect_same_dtype(x, y, "Tile"));
+    FLEXPIPE_RETURN_IF_ERROR(tensor_ops::check_moved(x, y, "Tile"));
     FLEXPIPE_CHECK_ARG(x.rank == y.rank && c.n_ints == x.rank,
                        "failed to run Tile: expected rank %d output and %d repeats (got rank %d, %d repeats)",
                        x.rank, x.rank, y.rank, c.n_ints);
@@ -151,7 +143,6 @@ Status check_part(const TensorView& part, const TensorView& whole, int axis, con
 // and part i is [outer, part_i, inner]; `gather` copies parts into the whole, else the reverse.
 Status concat_or_split(const OpCall& c, const TensorView* parts, int n_parts, const TensorView& whole,
                        bool gather, const char* op) {
-    FLEXPIPE_RETURN_IF_ERROR(expect_ints(c, op, 1));
     FLEXPIPE_RETURN_IF_ERROR(tensor_ops::check_axis(c.ints[0], whole.rank, op));
     const int axis = static_cast<int>(c.ints[0]);
     int64_t total = 0;
@@ -191,14 +182,12 @@ Status concat_or_split(const OpCall& c, const TensorView* parts, int n_parts, co
 // Concat. in: x0 .. x(n-1) (n >= 1, same dtype and rank, equal dims except on axis). out: y.
 // ints: [axis] (non-negative).
 Status op_concat(const OpCall& c) {
-    FLEXPIPE_RETURN_IF_ERROR(expect_arity(c, "Concat", 1, 1 << 20, 1, 1));
     FLEXPIPE_RETURN_IF_ERROR(check_elem_size(c.out[0], "Concat"));
     return concat_or_split(c, c.in, c.n_in, c.out[0], true, "Concat");
 }
 
 // Split. in: x. out: y0 .. y(n-1) (their sizes on axis sum to x's). ints: [axis] (non-negative).
 Status op_split(const OpCall& c) {
-    FLEXPIPE_RETURN_IF_ERROR(expect_arity(c, "Split", 1, 1, 1, 1 << 20));
     FLEXPIPE_RETURN_IF_ERROR(check_elem_size(c.in[0], "Split"));
     return concat_or_split(c, c.out, c.n_out, c.in[0], false, "Split");
 }

@@ -64,11 +64,9 @@ using tensor_ops::check_elem_size;
 // ints: [mode (0 constant, 1 reflect, 2 edge, 3 wrap), pads_begin[0..r), pads_end[0..r)].
 // floats: [constant value] (optional, default 0).
 Status op_pad(const OpCall& c) {
-    FLEXPIPE_RETURN_IF_ERROR(expect_arity(c, "Pad", 1, 2, 1, 1));
     const TensorView& x = c.in[0];
     const TensorView& y = c.out[0];
-    FLEXPIPE_RETURN_IF_ERROR(check_elem_size(x, "Pad"));
-    FLEXPIPE_RETURN_IF_ERROR(expect_same_dtype(x, y, "Pad"));
+    FLEXPIPE_RETURN_IF_ERROR(tensor_ops::check_moved(x, y, "Pad"));
     FLEXPIPE_CHECK_ARG(
         x.rank >= 1 && y.rank == x.rank && c.n_ints == 1 + 2 * x.rank,
         "failed to run Pad: expected rank >= 1, equal ranks and %d ints (got rank %d and %d, %d ints)",
@@ -110,15 +108,12 @@ Status op_pad(const OpCall& c) {
 // Trilu. in: x (rank >= 2), k (optional int32/int64 scalar: when present it overrides ints[1]).
 // out: y (same dims). ints: [upper (0/1), k].
 Status op_trilu(const OpCall& c) {
-    FLEXPIPE_RETURN_IF_ERROR(expect_arity(c, "Trilu", 1, 2, 1, 1));
-    FLEXPIPE_RETURN_IF_ERROR(expect_ints(c, "Trilu", 2));
     int64_t k = c.ints[1];
     if (c.n_in > 1 && c.in[1].present())
         FLEXPIPE_RETURN_IF_ERROR(tensor_ops::read_scalar_int(c.in[1], "Trilu", &k));
     const TensorView& x = c.in[0];
     const TensorView& y = c.out[0];
-    FLEXPIPE_RETURN_IF_ERROR(check_elem_size(x, "Trilu"));
-    FLEXPIPE_RETURN_IF_ERROR(expect_same_dtype(x, y, "Trilu"));
+    FLEXPIPE_RETURN_IF_ERROR(tensor_ops::check_moved(x, y, "Trilu"));
     FLEXPIPE_CHECK_ARG(x.rank >= 2 && same_dims(x, y),
                        "failed to run Trilu: expected rank >= 2 and equal dims (rank=%d)", x.rank);
     if (y.numel == 0) return Status::ok();
@@ -134,7 +129,6 @@ Status op_trilu(const OpCall& c) {
 // Fill (ConstantOfShape). in: none. out: y (any dims). ints: [value for integer and bool dtypes],
 // floats: [value for float dtypes]. Both default to 0.
 Status op_fill(const OpCall& c) {
-    FLEXPIPE_RETURN_IF_ERROR(expect_arity(c, "Fill", 0, 0, 1, 1));
     const TensorView& y = c.out[0];
     FLEXPIPE_RETURN_IF_ERROR(check_elem_size(y, "Fill"));
     uint64_t value = 0;
@@ -149,7 +143,6 @@ Status op_fill(const OpCall& c) {
 // Range. in: none. out: y (rank 1, n elements). ints: [start, delta] (integer dtypes),
 // floats: [start, delta] (float dtypes). y[i] = start + i * delta.
 Status op_range(const OpCall& c) {
-    FLEXPIPE_RETURN_IF_ERROR(expect_arity(c, "Range", 0, 0, 1, 1));
     const TensorView& y = c.out[0];
     FLEXPIPE_RETURN_IF_ERROR(check_elem_size(y, "Range"));
     FLEXPIPE_CHECK_ARG(y.rank == 1, "failed to run Range: output must have rank 1 (rank=%d)", y.rank);
@@ -170,7 +163,6 @@ Status op_range(const OpCall& c) {
 // EyeLike. in: none (only the output dims matter). out: y (rank 2). ints: [k]: ones where
 // column - row == k, zeros elsewhere.
 Status op_eye_like(const OpCall& c) {
-    FLEXPIPE_RETURN_IF_ERROR(expect_arity(c, "EyeLike", 0, 1, 1, 1));
     const TensorView& y = c.out[0];
     FLEXPIPE_RETURN_IF_ERROR(check_elem_size(y, "EyeLike"));
     FLEXPIPE_CHECK_ARG(y.rank == 2, "failed to run EyeLike: output must have rank 2 (rank=%d)", y.rank);

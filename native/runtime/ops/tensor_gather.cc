@@ -53,13 +53,10 @@ Status check_out_dim(const TensorView& y, int k, int64_t want, const char* op) {
 // Gather. in: data (rank r >= 1), indices (int32/int64, any rank q). out: y with dims
 // data.dims[0..axis) ++ indices.dims ++ data.dims[axis+1..r). ints: [axis] (non-negative).
 Status op_gather(const OpCall& c) {
-    FLEXPIPE_RETURN_IF_ERROR(expect_arity(c, "Gather", 2, 2, 1, 1));
-    FLEXPIPE_RETURN_IF_ERROR(expect_ints(c, "Gather", 1));
     const TensorView& x = c.in[0];
     const TensorView& idx = c.in[1];
     const TensorView& y = c.out[0];
-    FLEXPIPE_RETURN_IF_ERROR(check_elem_size(x, "Gather"));
-    FLEXPIPE_RETURN_IF_ERROR(expect_same_dtype(x, y, "Gather"));
+    FLEXPIPE_RETURN_IF_ERROR(tensor_ops::check_moved(x, y, "Gather"));
     FLEXPIPE_RETURN_IF_ERROR(check_indices_dtype(idx, "Gather"));
     FLEXPIPE_RETURN_IF_ERROR(tensor_ops::check_axis(c.ints[0], x.rank, "Gather"));
     const int axis = static_cast<int>(c.ints[0]);
@@ -85,13 +82,10 @@ Status op_gather(const OpCall& c) {
 // GatherElements. in: data (rank r >= 1), indices (int32/int64, rank r, dims <= data's off the
 // axis). out: y with indices' dims. ints: [axis] (non-negative).
 Status op_gather_elements(const OpCall& c) {
-    FLEXPIPE_RETURN_IF_ERROR(expect_arity(c, "GatherElements", 2, 2, 1, 1));
-    FLEXPIPE_RETURN_IF_ERROR(expect_ints(c, "GatherElements", 1));
     const TensorView& x = c.in[0];
     const TensorView& idx = c.in[1];
     const TensorView& y = c.out[0];
-    FLEXPIPE_RETURN_IF_ERROR(check_elem_size(x, "GatherElements"));
-    FLEXPIPE_RETURN_IF_ERROR(expect_same_dtype(x, y, "GatherElements"));
+    FLEXPIPE_RETURN_IF_ERROR(tensor_ops::check_moved(x, y, "GatherElements"));
     FLEXPIPE_RETURN_IF_ERROR(check_indices_dtype(idx, "GatherElements"));
     FLEXPIPE_RETURN_IF_ERROR(tensor_ops::check_axis(c.ints[0], x.rank, "GatherElements"));
     const int axis = static_cast<int>(c.ints[0]);
@@ -121,12 +115,10 @@ Status op_gather_elements(const OpCall& c) {
 // batch_dims + m <= r, leading batch_dims dims equal to data's). out: y with dims
 // indices.dims[0..q-1) ++ data.dims[batch_dims+m..r). ints: [batch_dims].
 Status op_gather_nd(const OpCall& c) {
-    FLEXPIPE_RETURN_IF_ERROR(expect_arity(c, "GatherND", 2, 2, 1, 1));
     const TensorView& x = c.in[0];
     const TensorView& idx = c.in[1];
     const TensorView& y = c.out[0];
-    FLEXPIPE_RETURN_IF_ERROR(check_elem_size(x, "GatherND"));
-    FLEXPIPE_RETURN_IF_ERROR(expect_same_dtype(x, y, "GatherND"));
+    FLEXPIPE_RETURN_IF_ERROR(tensor_ops::check_moved(x, y, "GatherND"));
     FLEXPIPE_RETURN_IF_ERROR(check_indices_dtype(idx, "GatherND"));
     const int64_t b = c.int_at(0, 0);
     FLEXPIPE_CHECK_ARG(idx.rank >= 1 && b >= 0 && b < idx.rank,
@@ -165,8 +157,6 @@ Status op_gather_nd(const OpCall& c) {
 // OneHot. in: indices (int32/int64/float32/float64, any rank q), values (2 elements of y's dtype:
 // off, on). out: y (rank q + 1, y.dims[axis] = depth, other dims the indices'). ints: [axis, depth].
 Status op_one_hot(const OpCall& c) {
-    FLEXPIPE_RETURN_IF_ERROR(expect_arity(c, "OneHot", 2, 2, 1, 1));
-    FLEXPIPE_RETURN_IF_ERROR(expect_ints(c, "OneHot", 2));
     const TensorView& idx = c.in[0];
     const TensorView& values = c.in[1];
     const TensorView& y = c.out[0];

@@ -45,7 +45,6 @@ ReduceShape make_reduce_shape(const TensorView& x, const int64_t* flags) {
 // removed. ints: [kind (0 sum, 1 mean, 2 max, 3 min, 4 prod, 5 L1, 6 L2, 7 LogSum, 8 LogSumExp,
 // 9 SumSquare), reduced[0..r) (1 when axis k is reduced)]. dtypes: float32, float64, int32, int64.
 Status op_reduce(const OpCall& c) {
-    FLEXPIPE_RETURN_IF_ERROR(expect_arity(c, "Reduce", 1, 1, 1, 1));
     const TensorView& x = c.in[0];
     const TensorView& y = c.out[0];
     FLEXPIPE_RETURN_IF_ERROR(expect_same_dtype(x, y, "Reduce"));
@@ -83,8 +82,6 @@ Status op_reduce(const OpCall& c) {
 // the axis set to 1 or removed). ints: [axis (non-negative), is_min (0/1), select_last (0/1)].
 // dtypes: float32, float64, int32, int64.
 Status op_arg_reduce(const OpCall& c) {
-    FLEXPIPE_RETURN_IF_ERROR(expect_arity(c, "ArgReduce", 1, 1, 1, 1));
-    FLEXPIPE_RETURN_IF_ERROR(expect_ints(c, "ArgReduce", 3));
     const TensorView& x = c.in[0];
     const TensorView& y = c.out[0];
     FLEXPIPE_RETURN_IF_ERROR(expect_dtype(y, DType::i64, "ArgReduce", "output"));
@@ -114,8 +111,6 @@ Status op_arg_reduce(const OpCall& c) {
 // overrides ints[0]). out: y (same dims and dtype). ints: [axis (non-negative), exclusive (0/1),
 // reverse (0/1)]. dtypes: float32, float64, int32, int64.
 Status op_cumsum(const OpCall& c) {
-    FLEXPIPE_RETURN_IF_ERROR(expect_arity(c, "CumSum", 1, 2, 1, 1));
-    FLEXPIPE_RETURN_IF_ERROR(expect_ints(c, "CumSum", 3));
     const TensorView& x = c.in[0];
     const TensorView& y = c.out[0];
     FLEXPIPE_RETURN_IF_ERROR(expect_same_dtype(x, y, "CumSum"));
