@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <vector>
 
+#include "common/non_copyable.h"
 #include "runtime/op_call.h"
 
 namespace flexpipe {
@@ -16,10 +17,8 @@ Napi::Value run_op(const Napi::CallbackInfo& info);
 
 // One op call read from info[at..at+5): inputs, outputs, ints, floats, threads (optional, default 1).
 // `call` points into the vectors, so the object is neither copied nor moved.
-struct JsOpCall {
+struct JsOpCall : NonCopyable {
     JsOpCall(const Napi::CallbackInfo& info, int at);
-    JsOpCall(const JsOpCall&) = delete;
-    JsOpCall& operator=(const JsOpCall&) = delete;
 
     std::vector<TensorView> ins, outs;
     std::vector<int64_t> ints;

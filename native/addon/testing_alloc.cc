@@ -2,6 +2,7 @@
 // `_testing.allocAudit()`, `allocAuditReset()`, `allocAuditProbe(n)`: the allocation audit (alloc/alloc_audit.h).
 #include <cstdlib>
 #include <memory>
+#include <utility>
 
 #include "addon/testing.h"
 #include "addon/workers/status_worker.h"
@@ -55,9 +56,7 @@ Napi::Value alloc_audit_reset(const Napi::CallbackInfo& info) {
 Napi::Value alloc_audit_probe(const Napi::CallbackInfo& info) {
     const int64_t n = integer_arg(info[0], 0, 1 << 20, "n");
     auto worker = std::make_unique<AllocProbeWorker>(info.Env(), n);
-    Napi::Promise promise = worker->promise();
-    worker.release()->Queue();
-    return promise;
+    return StatusWorker::queue(std::move(worker));
 }
 
 }  // namespace testing_js

@@ -88,8 +88,9 @@ Status check_arity(const OpEntry& e, const OpCall& c) {
     return Status::ok();
 }
 
-Status call_op(const OpEntry& e, const OpCall& c) {
+Status call_op(const OpEntry& e, OpCall c) {
     FLEXPIPE_RETURN_IF_ERROR(check_arity(e, c));
+    c.name = e.name;
     return e.fn(c);
 }
 

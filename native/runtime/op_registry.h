@@ -28,8 +28,9 @@ struct OpEntry {
 const std::vector<OpEntry>& op_table();
 // The entry named `name`, or null.
 const OpEntry* find_op(const char* name);
-// Checks call against e.arity (the error names the op), then runs e.fn.
+// Whether call has the counts of e.arity (the error names the op).
 Status check_arity(const OpEntry& e, const OpCall& call);
-Status call_op(const OpEntry& e, const OpCall& call);
+// Runs e.fn on call after check_arity, with call.name = e.name.
+Status call_op(const OpEntry& e, OpCall call);
 
 }  // namespace flexpipe

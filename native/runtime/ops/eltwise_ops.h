@@ -48,6 +48,12 @@ inline Status check_tensor(const TensorView& t, const char* op, const char* what
     return Status::ok();
 }
 
+// check_tensor for every tensor listed: check_tensors(op, {{a, "a"}, {y, "output"}}).
+inline Status check_tensors(const char* op, std::initializer_list<Named> tensors) {
+    for (const Named& n : tensors) FLEXPIPE_RETURN_IF_ERROR(check_tensor(n.t, op, n.what));
+    return Status::ok();
+}
+
 // Same dtype and same number of elements (unary ops: output dims were set by the plan).
 inline Status check_same_layout(const TensorView& x, const TensorView& y, const char* op) {
     FLEXPIPE_RETURN_IF_ERROR(expect_same_dtype(x, y, op));

@@ -16,16 +16,16 @@ namespace flexpipe {
 // Shared checks: X [N, C, spatial...] and Y [N, C, out...] of rank 2 + nsp and equal dtypes; each out
 // dim is the floor formula or one more (ceil_mode adds at most one window; only its in-range taps are
 // read).
-static Status pool_shape(const OpCall& c, const char* op, const SpatialAttrs& sa, PoolShape* ps) {
+static Status pool_shape(const OpCall& c, const SpatialAttrs& sa, PoolShape* ps) {
     const TensorView& x = c.in[0];
     const TensorView& y = c.out[0];
-    FLEXPIPE_RETURN_IF_ERROR(expect_same_dtype(x, y, op));
+    FLEXPIPE_RETURN_IF_ERROR(expect_same_dtype(x, y, c.name));
     const int rank = 2 + sa.nsp;
     if (x.rank != rank || y.rank != rank || y.dims[0] != x.dims[0] || y.dims[1] != x.dims[1]) {
         return Status::error(StatusCode::shape_mismatch,
                              "failed to run %s: X and Y must be [N, C, %d spatial dims] alike "
                              "(ranks %d, %d)",
-                             op, sa.nsp, x.rank, y.rank);
+                             c.name, sa.nsp, x.rank, y.rank);
     }
     ps->planes = x.dims[0] * x.dims[1];
     set_window(sa, x, y, ps);
@@ -38,7 +38,7 @@ static Status pool_shape(const OpCall& c, const char* op, const SpatialAttrs& sa
             return Status::error(StatusCode::shape_mismatch,
                                  "failed to run %s: output dim disagrees with the attributes "
                                  "(axis=%d, got=%lld, want=%lld)",
-                                 op, i, static_cast<long long>(ps->out[a]),
+                                 c.name, i, static_cast<long long>(ps->out[a]),
                                  static_cast<long long>(floor_len));
         }
     }
@@ -50,15 +50,14 @@ static Status pool_shape(const OpCall& c, const char* op, const SpatialAttrs& sa
 // ints: [nsp, kernel[nsp], strides[nsp], dilations[nsp], pads_begin[nsp], pads_end[nsp], storage_order].
 // float32 without Indices takes the row path (runtime/pool_run.h), split over output rows.
 static Status max_pool(const OpCall& c, const PoolKernels* k) {
-    const char* op = "MaxPool";
     SpatialAttrs sa;
-    FLEXPIPE_RETURN_IF_ERROR(read_spatial(c, op, 0, true, &sa));
+    FLEXPIPE_RETURN_IF_ERROR(read_spatial(c, 0, true, &sa));
     const int storage_order = static_cast<int>(c.int_at(sa.next, 0));
     PoolShape ps;
-    FLEXPIPE_RETURN_IF_ERROR(pool_shape(c, op, sa, &ps));
+    FLEXPIPE_RETURN_IF_ERROR(pool_shape(c, sa, &ps));
     int64_t* indices = nullptr;
     if (c.n_out > 1 && c.out[1].present() && c.out[1].data != nullptr) {
-        FLEXPIPE_RETURN_IF_ERROR(expect_dtype(c.out[1], DType::i64, op, "Indices"));
+        FLEXPIPE_RETURN_IF_ERROR(expect_dtype(c.out[1], DType::i64, c.name, "Indices"));
         FLEXPIPE_CHECK_ARG(same_dims(c.out[0], c.out[1]),
                            "failed to run MaxPool: Indices dims must equal Y dims");
         indices = c.out[1].as<int64_t>();
@@ -86,13 +85,12 @@ static Status max_pool(const OpCall& c, const PoolKernels* k) {
 // ints: [nsp, kernel[nsp], strides[nsp], dilations[nsp], pads_begin[nsp], pads_end[nsp], count_include_pad].
 // Takes the row path (runtime/pool_run.h), split over output rows.
 static Status average_pool(const OpCall& c, const PoolKernels* k) {
-    const char* op = "AveragePool";
-    FLEXPIPE_RETURN_IF_ERROR(expect_dtype(c.in[0], DType::f32, op, "X"));
+    FLEXPIPE_RETURN_IF_ERROR(expect_dtype(c.in[0], DType::f32, c.name, "X"));
     SpatialAttrs sa;
-    FLEXPIPE_RETURN_IF_ERROR(read_spatial(c, op, 0, true, &sa));
+    FLEXPIPE_RETURN_IF_ERROR(read_spatial(c, 0, true, &sa));
     const bool include_pad = c.int_at(sa.next, 0) != 0;
     PoolShape ps;
-    FLEXPIPE_RETURN_IF_ERROR(pool_shape(c, op, sa, &ps));
+    FLEXPIPE_RETURN_IF_ERROR(pool_shape(c, sa, &ps));
     const float* x = c.in[0].as<float>();
     float* y = c.out[0].as<float>();
     if (k != nullptr && pool_rows_apply(ps)) {
@@ -109,14 +107,13 @@ static Status average_pool(const OpCall& c, const PoolKernels* k) {
 // LpPool: input X [N, C, spatial...] float32; output Y.
 // ints: [nsp, kernel[nsp], strides[nsp], dilations[nsp], pads_begin[nsp], pads_end[nsp]]; floats: [p].
 Status op_lp_pool(const OpCall& c) {
-    const char* op = "LpPool";
-    FLEXPIPE_RETURN_IF_ERROR(expect_dtype(c.in[0], DType::f32, op, "X"));
+    FLEXPIPE_RETURN_IF_ERROR(expect_dtype(c.in[0], DType::f32, c.name, "X"));
     SpatialAttrs sa;
-    FLEXPIPE_RETURN_IF_ERROR(read_spatial(c, op, 0, true, &sa));
+    FLEXPIPE_RETURN_IF_ERROR(read_spatial(c, 0, true, &sa));
     const double p = c.float_at(0, 2.0);
     FLEXPIPE_CHECK_ARG(p > 0.0, "failed to run LpPool: p must be > 0 (p=%g)", p);
     PoolShape ps;
-    FLEXPIPE_RETURN_IF_ERROR(pool_shape(c, op, sa, &ps));
+    FLEXPIPE_RETURN_IF_ERROR(pool_shape(c, sa, &ps));
     const float* x = c.in[0].as<float>();
     float* y = c.out[0].as<float>();
     parallel_for(ps.planes, c.threads, [&](int64_t b, int64_t e) { lppool_f32__ref(ps, x, y, p, b, e); });
@@ -127,8 +124,7 @@ Status op_lp_pool(const OpCall& c) {
 // Kind 0 average, 1 max, 2 Lp; k chooses the plane kernels of average and max.
 template <int Kind>
 static Status global_pool(const OpCall& c, const PoolKernels* k) {
-    static const char* const names[] = {"GlobalAveragePool", "GlobalMaxPool", "GlobalLpPool"};
-    const char* op = names[Kind];
+    const char* op = c.name;
     const TensorView& x = c.in[0];
     FLEXPIPE_RETURN_IF_ERROR(expect_f32(op, {{x, "X"}, {c.out[0], "Y"}}));
     if (x.rank < 2 || c.out[0].numel != x.dims[0] * x.dims[1]) {
@@ -184,8 +180,11 @@ Status pool_op_with(const char* name, const OpCall& c, const PoolKernels* k) {
     };
     for (const auto& op : ops) {
         if (std::strcmp(name, op.name) != 0) continue;
-        FLEXPIPE_RETURN_IF_ERROR(check_arity(*find_op(name), c));
-        return op.run(c, k);
+        const OpEntry& e = *find_op(name);
+        FLEXPIPE_RETURN_IF_ERROR(check_arity(e, c));
+        OpCall named = c;
+        named.name = e.name;
+        return op.run(named, k);
     }
     return Status::error(StatusCode::invalid_argument, "failed to run %s: not a pool or Resize op", name);
 }

@@ -19,10 +19,9 @@ namespace flexpipe {
 // floats: [cubic_coeff_a, extrapolation_value, then per axis: scale, length_resized, roi_start, roi_end]
 // (see kernels/resize/resize.h for their meaning).
 Status resize_with(const OpCall& c, const PoolKernels* k) {
-    const char* op = "Resize";
     const TensorView& x = c.in[0];
     const TensorView& y = c.out[0];
-    FLEXPIPE_RETURN_IF_ERROR(expect_f32(op, {{x, "X"}, {y, "Y"}}));
+    FLEXPIPE_RETURN_IF_ERROR(expect_f32(c.name, {{x, "X"}, {y, "Y"}}));
     const int64_t rank = c.ints[0];
     FLEXPIPE_CHECK_ARG(rank >= 1 && rank == x.rank && rank == y.rank,
                        "failed to run Resize: X, Y and the attributes disagree on rank "
@@ -61,7 +60,7 @@ Status resize_with(const OpCall& c, const PoolKernels* k) {
     const float* xd = x.as<float>();
     float* yd = y.as<float>();
     if (k != nullptr && c.n_out > 1) {
-        FLEXPIPE_RETURN_IF_ERROR(expect_dtype(c.out[1], DType::u8, op, "workspace"));
+        FLEXPIPE_RETURN_IF_ERROR(expect_dtype(c.out[1], DType::u8, c.name, "workspace"));
         const size_t bytes = static_cast<size_t>(c.out[1].numel);
         if (resize_fast_f32(*k, p, xd, yd, c.out[1].data, bytes, c.threads)) return Status::ok();
     }

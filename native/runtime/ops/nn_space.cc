@@ -11,19 +11,19 @@ namespace flexpipe {
 // Both ops move elements between a deep tensor D [N, C * b^2, H, W] and a spatial tensor
 // S [N, C, H * b, W * b]: D[n, dc, h, w] = S[n, c, h * b + i, w * b + j] with dc = (i * b + j) * C + c
 // (DCR) or dc = c * b^2 + i * b + j (CRD). DepthToSpace reads D and writes S; SpaceToDepth the reverse.
-static Status block_permute(const OpCall& c, const char* op, int64_t b, bool crd, bool to_space) {
+static Status block_permute(const OpCall& c, int64_t b, bool crd, bool to_space) {
     const TensorView& x = c.in[0];
     const TensorView& y = c.out[0];
-    FLEXPIPE_RETURN_IF_ERROR(expect_same_dtype(x, y, op));
+    FLEXPIPE_RETURN_IF_ERROR(expect_same_dtype(x, y, c.name));
     FLEXPIPE_CHECK_ARG(b >= 1 && dtype_size(x.dtype) > 0,
                        "failed to run %s: bad blocksize or dtype (blocksize=%lld)",
-                       op, static_cast<long long>(b));
+                       c.name, static_cast<long long>(b));
     const TensorView& d = to_space ? x : y;
     const TensorView& s = to_space ? y : x;
     if (x.rank != 4 || y.rank != 4 || d.dims[0] != s.dims[0] || d.dims[1] != s.dims[1] * b * b ||
         d.dims[2] * b != s.dims[2] || d.dims[3] * b != s.dims[3]) {
         return Status::error(StatusCode::shape_mismatch,
-                             "failed to run %s: X and Y dims do not match blocksize %lld", op,
+                             "failed to run %s: X and Y dims do not match blocksize %lld", c.name,
                              static_cast<long long>(b));
     }
     const size_t es = dtype_size(x.dtype);
@@ -54,13 +54,13 @@ static Status block_permute(const OpCall& c, const char* op, int64_t b, bool crd
 // (mode 0 = DCR: source channel (i * b + j) * C' + c; mode 1 = CRD: source channel c * b^2 + i * b + j,
 // for Y[n, c, h * b + i, w * b + j]).
 Status op_depth_to_space(const OpCall& c) {
-    return block_permute(c, "DepthToSpace", c.ints[0], c.ints[1] != 0, true);
+    return block_permute(c, c.ints[0], c.ints[1] != 0, true);
 }
 
 // SpaceToDepth: input X [N, C, H, W]; output Y [N, C * b^2, H / b, W / b]. ints: [blocksize].
 // Y[n, (i * b + j) * C + c, h, w] = X[n, c, h * b + i, w * b + j].
 Status op_space_to_depth(const OpCall& c) {
-    return block_permute(c, "SpaceToDepth", c.ints[0], false, false);
+    return block_permute(c, c.ints[0], false, false);
 }
 
 }  // namespace flexpipe

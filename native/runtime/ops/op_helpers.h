@@ -39,10 +39,10 @@ inline Status expect_same_dtype(const TensorView& a, const TensorView& b, const 
     return Status::ok();
 }
 
-inline Status expect_ints(const OpCall& c, const char* op, int n) {
+inline Status expect_ints(const OpCall& c, int n) {
     if (c.n_ints < n) {
         return Status::error(StatusCode::invalid_argument, "failed to run %s: expected %d int attributes (got %d)",
-                             op, n, c.n_ints);
+                             c.name, n, c.n_ints);
     }
     return Status::ok();
 }

@@ -38,6 +38,14 @@ inline Status check_moved(const TensorView& x, const TensorView& y, const char* 
     return expect_same_dtype(x, y, op);
 }
 
+// An op whose body moves the elements of x = in[0] into y = out[0] (check_moved first):
+// Status op_slice(const OpCall& c) { return moved_op<slice>(c); }.
+template <Status (*Body)(const OpCall& c, const TensorView& x, const TensorView& y)>
+Status moved_op(const OpCall& c) {
+    FLEXPIPE_RETURN_IF_ERROR(check_moved(c.in[0], c.out[0], c.name));
+    return Body(c, c.in[0], c.out[0]);
+}
+
 // Normalizes an axis given by the encoder (already non-negative) and checks it against rank.
 inline Status check_axis(int64_t axis, int rank, const char* op) {
     if (axis < 0 || axis >= rank) {

@@ -47,7 +47,7 @@ ReduceShape make_reduce_shape(const TensorView& x, const int64_t* flags) {
 Status op_reduce(const OpCall& c) {
     const TensorView& x = c.in[0];
     const TensorView& y = c.out[0];
-    FLEXPIPE_RETURN_IF_ERROR(expect_same_dtype(x, y, "Reduce"));
+    FLEXPIPE_RETURN_IF_ERROR(expect_same_dtype(x, y, c.name));
     FLEXPIPE_CHECK_ARG(c.n_ints == 1 + x.rank, "failed to run Reduce: expected %d ints (got %d)", 1 + x.rank,
                        c.n_ints);
     const int64_t kind = c.ints[0];
@@ -73,7 +73,7 @@ Status op_reduce(const OpCall& c) {
     const ReduceShape s = make_reduce_shape(x, flags);
     const auto rk = static_cast<ReduceKind>(kind);
     const int threads = tensor_ops::threads_for(c, x.numel);
-    if (!reduce_dtype_supported(x.dtype)) return unsupported_dtype("Reduce", x.dtype);
+    if (!reduce_dtype_supported(x.dtype)) return unsupported_dtype(c.name, x.dtype);
     parallel_for(y.numel, threads, [&](int64_t b, int64_t e) { reduce__ref(x.dtype, y.data, x.data, s, rk, b, e); });
     return Status::ok();
 }
@@ -84,8 +84,8 @@ Status op_reduce(const OpCall& c) {
 Status op_arg_reduce(const OpCall& c) {
     const TensorView& x = c.in[0];
     const TensorView& y = c.out[0];
-    FLEXPIPE_RETURN_IF_ERROR(expect_dtype(y, DType::i64, "ArgReduce", "output"));
-    FLEXPIPE_RETURN_IF_ERROR(tensor_ops::check_axis(c.ints[0], x.rank, "ArgReduce"));
+    FLEXPIPE_RETURN_IF_ERROR(expect_dtype(y, DType::i64, c.name, "output"));
+    FLEXPIPE_RETURN_IF_ERROR(tensor_ops::check_axis(c.ints[0], x.rank, c.name));
     const int axis = static_cast<int>(c.ints[0]);
     const int64_t n = x.dims[axis];
     const int64_t inner = x.span(axis + 1, x.rank);
@@ -100,7 +100,7 @@ Status op_arg_reduce(const OpCall& c) {
     const bool last = c.ints[2] != 0;
     const int threads = tensor_ops::threads_for(c, x.numel);
     int64_t* d = y.as<int64_t>();
-    if (!reduce_dtype_supported(x.dtype)) return unsupported_dtype("ArgReduce", x.dtype);
+    if (!reduce_dtype_supported(x.dtype)) return unsupported_dtype(c.name, x.dtype);
     parallel_for(y.numel, threads, [&](int64_t b, int64_t e) {
         arg_reduce__ref(x.dtype, d, x.data, n, inner, is_min, last, b, e);
     });
@@ -113,15 +113,15 @@ Status op_arg_reduce(const OpCall& c) {
 Status op_cumsum(const OpCall& c) {
     const TensorView& x = c.in[0];
     const TensorView& y = c.out[0];
-    FLEXPIPE_RETURN_IF_ERROR(expect_same_dtype(x, y, "CumSum"));
+    FLEXPIPE_RETURN_IF_ERROR(expect_same_dtype(x, y, c.name));
     FLEXPIPE_CHECK_ARG(same_dims(x, y), "failed to run CumSum: output dims differ from input (rank=%d)",
                        x.rank);
     int64_t axis64 = c.ints[0];
     if (c.n_in > 1 && c.in[1].present()) {
-        FLEXPIPE_RETURN_IF_ERROR(tensor_ops::read_scalar_int(c.in[1], "CumSum", &axis64));
+        FLEXPIPE_RETURN_IF_ERROR(tensor_ops::read_scalar_int(c.in[1], c.name, &axis64));
         if (axis64 < 0) axis64 += x.rank;
     }
-    FLEXPIPE_RETURN_IF_ERROR(tensor_ops::check_axis(axis64, x.rank, "CumSum"));
+    FLEXPIPE_RETURN_IF_ERROR(tensor_ops::check_axis(axis64, x.rank, c.name));
     if (y.numel == 0) return Status::ok();
     const int axis = static_cast<int>(axis64);
     const int64_t n = x.dims[axis];
@@ -130,7 +130,7 @@ Status op_cumsum(const OpCall& c) {
     const bool excl = c.ints[1] != 0;
     const bool rev = c.ints[2] != 0;
     const int threads = tensor_ops::threads_for(c, x.numel);
-    if (!reduce_dtype_supported(x.dtype)) return unsupported_dtype("CumSum", x.dtype);
+    if (!reduce_dtype_supported(x.dtype)) return unsupported_dtype(c.name, x.dtype);
     parallel_for(outer, threads, [&](int64_t b, int64_t e) {
         cumsum__ref(x.dtype, y.data, x.data, n, inner, excl, rev, b, e);
     });
