@@ -51,7 +51,7 @@ struct ConvActivation {
 
 // Number of conv work items: batch * groups * ceil(cout_per_group / conv_oc_block) * out[0] * out[1],
 // ordered (n, group, channel block, od, oh).
-inline int64_t conv_work_items(const ConvShape& s) {
+static inline int64_t conv_work_items(const ConvShape& s) {
     const int64_t cout_g = s.out_channels / s.groups;
     return s.batch * s.groups * ((cout_g + conv_oc_block - 1) / conv_oc_block) * s.out[0] * s.out[1];
 }
@@ -80,7 +80,7 @@ static inline ConvItem conv_item(const ConvShape& s, int64_t item) {
 // The indices o in [0, out) with 0 <= o * stride + off < in, as [lo, hi) (empty: lo == hi): the
 // output columns a tap reaches inside the input (convolution), or the input columns whose tap lands
 // inside the output (transposed convolution, with in and out swapped).
-inline void conv_valid_range(int64_t off, int64_t stride, int64_t in, int64_t out, int64_t* lo, int64_t* hi) {
+static inline void conv_valid_range(int64_t off, int64_t stride, int64_t in, int64_t out, int64_t* lo, int64_t* hi) {
     const int64_t first = off >= 0 ? 0 : (-off + stride - 1) / stride;
     const int64_t last = in - 1 - off < 0 ? -1 : (in - 1 - off) / stride;  // floor, argument >= 0
     *lo = first < out ? first : out;

@@ -35,13 +35,13 @@ struct StemGeometry {
 
 constexpr int64_t stem_max_kernel = 16;
 
-inline bool stem_applies(const ConvShape& s) {
+static inline bool stem_applies(const ConvShape& s) {
     return s.groups == 1 && s.kernel[0] == 1 && s.in[0] == 1 && s.out[0] == 1 && s.dilation[1] == 1 &&
            s.dilation[2] == 1 && s.in_channels <= 4 && s.kernel[1] <= stem_max_kernel &&
            s.kernel[2] <= stem_max_kernel && s.stride[2] <= 4;
 }
 
-inline StemGeometry stem_geometry(const ConvShape& s) {
+static inline StemGeometry stem_geometry(const ConvShape& s) {
     StemGeometry g;
     const int64_t ow8 = (s.out[2] + 7) / 8 * 8;
     g.panel = (ow8 + (s.kernel[2] - 1) / s.stride[2] + 7) / 8 * 8;
