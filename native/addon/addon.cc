@@ -4,7 +4,7 @@
 
 #include "addon/info.h"
 #include "addon/prepack.h"
-#include "addon/quantize.h"
+#include "addon/outlier_quantize.h"
 #include "addon/run_op.h"
 #include "addon/session_wrap.h"
 #include "addon/testing.h"

@@ -41,4 +41,16 @@ int64_t integer_arg(const Napi::Value& v, int64_t lo, int64_t hi, const char* wh
     return static_cast<int64_t>(d);
 }
 
+std::string string_arg(const Napi::Value& v, const char* what) {
+    if (!v.IsString()) throw Napi::TypeError::New(v.Env(), std::string(what) + ": expected a string");
+    return v.As<Napi::String>().Utf8Value();
+}
+
+int64_t int_field(const Napi::Object& o, const char* name, int64_t fallback) {
+    const Napi::Value v = o.Get(name);
+    if (v.IsUndefined()) return fallback;
+    if (!v.IsNumber()) throw Napi::TypeError::New(o.Env(), std::string(name) + ": expected a number");
+    return v.As<Napi::Number>().Int64Value();
+}
+
 }  // namespace flexpipe

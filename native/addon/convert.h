@@ -25,4 +25,10 @@ ByteView typed_array_bytes(const Napi::Value& v, const char* what);
 // Throws a JS TypeError/RangeError unless v is an integer number in [lo, hi].
 int64_t integer_arg(const Napi::Value& v, int64_t lo, int64_t hi, const char* what);
 
+// Throws a JS TypeError unless v is a string; returns it.
+std::string string_arg(const Napi::Value& v, const char* what);
+
+// o[name] as an integer, or fallback when it is undefined; throws a JS TypeError unless it is a number.
+int64_t int_field(const Napi::Object& o, const char* name, int64_t fallback);
+
 }  // namespace flexpipe

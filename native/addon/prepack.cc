@@ -13,8 +13,7 @@ namespace flexpipe {
 
 Napi::Value prepack(const Napi::CallbackInfo& info) {
     Napi::Env env = info.Env();
-    if (!info[0].IsString()) throw Napi::TypeError::New(env, "name: expected a string");
-    const std::string name = info[0].As<Napi::String>().Utf8Value();
+    const std::string name = string_arg(info[0], "name");
     const PrepackEntry* entry = find_prepack(name.c_str());
     if (!entry) throw Napi::RangeError::New(env, "name: unknown prepack transform '" + name + "'");
     const TensorView w = tensor_arg(info[1], "weight");

@@ -2,7 +2,9 @@
 // Session methods as JS sees them: argument checks here, work in runtime/session.cc and workers/.
 #include "addon/session_wrap.h"
 
+#include <memory>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "addon/convert.h"
@@ -76,7 +78,7 @@ void SessionWrap::check_usable(Napi::Env env, const char* what, Claim claim) {
     try {
         claim_one(&load_busy_);
     } catch (...) {
-        compute_busy_.store(false);
+        release(Claim::compute);
         throw;
     }
 }
@@ -94,23 +96,20 @@ Napi::Value SessionWrap::resize(const Napi::CallbackInfo& info) {
     return info.Env().Undefined();
 }
 
-// write(offset, typedArray)
-Napi::Value SessionWrap::write(const Napi::CallbackInfo& info) {
-    check_usable(info.Env(), "write", Claim::none);
+Napi::Value SessionWrap::copy_bytes(const Napi::CallbackInfo& info, bool to_arena) {
+    check_usable(info.Env(), to_arena ? "write" : "read", Claim::none);
     const auto offset = static_cast<uint64_t>(integer_arg(info[0], 0, max_offset, "offset"));
-    const ByteView src = typed_array_bytes(info[1], "data");
-    throw_if_error(info.Env(), session_->write(offset, src.data, src.bytes));
+    const ByteView a = typed_array_bytes(info[1], "data");
+    throw_if_error(info.Env(), to_arena ? session_->write(offset, a.data, a.bytes)
+                                        : session_->read(offset, a.data, a.bytes));
     return info.Env().Undefined();
 }
 
+// write(offset, typedArray): copies the array into the arena
+Napi::Value SessionWrap::write(const Napi::CallbackInfo& info) { return copy_bytes(info, true); }
+
 // read(offset, typedArray): copies arena bytes into the array
-Napi::Value SessionWrap::read(const Napi::CallbackInfo& info) {
-    check_usable(info.Env(), "read", Claim::none);
-    const auto offset = static_cast<uint64_t>(integer_arg(info[0], 0, max_offset, "offset"));
-    const ByteView dst = typed_array_bytes(info[1], "data");
-    throw_if_error(info.Env(), session_->read(offset, dst.data, dst.bytes));
-    return info.Env().Undefined();
-}
+Napi::Value SessionWrap::read(const Napi::CallbackInfo& info) { return copy_bytes(info, false); }
 
 // addProgram(Float64Array) -> id
 Napi::Value SessionWrap::add_program(const Napi::CallbackInfo& info) {
@@ -135,8 +134,7 @@ Napi::Value SessionWrap::remove_program(const Napi::CallbackInfo& info) {
 //     profile?: boolean, opBegin?: number, opEnd?: number)
 //   -> Promise<undefined | Float64Array of per-op milliseconds (one per op of the range)>
 Napi::Value SessionWrap::run(const Napi::CallbackInfo& info) {
-    check_usable(info.Env(), "run", Claim::compute);
-    try {
+    return start_claimed(info.Env(), "run", Claim::compute, [&]() -> Napi::Value {
         const auto id = static_cast<int32_t>(integer_arg(info[0], 0, INT32_MAX, "program"));
         const auto base = static_cast<uint64_t>(integer_arg(info[1], 0, max_offset, "activationBase"));
         auto run = std::make_unique<LaneRun>(info.Env(), &compute_busy_, session_.get(), id, base);
@@ -144,28 +142,18 @@ Napi::Value SessionWrap::run(const Napi::CallbackInfo& info) {
         run->args().set_range(info[5], info[6]);             // validates 0 <= opBegin <= opEnd <= op count
         run->args().set_profile(info[4]);
         return runs_.start(info.Env(), lane_.get(), run.release());  // deleted when it settles
-    } catch (...) {
-        compute_busy_.store(false);
-        throw;
-    }
+    });
 }
 
 // readFile(path, ranges: Float64Array of [fileOffset, length, arenaOffset]*,
 //          options?: { direct?, bandwidth?, chunkBytes?, queueDepth? }) -> Promise<{ direct, bytes, ms }>
 Napi::Value SessionWrap::read_file(const Napi::CallbackInfo& info) {
-    check_usable(info.Env(), "readFile", Claim::load);
-    try {
-        if (!info[0].IsString()) throw Napi::TypeError::New(info.Env(), "path: expected a string");
+    return start_claimed(info.Env(), "readFile", Claim::load, [&]() -> Napi::Value {
         auto worker = std::make_unique<ReadWorker>(info.Env(), &load_busy_, session_.get(),
-                                                   info[0].As<Napi::String>().Utf8Value());
+                                                   string_arg(info[0], "path"));
         worker->args().collect(info.This(), info[1], info[2]);
-        Napi::Promise promise = worker->promise();
-        worker.release()->Queue();
-        return promise;
-    } catch (...) {
-        load_busy_.store(false);
-        throw;
-    }
+        return StatusWorker::queue(std::move(worker));
+    });
 }
 
 // runPipeline(programId, activationBase, inputs, outputs, profile, path, ranges, after: Int32Array,
@@ -173,28 +161,21 @@ Napi::Value SessionWrap::read_file(const Napi::CallbackInfo& info) {
 // The whole program and the reads at once, each waiting for the other only through after/need
 // (runtime/pipeline_gate.h); takes both lanes.
 Napi::Value SessionWrap::run_pipeline(const Napi::CallbackInfo& info) {
-    check_usable(info.Env(), "runPipeline", Claim::both);
-    try {
+    return start_claimed(info.Env(), "runPipeline", Claim::both, [&]() -> Napi::Value {
         const auto id = static_cast<int32_t>(integer_arg(info[0], 0, INT32_MAX, "program"));
         const auto base = static_cast<uint64_t>(integer_arg(info[1], 0, max_offset, "activationBase"));
-        if (!info[5].IsString()) throw Napi::TypeError::New(info.Env(), "path: expected a string");
+        const std::string path = string_arg(info[5], "path");
         if (!load_lane_) load_lane_ = std::make_unique<Lane>();  // on first use: most sessions never pipeline
         auto worker = std::make_unique<PipelineWorker>(info.Env(), &compute_busy_, &load_busy_, session_.get(),
                                                        lane_.get(), load_lane_.get(), id, base,
-                                                       info[5].As<Napi::String>().Utf8Value());
+                                                       path);
         worker->run_args().collect(info.This(), info[2], info[3]);
         worker->run_args().set_range(info.Env().Undefined(), info.Env().Undefined());
         worker->run_args().set_profile(info[4]);
         worker->read_args().collect(info.This(), info[6], info[9]);
         worker->set_schedule(info[7], info[8]);
-        Napi::Promise promise = worker->promise();
-        worker.release()->Queue();
-        return promise;
-    } catch (...) {
-        compute_busy_.store(false);
-        load_busy_.store(false);
-        throw;
-    }
+        return StatusWorker::queue(std::move(worker));
+    });
 }
 
 Napi::Value SessionWrap::stats(const Napi::CallbackInfo& info) {

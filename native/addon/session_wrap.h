@@ -39,6 +39,25 @@ class SessionWrap : public Napi::ObjectWrap<SessionWrap> {
     // Throws ERR_FLEXPIPE_DISPOSED / ERR_FLEXPIPE_BUSY. Claim::none: both lanes must be idle;
     // Claim::compute / Claim::load: claims that lane (the worker frees it when it settles).
     void check_usable(Napi::Env env, const char* what, Claim claim);
+    // write (to_arena) and read: info = (offset, typedArray).
+    Napi::Value copy_bytes(const Napi::CallbackInfo& info, bool to_arena);
+    // Frees the lanes of `claim` (Claim::both: both).
+    void release(Claim claim) {
+        if (claim == Claim::compute || claim == Claim::both) compute_busy_.store(false);
+        if (claim == Claim::load || claim == Claim::both) load_busy_.store(false);
+    }
+    // check_usable(claim), then start(): it hands the claimed lanes to a worker, which frees them when it
+    // settles; if start throws instead, they are freed here.
+    template <class Start>
+    Napi::Value start_claimed(Napi::Env env, const char* what, Claim claim, Start&& start) {
+        check_usable(env, what, claim);
+        try {
+            return start();
+        } catch (...) {
+            release(claim);
+            throw;
+        }
+    }
     std::atomic<bool>* lane_flag(Claim claim) { return claim == Claim::compute ? &compute_busy_ : &load_busy_; }
 
     std::unique_ptr<Session> session_;

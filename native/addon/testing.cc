@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-// Builds the `_testing` export from the families' test entry points.
+// Builds the `_testing` export: the families' test entry points under their JS names.
 #include "addon/testing.h"
 
 #include "runtime/dispatch.h"
@@ -16,14 +16,38 @@ static Napi::Value isas(const Napi::CallbackInfo& info) {
 }
 
 Napi::Object make_testing(Napi::Env env) {
+    static const struct {
+        const char* name;
+        Napi::Value (*fn)(const Napi::CallbackInfo&);
+    } functions[] = {
+        {"isas", isas},
+        {"gemmInfo", testing_js::gemm_info},
+        {"gemm", testing_js::gemm},
+        {"gemmWorkspaceBytes", testing_js::gemm_workspace_bytes},
+        {"convCost", testing_js::conv_cost},
+        {"convRun", testing_js::conv_run},
+        {"convWinogradInput", testing_js::conv_winograd_input},
+        {"convWinogradOutput", testing_js::conv_winograd_output},
+        {"convWinogradGemm", testing_js::conv_winograd_gemm},
+        {"convWinogradFilterPanel", testing_js::conv_winograd_filter_panel},
+        {"convDepthwise", testing_js::conv_depthwise},
+        {"convIm2col", testing_js::conv_im2col},
+        {"xfAttentionWorkspaceFloats", testing_js::xf_attention_workspace_floats},
+        {"xfAttention", testing_js::xf_attention},
+        {"xfLayerNormRow", testing_js::xf_layer_norm_row},
+        {"xfSoftmax", testing_js::xf_softmax},
+        {"xfUnary", testing_js::xf_unary},
+        {"xfBinary", testing_js::xf_binary},
+        {"xfClip", testing_js::xf_clip},
+        {"poolOp", testing_js::pool_op},
+        {"resizeWorkspaceBytes", testing_js::resize_workspace_bytes},
+        {"allocAudit", testing_js::alloc_audit},
+        {"allocAuditReset", testing_js::alloc_audit_reset},
+        {"allocAuditProbe", testing_js::alloc_audit_probe},
+        {"dequant", testing_js::dequant},
+    };
     Napi::Object testing = Napi::Object::New(env);
-    testing.Set("isas", Napi::Function::New(env, isas));
-    add_gemm_testing(env, testing);
-    add_conv_testing(env, testing);
-    add_xf_testing(env, testing);
-    add_pool_testing(env, testing);
-    add_alloc_testing(env, testing);
-    add_quant_testing(env, testing);
+    for (const auto& f : functions) testing.Set(f.name, Napi::Function::New(env, f.fn));
     return testing;
 }
 

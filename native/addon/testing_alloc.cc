@@ -2,6 +2,7 @@
 // `_testing.allocAudit()`, `allocAuditReset()`, `allocAuditProbe(n)`: the allocation audit (alloc/alloc_audit.h).
 #include <cstdlib>
 #include <memory>
+#include <utility>
 
 #include "addon/testing.h"
 #include "addon/workers/status_worker.h"
@@ -10,19 +11,6 @@
 namespace flexpipe {
 
 namespace {
-
-// allocAudit() -> { enabled, allocations }: allocations counted inside run/readFile work since the reset.
-Napi::Value alloc_audit(const Napi::CallbackInfo& info) {
-    Napi::Object o = Napi::Object::New(info.Env());
-    o.Set("enabled", Napi::Boolean::New(info.Env(), alloc_audit_enabled()));
-    o.Set("allocations", Napi::Number::New(info.Env(), static_cast<double>(alloc_audit_count())));
-    return o;
-}
-
-Napi::Value alloc_audit_reset_js(const Napi::CallbackInfo& info) {
-    alloc_audit_reset();
-    return info.Env().Undefined();
-}
 
 // The audit's positive control: n malloc and n new[] calls inside worker work (2n allocations counted
 // in the audit build), so a test can show the counter sees allocations before trusting its zeros.
@@ -47,21 +35,30 @@ class AllocProbeWorker final : public StatusWorker {
     void* volatile sink_ = nullptr;
 };
 
+}  // namespace
+
+namespace testing_js {
+
+// allocAudit() -> { enabled, allocations }: allocations counted inside run/readFile work since the reset.
+Napi::Value alloc_audit(const Napi::CallbackInfo& info) {
+    Napi::Object o = Napi::Object::New(info.Env());
+    o.Set("enabled", Napi::Boolean::New(info.Env(), alloc_audit_enabled()));
+    o.Set("allocations", Napi::Number::New(info.Env(), static_cast<double>(alloc_audit_count())));
+    return o;
+}
+
+Napi::Value alloc_audit_reset(const Napi::CallbackInfo& info) {
+    flexpipe::alloc_audit_reset();
+    return info.Env().Undefined();
+}
+
 // allocAuditProbe(n) -> Promise<undefined>
 Napi::Value alloc_audit_probe(const Napi::CallbackInfo& info) {
     const int64_t n = integer_arg(info[0], 0, 1 << 20, "n");
     auto worker = std::make_unique<AllocProbeWorker>(info.Env(), n);
-    Napi::Promise promise = worker->promise();
-    worker.release()->Queue();
-    return promise;
+    return StatusWorker::queue(std::move(worker));
 }
 
-}  // namespace
-
-void add_alloc_testing(Napi::Env env, Napi::Object testing) {
-    testing.Set("allocAudit", Napi::Function::New(env, alloc_audit));
-    testing.Set("allocAuditReset", Napi::Function::New(env, alloc_audit_reset_js));
-    testing.Set("allocAuditProbe", Napi::Function::New(env, alloc_audit_probe));
-}
+}  // namespace testing_js
 
 }  // namespace flexpipe

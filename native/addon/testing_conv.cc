@@ -17,6 +17,7 @@
 #include <string>
 #include <vector>
 
+#include "addon/convert.h"
 #include "addon/isa_arg.h"
 #include "addon/testing.h"
 #include "kernels/depthwise/depthwise.h"
@@ -30,13 +31,6 @@
 namespace flexpipe {
 
 namespace {
-
-int64_t num(const Napi::Object& o, const char* name, int64_t fallback) {
-    const Napi::Value v = o.Get(name);
-    if (v.IsUndefined()) return fallback;
-    if (!v.IsNumber()) throw Napi::TypeError::New(o.Env(), std::string(name) + ": expected a number");
-    return v.As<Napi::Number>().Int64Value();
-}
 
 // A Float32Array field (null when absent and optional) holding at least `need` elements.
 float* floats(const Napi::Object& o, const char* name, int64_t need, bool required = true) {
@@ -66,13 +60,13 @@ ConvShape shape_field(const Napi::Object& o) {
     if (!v.IsObject()) throw Napi::TypeError::New(o.Env(), "shape: expected an object");
     const Napi::Object s = v.As<Napi::Object>();
     ConvShape cs;
-    cs.batch = num(s, "n", 1), cs.in_channels = num(s, "c", 1), cs.out_channels = num(s, "m", 1);
-    cs.groups = num(s, "group", 1);
-    cs.in[1] = num(s, "h", 1), cs.in[2] = num(s, "w", 1), cs.out[1] = num(s, "oh", 1), cs.out[2] = num(s, "ow", 1);
-    cs.kernel[1] = num(s, "kh", 1), cs.kernel[2] = num(s, "kw", 1);
-    cs.stride[1] = num(s, "sh", 1), cs.stride[2] = num(s, "sw", 1);
-    cs.dilation[1] = num(s, "dh", 1), cs.dilation[2] = num(s, "dw", 1);
-    cs.pad[1] = num(s, "pt", 0), cs.pad[2] = num(s, "pl", 0);
+    cs.batch = int_field(s, "n", 1), cs.in_channels = int_field(s, "c", 1), cs.out_channels = int_field(s, "m", 1);
+    cs.groups = int_field(s, "group", 1);
+    cs.in[1] = int_field(s, "h", 1), cs.in[2] = int_field(s, "w", 1), cs.out[1] = int_field(s, "oh", 1), cs.out[2] = int_field(s, "ow", 1);
+    cs.kernel[1] = int_field(s, "kh", 1), cs.kernel[2] = int_field(s, "kw", 1);
+    cs.stride[1] = int_field(s, "sh", 1), cs.stride[2] = int_field(s, "sw", 1);
+    cs.dilation[1] = int_field(s, "dh", 1), cs.dilation[2] = int_field(s, "dw", 1);
+    cs.pad[1] = int_field(s, "pt", 0), cs.pad[2] = int_field(s, "pl", 0);
     const bool ok = cs.batch >= 1 && cs.groups >= 1 && cs.in_channels % cs.groups == 0 &&
                     cs.out_channels % cs.groups == 0 && cs.out[1] >= 1 && cs.out[2] >= 1 && cs.kernel[1] >= 1 &&
                     cs.kernel[2] >= 1 && cs.stride[1] >= 1 && cs.stride[2] >= 1 && cs.pad[1] >= 0 && cs.pad[2] >= 0;
@@ -87,7 +81,11 @@ ConvAlgo algo_arg(const Napi::Value& v) {
     throw Napi::RangeError::New(v.Env(), "algo: unknown conv algorithm '" + name + "'");
 }
 
-Napi::Value conv_cost_js(const Napi::CallbackInfo& info) {
+}  // namespace
+
+namespace testing_js {
+
+Napi::Value conv_cost(const Napi::CallbackInfo& info) {
     const KernelTable k = kernels_for(isa_arg(info[0]));
     const ConvAlgo a = algo_arg(info[1]);
     Napi::Object holder = Napi::Object::New(info.Env());
@@ -102,7 +100,7 @@ Napi::Value conv_cost_js(const Napi::CallbackInfo& info) {
     return o;
 }
 
-Napi::Value conv_run_js(const Napi::CallbackInfo& info) {
+Napi::Value conv_run(const Napi::CallbackInfo& info) {
     Napi::Env env = info.Env();
     const KernelTable k = kernels_for(isa_arg(info[0]));
     const ConvAlgo a = algo_arg(info[1]);
@@ -117,8 +115,8 @@ Napi::Value conv_run_js(const Napi::CallbackInfo& info) {
     args.y = floats(o, "y", s.batch * M * s.out[1] * s.out[2]);
     args.residual = floats(o, "residual", s.batch * M * s.out[1] * s.out[2], false);
     args.act = act_field(o);
-    args.slices = num(o, "slices", 1);
-    args.threads = static_cast<int>(num(o, "threads", 1));
+    args.slices = int_field(o, "slices", 1);
+    args.threads = static_cast<int>(int_field(o, "threads", 1));
     std::vector<float> u;
     args.w = w;
     if (a == ConvAlgo::winograd63 || a == ConvAlgo::winograd23) {
@@ -141,28 +139,28 @@ Napi::Value conv_run_js(const Napi::CallbackInfo& info) {
     return Napi::Number::New(env, args.threads);
 }
 
-Napi::Value winograd_input(const Napi::CallbackInfo& info) {
+Napi::Value conv_winograd_input(const Napi::CallbackInfo& info) {
     const KernelTable k = kernels_for(isa_arg(info[0]));
     const bool f63 = info[1].As<Napi::Number>().Int32Value() == 63;
     const Napi::Object o = info[2].As<Napi::Object>();
-    const int64_t plane = num(o, "plane", 0), h = num(o, "h", 1), w = num(o, "w", 1);
-    const int nc = static_cast<int>(num(o, "nc", 8)), a = f63 ? 8 : 4;
-    const int64_t vs = num(o, "vStride", 8);
+    const int64_t plane = int_field(o, "plane", 0), h = int_field(o, "h", 1), w = int_field(o, "w", 1);
+    const int nc = static_cast<int>(int_field(o, "nc", 8)), a = f63 ? 8 : 4;
+    const int64_t vs = int_field(o, "vStride", 8);
     if (nc < 0 || nc > 8 || vs < 8 || plane < h * w) throw Napi::RangeError::New(info.Env(), "bad transform arguments");
     const float* x = floats(o, "x", nc > 0 ? (nc - 1) * plane + h * w : 0);
     float* v = floats(o, "v", (a * a - 1) * vs + 8);
-    (f63 ? k.conv.f63 : k.conv.f23).input(x, plane, h, w, num(o, "iy", 0), num(o, "ix", 0), nc, v, vs);
+    (f63 ? k.conv.f63 : k.conv.f23).input(x, plane, h, w, int_field(o, "iy", 0), int_field(o, "ix", 0), nc, v, vs);
     return info.Env().Undefined();
 }
 
-Napi::Value winograd_output(const Napi::CallbackInfo& info) {
+Napi::Value conv_winograd_output(const Napi::CallbackInfo& info) {
     const KernelTable k = kernels_for(isa_arg(info[0]));
     const bool f63 = info[1].As<Napi::Number>().Int32Value() == 63;
     const Napi::Object o = info[2].As<Napi::Object>();
     const int a = f63 ? 8 : 4, mt = a - 2;
-    const int64_t ms = num(o, "mStride", 8), plane = num(o, "plane", 0), w = num(o, "w", 1);
-    const int rows = static_cast<int>(num(o, "rows", mt)), cols = static_cast<int>(num(o, "cols", mt));
-    const int nc = static_cast<int>(num(o, "nc", 8));
+    const int64_t ms = int_field(o, "mStride", 8), plane = int_field(o, "plane", 0), w = int_field(o, "w", 1);
+    const int rows = static_cast<int>(int_field(o, "rows", mt)), cols = static_cast<int>(int_field(o, "cols", mt));
+    const int nc = static_cast<int>(int_field(o, "nc", 8));
     if (nc < 1 || nc > 8 || rows < 1 || rows > mt || cols < 1 || cols > mt || ms < 8 || w < cols || plane < rows * w)
         throw Napi::RangeError::New(info.Env(), "bad transform arguments");
     const float* m = floats(o, "m", (a * a - 1) * ms + 8);
@@ -172,11 +170,11 @@ Napi::Value winograd_output(const Napi::CallbackInfo& info) {
     return info.Env().Undefined();
 }
 
-Napi::Value winograd_gemm(const Napi::CallbackInfo& info) {
+Napi::Value conv_winograd_gemm(const Napi::CallbackInfo& info) {
     const KernelTable k = kernels_for(isa_arg(info[0]));
     const Napi::Object o = info[1].As<Napi::Object>();
-    const int64_t kk = num(o, "k", 1), as = num(o, "aStride", 0), ds = num(o, "dStride", 16);
-    const int rows = static_cast<int>(num(o, "rows", 6));
+    const int64_t kk = int_field(o, "k", 1), as = int_field(o, "aStride", 0), ds = int_field(o, "dStride", 16);
+    const int rows = static_cast<int>(int_field(o, "rows", 6));
     if (kk < 1 || rows < 1 || rows > 6 || as < kk || ds < 16) throw Napi::RangeError::New(info.Env(), "bad gemm arguments");
     const float* a = floats(o, "a", (rows - 1) * as + kk);
     const float* b = floats(o, "b", kk * 16);
@@ -187,11 +185,11 @@ Napi::Value winograd_gemm(const Napi::CallbackInfo& info) {
 
 // convWinogradFilterPanel(isa, 63 | 23, {a, C, u}): one panel's run-time filter transform, a the
 // narrow panel [C * 9][16], u the transformed panel [a²][C][16].
-Napi::Value winograd_filter_panel(const Napi::CallbackInfo& info) {
+Napi::Value conv_winograd_filter_panel(const Napi::CallbackInfo& info) {
     const KernelTable k = kernels_for(isa_arg(info[0]));
     const bool f63 = info[1].As<Napi::Number>().Int32Value() == 63;
     const Napi::Object o = info[2].As<Napi::Object>();
-    const int64_t C = num(o, "C", 1), a2 = f63 ? 64 : 16;
+    const int64_t C = int_field(o, "C", 1), a2 = f63 ? 64 : 16;
     if (C < 1) throw Napi::RangeError::New(info.Env(), "bad filter panel arguments");
     const float* a = floats(o, "a", C * 9 * 16);
     float* u = floats(o, "u", a2 * C * 16);
@@ -199,13 +197,13 @@ Napi::Value winograd_filter_panel(const Napi::CallbackInfo& info) {
     return info.Env().Undefined();
 }
 
-Napi::Value depthwise(const Napi::CallbackInfo& info) {
+Napi::Value conv_depthwise(const Napi::CallbackInfo& info) {
     const KernelTable k = kernels_for(isa_arg(info[0]));
     const Napi::Object o = info[1].As<Napi::Object>();
     const Napi::Object s = o.Get("shape").As<Napi::Object>();
-    const DepthwiseShape d{num(s, "channels", 1), num(s, "h", 1), num(s, "w", 1), num(s, "oh", 1), num(s, "ow", 1),
-                           num(s, "stride", 1), num(s, "pt", 0), num(s, "pl", 0), num(s, "yPlane", 0)};
-    const int64_t p0 = num(o, "p0", 0), p1 = num(o, "p1", d.channels);
+    const DepthwiseShape d{int_field(s, "channels", 1), int_field(s, "h", 1), int_field(s, "w", 1), int_field(s, "oh", 1), int_field(s, "ow", 1),
+                           int_field(s, "stride", 1), int_field(s, "pt", 0), int_field(s, "pl", 0), int_field(s, "yPlane", 0)};
+    const int64_t p0 = int_field(o, "p0", 0), p1 = int_field(o, "p1", d.channels);
     if ((d.stride != 1 && d.stride != 2) || p0 < 0 || p1 < p0 || d.channels < 1 ||
         (d.y_plane != 0 && d.y_plane < d.oh * d.ow))
         throw Napi::RangeError::New(info.Env(), "bad depthwise arguments");
@@ -218,31 +216,20 @@ Napi::Value depthwise(const Napi::CallbackInfo& info) {
     return info.Env().Undefined();
 }
 
-Napi::Value im2col(const Napi::CallbackInfo& info) {
+Napi::Value conv_im2col(const Napi::CallbackInfo& info) {
     const Napi::Object o = info[0].As<Napi::Object>();
     const ConvShape s = shape_field(o);
-    const int64_t ch = num(o, "channels", s.in_channels), p0 = num(o, "p0", 0), p1 = num(o, "p1", 0);
-    const int64_t nr = num(o, "nr", 1), K = ch * s.kernel[1] * s.kernel[2];
+    const int64_t ch = int_field(o, "channels", s.in_channels), p0 = int_field(o, "p0", 0), p1 = int_field(o, "p1", 0);
+    const int64_t nr = int_field(o, "nr", 1), K = ch * s.kernel[1] * s.kernel[2];
     if (p0 < 0 || p1 < p0 || p1 > s.out[1] * s.out[2] || nr < 1) throw Napi::RangeError::New(info.Env(), "bad im2col range");
     const float* x = floats(o, "x", ch * s.in[1] * s.in[2]);
     float* col = floats(o, "col", (p1 - p0 + nr - 1) / nr * K * nr);
     const Napi::Value isa = o.Get("isa");
     const Im2colFn fn = isa.IsString() ? kernels_for(isa_arg(isa)).conv.im2col : im2col_f32__ref;
-    fn(s, ch, x, p0, p1, nr, col, num(o, "k0", 0), num(o, "k1", K));
+    fn(s, ch, x, p0, p1, nr, col, int_field(o, "k0", 0), int_field(o, "k1", K));
     return info.Env().Undefined();
 }
 
-}  // namespace
-
-void add_conv_testing(Napi::Env env, Napi::Object testing) {
-    testing.Set("convCost", Napi::Function::New(env, conv_cost_js));
-    testing.Set("convRun", Napi::Function::New(env, conv_run_js));
-    testing.Set("convWinogradInput", Napi::Function::New(env, winograd_input));
-    testing.Set("convWinogradOutput", Napi::Function::New(env, winograd_output));
-    testing.Set("convWinogradGemm", Napi::Function::New(env, winograd_gemm));
-    testing.Set("convWinogradFilterPanel", Napi::Function::New(env, winograd_filter_panel));
-    testing.Set("convDepthwise", Napi::Function::New(env, depthwise));
-    testing.Set("convIm2col", Napi::Function::New(env, im2col));
-}
+}  // namespace testing_js
 
 }  // namespace flexpipe

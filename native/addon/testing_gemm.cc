@@ -12,6 +12,7 @@
 #include <string>
 #include <vector>
 
+#include "addon/convert.h"
 #include "addon/isa_arg.h"
 #include "addon/testing.h"
 #include "runtime/dispatch.h"
@@ -20,13 +21,6 @@
 namespace flexpipe {
 
 namespace {
-
-int64_t int_field(const Napi::Object& o, const char* name, int64_t fallback) {
-    const Napi::Value v = o.Get(name);
-    if (v.IsUndefined()) return fallback;
-    if (!v.IsNumber()) throw Napi::TypeError::New(o.Env(), std::string(name) + ": expected a number");
-    return v.As<Napi::Number>().Int64Value();
-}
 
 double float_field(const Napi::Object& o, const char* name, double fallback) {
     const Napi::Value v = o.Get(name);
@@ -50,6 +44,10 @@ float* array_field(const Napi::Object& o, const char* name, int64_t hi, bool req
     return arr.Data();
 }
 
+}  // namespace
+
+namespace testing_js {
+
 Napi::Value gemm_info(const Napi::CallbackInfo& info) {
     const GemmKernels g = kernels_for(isa_arg(info[0])).gemm;
     Napi::Object o = Napi::Object::New(info.Env());
@@ -58,7 +56,7 @@ Napi::Value gemm_info(const Napi::CallbackInfo& info) {
     return o;
 }
 
-Napi::Value gemm_workspace(const Napi::CallbackInfo& info) {
+Napi::Value gemm_workspace_bytes(const Napi::CallbackInfo& info) {
     const GemmKernels g = kernels_for(isa_arg(info[0])).gemm;
     static const float dummy = 0.0f;
     GemmProblem p;
@@ -121,12 +119,6 @@ Napi::Value gemm(const Napi::CallbackInfo& info) {
     return Napi::Number::New(env, gemm_threads_fitting(g, p, bytes, threads));
 }
 
-}  // namespace
-
-void add_gemm_testing(Napi::Env env, Napi::Object testing) {
-    testing.Set("gemmInfo", Napi::Function::New(env, gemm_info));
-    testing.Set("gemm", Napi::Function::New(env, gemm));
-    testing.Set("gemmWorkspaceBytes", Napi::Function::New(env, gemm_workspace));
-}
+}  // namespace testing_js
 
 }  // namespace flexpipe

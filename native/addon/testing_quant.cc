@@ -13,7 +13,7 @@
 
 namespace flexpipe {
 
-namespace {
+namespace testing_js {
 
 Napi::Value dequant(const Napi::CallbackInfo& info) {
     Napi::Env env = info.Env();
@@ -41,10 +41,6 @@ Napi::Value dequant(const Napi::CallbackInfo& info) {
     return env.Undefined();
 }
 
-}  // namespace
-
-void add_quant_testing(Napi::Env env, Napi::Object testing) {
-    testing.Set("dequant", Napi::Function::New(env, dequant));
-}
+}  // namespace testing_js
 
 }  // namespace flexpipe

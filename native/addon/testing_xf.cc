@@ -54,12 +54,16 @@ int64_t span(int64_t rows, int64_t cols, int64_t ld) {
     return rows > 0 ? (rows - 1) * ld + cols : 0;
 }
 
-Napi::Value attention_ws(const Napi::CallbackInfo& info) {
+}  // namespace
+
+namespace testing_js {
+
+Napi::Value xf_attention_workspace_floats(const Napi::CallbackInfo& info) {
     return Napi::Number::New(info.Env(), static_cast<double>(attention_workspace_floats(
                                              int_arg(info[0], "seqKv"), int_arg(info[1], "dh"))));
 }
 
-Napi::Value attention(const Napi::CallbackInfo& info) {
+Napi::Value xf_attention(const Napi::CallbackInfo& info) {
     const KernelTable t = kernels_for(isa_arg(info[0]));
     if (!info[1].IsObject()) throw Napi::TypeError::New(info.Env(), "options: expected an object");
     const Napi::Object o = info[1].As<Napi::Object>();
@@ -82,11 +86,11 @@ Napi::Value attention(const Napi::CallbackInfo& info) {
     a.scale = static_cast<float>(num_arg(o.Get("scale"), "scale"));
     a.causal = o.Get("causal").ToBoolean().Value();
     std::vector<float> ws(static_cast<size_t>(attention_workspace_floats(a.seq_kv, a.dh)) + 1);
-    t.xf.attention(a, r0, r1, ws.data() + 1);
+    t.attention.fused(a, r0, r1, ws.data() + 1);
     return info.Env().Undefined();
 }
 
-Napi::Value layernorm_row(const Napi::CallbackInfo& info) {
+Napi::Value xf_layer_norm_row(const Napi::CallbackInfo& info) {
     const KernelTable t = kernels_for(isa_arg(info[0]));
     const int64_t n = f32_len(info[1], "x");
     const int64_t w_n = f32_len(info[3], "w");
@@ -95,7 +99,7 @@ Napi::Value layernorm_row(const Napi::CallbackInfo& info) {
     if (n < 1 || (w_n != n && w_n != 1) || (has_b && b_n != n && b_n != 1))
         throw Napi::RangeError::New(info.Env(), "xfLayerNormRow: w and b must hold n or 1 values (n >= 1)");
     float mean = 0.0f, inv = 0.0f;
-    t.xf.layernorm_row(f32_arg(info[1], "x", n), f32_arg(info[2], "y", n), n, f32_arg(info[3], "w", w_n), w_n,
+    t.attention.layernorm_row(f32_arg(info[1], "x", n), f32_arg(info[2], "y", n), n, f32_arg(info[3], "w", w_n), w_n,
                        has_b ? f32_arg(info[4], "b", b_n) : nullptr, b_n,
                        static_cast<float>(num_arg(info[5], "epsilon")), &mean, &inv);
     Napi::Array r = Napi::Array::New(info.Env(), 2);
@@ -104,16 +108,16 @@ Napi::Value layernorm_row(const Napi::CallbackInfo& info) {
     return r;
 }
 
-Napi::Value softmax(const Napi::CallbackInfo& info) {
+Napi::Value xf_softmax(const Napi::CallbackInfo& info) {
     const KernelTable t = kernels_for(isa_arg(info[0]));
     const int64_t n = int_arg(info[3], "n"), stride = int_arg(info[4], "stride");
     if (n < 0 || stride < 1) throw Napi::RangeError::New(info.Env(), "xfSoftmax: bad n or stride");
-    t.xf.softmax(f32_arg(info[1], "x", span(n, 1, stride)), f32_arg(info[2], "y", span(n, 1, stride)), n,
+    t.attention.softmax(f32_arg(info[1], "x", span(n, 1, stride)), f32_arg(info[2], "y", span(n, 1, stride)), n,
                  stride);
     return info.Env().Undefined();
 }
 
-Napi::Value unary(const Napi::CallbackInfo& info) {
+Napi::Value xf_unary(const Napi::CallbackInfo& info) {
     const KernelTable t = kernels_for(isa_arg(info[0]));
     const int64_t op = int_arg(info[1], "op"), n = int_arg(info[4], "n");
     if (op < 0 || op >= static_cast<int64_t>(UnaryOp::count) ||
@@ -122,11 +126,11 @@ Napi::Value unary(const Napi::CallbackInfo& info) {
     UnaryParams p;
     p.alpha = num_arg(info[5], "alpha");
     p.beta = num_arg(info[6], "beta");
-    t.xf.unary_f32(static_cast<UnaryOp>(op), p, f32_arg(info[2], "x", n), f32_arg(info[3], "y", n), n);
+    t.eltwise.unary_f32(static_cast<UnaryOp>(op), p, f32_arg(info[2], "x", n), f32_arg(info[3], "y", n), n);
     return info.Env().Undefined();
 }
 
-Napi::Value binary(const Napi::CallbackInfo& info) {
+Napi::Value xf_binary(const Napi::CallbackInfo& info) {
     const KernelTable t = kernels_for(isa_arg(info[0]));
     const int64_t op = int_arg(info[1], "op"), sa = int_arg(info[3], "sa"), sb = int_arg(info[5], "sb");
     const int64_t n = int_arg(info[7], "n");
@@ -134,30 +138,20 @@ Napi::Value binary(const Napi::CallbackInfo& info) {
         (sb != 0 && sb != 1) || n < 0)
         throw Napi::RangeError::New(info.Env(), "xfBinary: bad op, strides or n");
     const int64_t need = n > 0 ? 1 : 0;
-    t.xf.binary_f32(static_cast<BinaryOp>(op), f32_arg(info[2], "a", sa ? n : need), sa,
+    t.eltwise.binary_f32(static_cast<BinaryOp>(op), f32_arg(info[2], "a", sa ? n : need), sa,
                     f32_arg(info[4], "b", sb ? n : need), sb, f32_arg(info[6], "y", n), n);
     return info.Env().Undefined();
 }
 
-Napi::Value clip(const Napi::CallbackInfo& info) {
+Napi::Value xf_clip(const Napi::CallbackInfo& info) {
     const KernelTable t = kernels_for(isa_arg(info[0]));
     const int64_t n = int_arg(info[3], "n");
     if (n < 0) throw Napi::RangeError::New(info.Env(), "xfClip: bad n");
-    t.xf.clip_f32(f32_arg(info[1], "x", n), f32_arg(info[2], "y", n), n,
+    t.eltwise.clip_f32(f32_arg(info[1], "x", n), f32_arg(info[2], "y", n), n,
                   static_cast<float>(num_arg(info[4], "lo")), static_cast<float>(num_arg(info[5], "hi")));
     return info.Env().Undefined();
 }
 
-}  // namespace
-
-void add_xf_testing(Napi::Env env, Napi::Object testing) {
-    testing.Set("xfAttentionWorkspaceFloats", Napi::Function::New(env, attention_ws));
-    testing.Set("xfAttention", Napi::Function::New(env, attention));
-    testing.Set("xfLayerNormRow", Napi::Function::New(env, layernorm_row));
-    testing.Set("xfSoftmax", Napi::Function::New(env, softmax));
-    testing.Set("xfUnary", Napi::Function::New(env, unary));
-    testing.Set("xfBinary", Napi::Function::New(env, binary));
-    testing.Set("xfClip", Napi::Function::New(env, clip));
-}
+}  // namespace testing_js
 
 }  // namespace flexpipe

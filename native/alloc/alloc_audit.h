@@ -17,6 +17,8 @@
 
 #include <cstdint>
 
+#include "common/non_copyable.h"
+
 namespace flexpipe {
 
 bool alloc_audit_enabled();
@@ -29,12 +31,10 @@ void alloc_audit_ignore_this_thread();
 void alloc_audit_note();
 
 // Counts allocations (on any thread but the ignored one) while at least one scope is open.
-class AllocAuditScope {
+class AllocAuditScope : NonCopyable {
   public:
     AllocAuditScope();
     ~AllocAuditScope();
-    AllocAuditScope(const AllocAuditScope&) = delete;
-    AllocAuditScope& operator=(const AllocAuditScope&) = delete;
 };
 
 }  // namespace flexpipe

@@ -16,16 +16,15 @@
 #include <cstddef>
 #include <cstdint>
 
+#include "common/non_copyable.h"
 #include "common/status.h"
 
 namespace flexpipe {
 
-class Arena {
+class Arena : NonCopyable {
   public:
     Arena() = default;
     ~Arena();
-    Arena(const Arena&) = delete;
-    Arena& operator=(const Arena&) = delete;
 
     // Sets the size to `bytes`, preserving the first `keep` bytes. Allocation failure leaves the
     // arena as it was and returns out_of_memory.

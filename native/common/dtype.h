@@ -23,7 +23,7 @@ enum class DType : int32_t {
     u64 = 13,
 };
 
-inline size_t dtype_size(DType t) {
+static inline size_t dtype_size(DType t) {
     switch (t) {
         case DType::f32: case DType::i32: case DType::u32: return 4;
         case DType::u8: case DType::i8: case DType::boolean: return 1;
@@ -33,7 +33,7 @@ inline size_t dtype_size(DType t) {
     }
 }
 
-inline bool dtype_valid(int32_t t) { return t > 0 && dtype_size(static_cast<DType>(t)) != 0; }
+static inline bool dtype_valid(int32_t t) { return t > 0 && dtype_size(static_cast<DType>(t)) != 0; }
 
 const char* dtype_name(DType t);
 

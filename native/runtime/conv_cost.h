@@ -35,7 +35,7 @@
 #include <cstdint>
 
 #include "kernels/conv/conv.h"
-#include "runtime/dispatch_gemm.h"
+#include "runtime/dispatch.h"
 
 namespace flexpipe {
 

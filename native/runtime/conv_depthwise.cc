@@ -7,8 +7,7 @@
 #include <cstring>
 
 #include "common/align.h"
-#include "kernels/im2col/im2col_rows.h"
-#include "runtime/conv_band_rows.h"
+#include "kernels/conv_stem/conv_stem_rows.h"
 #include "runtime/conv_cost.h"
 #include "runtime/gemm_driver.h"
 #include "runtime/parallel.h"
@@ -21,9 +20,7 @@ constexpr int64_t depthwise_extent = 3;
 
 // Middle rows [m0, m1) that depthwise output rows [r0, r1) read.
 void mid_rows_of(const DepthwiseShape& ds, int64_t r0, int64_t r1, int64_t* m0, int64_t* m1) {
-    *m0 = std::max<int64_t>(0, r0 * ds.stride - ds.pad_top);
-    *m1 = std::min<int64_t>(ds.h, (r1 - 1) * ds.stride - ds.pad_top + depthwise_extent);
-    if (*m1 < *m0) *m1 = *m0;
+    window_span(r0, r1, ds.stride, ds.pad_top, depthwise_extent, ds.h, m0, m1);
 }
 
 // The pointwise GEMM of one band of `cols` middle columns (m1 - m0 rows of MW): Mid = W1 . X rows.
@@ -45,12 +42,12 @@ struct PerThread {
     int64_t total() const { return gemm + ring + input + band; }
 };
 
-PerThread per_thread(const KernelTable& k, const ConvShape& cs, const ConvDepthwiseBands& b) {
+PerThread per_thread(const KernelTable& k, const ConvShape& cs, const FusedBands& b) {
     PerThread p;
     if (conv_depthwise_pointwise(cs)) {
         p.gemm = round_up64(static_cast<int64_t>(gemm_workspace_bytes(k.gemm, band_problem(cs, b.mid_rows * cs.out[2]), 1)));
     } else {
-        p.ring = round_up64(4 * rows_geometry(cs).floats);
+        p.ring = round_up64(4 * stem_geometry(cs).floats);
         p.input = round_up64(4 * cs.in_channels * b.in_rows * cs.in[2]);
     }
     p.band = round_up64(4 * cs.out_channels * b.mid_rows * cs.out[2]);
@@ -64,24 +61,14 @@ bool conv_depthwise_pointwise(const ConvShape& cs) {
 }
 
 bool conv_depthwise_applies(const ConvShape& cs, const DepthwiseShape& ds) {
-    const bool first = cs.in[0] == 1 && cs.out[0] == 1 && (conv_depthwise_pointwise(cs) || rows_applies(cs));
+    const bool first = cs.in[0] == 1 && cs.out[0] == 1 && (conv_depthwise_pointwise(cs) || stem_applies(cs));
     return first && cs.batch >= 1 && ds.channels == cs.out_channels && ds.h == cs.out[1] && ds.w == cs.out[2] &&
            (ds.stride == 1 || ds.stride == 2) && ds.pad_top >= 0 && ds.pad_left >= 0 && ds.oh >= 1 && ds.ow >= 1 &&
            cs.out[1] >= 1 && cs.out[2] >= 1;
 }
 
-ConvDepthwiseBands conv_depthwise_bands(const ConvShape& cs, const DepthwiseShape& ds) {
-    ConvDepthwiseBands b;
-    const int64_t row_bytes = 4 * cs.out_channels * cs.out[2];
-    const int64_t target_rows = std::max<int64_t>(depthwise_extent, band_buffer_target / std::max<int64_t>(1, row_bytes));
-    const int64_t per = std::max<int64_t>(1, (target_rows - depthwise_extent) / ds.stride + 1);
-    b.bands = (ds.oh + per - 1) / per;
-    if (b.bands > 1 && b.bands % 2 == 1) ++b.bands;
-    b.out_rows = (ds.oh + b.bands - 1) / b.bands;
-    b.bands = (ds.oh + b.out_rows - 1) / b.out_rows;
-    b.mid_rows = std::min(ds.h, (b.out_rows - 1) * ds.stride + depthwise_extent);
-    b.in_rows = std::min(cs.in[1], (b.mid_rows - 1) * cs.stride[1] + cs.kernel[1]);
-    return b;
+FusedBands conv_depthwise_bands(const ConvShape& cs, const DepthwiseShape& ds) {
+    return fused_bands(cs, ds.oh, ds.stride, depthwise_extent);
 }
 
 int64_t conv_depthwise_workspace_bytes(const KernelTable& k, const ConvShape& cs, const DepthwiseShape& ds,
@@ -94,11 +81,11 @@ Status conv_depthwise_run(const KernelTable& k, const ConvShape& cs, const Depth
     FLEXPIPE_CHECK_ARG(conv_depthwise_applies(cs, ds),
                        "failed to run ConvDepthwise: the first conv is neither pointwise nor by rows, or the "
                        "depthwise does not match its output");
-    const ConvDepthwiseBands b = conv_depthwise_bands(cs, ds);
+    const FusedBands b = conv_depthwise_bands(cs, ds);
     const PerThread pt = per_thread(k, cs, b);
-    int t = std::max(threads, 1);
-    while (t > 1 && conv_depthwise_workspace_bytes(k, cs, ds, t) > static_cast<int64_t>(ws_bytes)) --t;
-    if (ws == nullptr || conv_depthwise_workspace_bytes(k, cs, ds, t) > static_cast<int64_t>(ws_bytes)) {
+    const int t =
+        fused_threads(threads, ws, ws_bytes, [&](int n) { return conv_depthwise_workspace_bytes(k, cs, ds, n); });
+    if (t == 0) {
         return Status::error(StatusCode::invalid_argument,
                              "failed to run ConvDepthwise: workspace of %zu bytes is too small (need %lld for 1 thread)",
                              ws_bytes, static_cast<long long>(conv_depthwise_workspace_bytes(k, cs, ds, 1)));
@@ -133,7 +120,7 @@ Status conv_depthwise_run(const KernelTable& k, const ConvShape& cs, const Depth
                 return;
             }
         } else {
-            conv_band_by_rows(k.conv.im2col_rows, cs, n, m0, m1, args.x, args.w1, args.b1, args.act1, mid,
+            conv_band_by_rows(k.conv.stem_rows, cs, n, m0, m1, args.x, args.w1, args.b1, args.act1, mid,
                               reinterpret_cast<float*>(mine + pt.ring), reinterpret_cast<float*>(mine));
         }
         // The band's middle rows as planes of their own, written to rows [r0, r1) of Y's planes.

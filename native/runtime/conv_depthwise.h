@@ -13,8 +13,8 @@
 //   pointwise (1x1, stride 1, no padding, groups 1): one GEMM Mid[:, m0 MW .. m1 MW) = W1 [M, C] .
 //     X[n, :, m0 W .. m1 W), reading W1 and X's rows in place (a band of rows of a channel is
 //     contiguous), bias and activation in its epilogue;
-//   by rows (rows_applies: <= 4 input channels): input rows [i0, i1) = [max(0, m0 s - pad), min(H,
-//     (m1 - 1) s - pad + KH)) copied into a [C][i1 - i0][W] buffer and convolved by im2col_rows as an
+//   by rows (stem_applies: <= 4 input channels): input rows [i0, i1) = [max(0, m0 s - pad), min(H,
+//     (m1 - 1) s - pad + KH)) copied into a [C][i1 - i0][W] buffer and convolved by conv_stem_rows as an
 //     image of their own (the first band keeps the top padding);
 // then one depthwise_3x3 over the band's m1 - m0 middle rows of every channel as planes of their own
 // (the first band keeps the top padding, rows past the tensor read zero), writing rows [r0, r1) of Y's
@@ -35,23 +35,18 @@
 #include "common/status.h"
 #include "kernels/conv/conv.h"
 #include "kernels/depthwise/depthwise.h"
+#include "runtime/conv_band_rows.h"
 #include "runtime/dispatch.h"
 
 namespace flexpipe {
-
-struct ConvDepthwiseBands {
-    int64_t out_rows = 1;  // depthwise output rows per band (the last band may have fewer)
-    int64_t bands = 1;     // per image
-    int64_t mid_rows = 1;  // middle rows one band computes, at most
-    int64_t in_rows = 1;   // input rows those middle rows read, at most
-};
 
 // Whether the fused path computes conv cs (X -> Mid) followed by depthwise ds (Mid -> Y): cs is
 // pointwise or runs by rows, ds is a depthwise 3x3 over cs's output (channels, rows and columns).
 bool conv_depthwise_applies(const ConvShape& cs, const DepthwiseShape& ds);
 // Whether cs is the pointwise form (a 1x1 GEMM) rather than the by-rows one.
 bool conv_depthwise_pointwise(const ConvShape& cs);
-ConvDepthwiseBands conv_depthwise_bands(const ConvShape& cs, const DepthwiseShape& ds);
+// Bands of depthwise output rows (out_rows) over middle rows (mid_rows).
+FusedBands conv_depthwise_bands(const ConvShape& cs, const DepthwiseShape& ds);
 // Workspace of conv_depthwise_run for `threads` threads: 64 bytes of alignment slack, then per thread
 // the pointwise GEMM's one-thread workspace (or the by-rows ring and input rows) and the band buffer,
 // each 64-byte aligned.

@@ -5,8 +5,8 @@
 #include <cstdint>
 
 #include "common/align.h"
+#include "kernels/conv_stem/conv_stem_rows.h"
 #include "kernels/im2col/im2col.h"
-#include "kernels/im2col/im2col_rows.h"
 #include "runtime/conv_run.h"
 #include "runtime/gemm_driver.h"
 #include "runtime/parallel.h"
@@ -44,13 +44,13 @@ GemmProblem base_problem(const ConvShape& s, const ConvArgs& args, int64_t grp, 
 
 }  // namespace
 
-// Few input channels: im2col by rows (kernels/im2col/im2col_rows.h) with one ring of input rows per
+// Few input channels: the stem convolution by rows (kernels/conv_stem/conv_stem_rows.h) with one ring of input rows per
 // thread, when the workspace holds them. The workspace of an unsliced im2col (K x pixels columns) does;
 // one cut down by many input slices may not, and then im2col + GEMM runs on its slices as before.
 // Returns false when it did not run.
-bool conv_rows(Im2colRowsFn rows, const ConvShape& s, const ConvArgs& args, size_t ws_bytes) {
-    if (rows == nullptr || !rows_applies(s)) return false;
-    const RowsGeometry g = rows_geometry(s);
+bool conv_rows(ConvStemRowsFn rows, const ConvShape& s, const ConvArgs& args, size_t ws_bytes) {
+    if (rows == nullptr || !stem_applies(s)) return false;
+    const StemGeometry g = stem_geometry(s);
     const int threads = args.threads < 1 ? 1 : args.threads;
     const int64_t per = (g.floats + 15) / 16 * 16;  // 64-byte aligned rings
     if (64 + static_cast<size_t>(threads * per) * sizeof(float) > ws_bytes) return false;
@@ -65,7 +65,7 @@ bool conv_rows(Im2colRowsFn rows, const ConvShape& s, const ConvArgs& args, size
     return true;
 }
 
-Status conv_im2col(const GemmKernels& gk, Im2colFn im2col, Im2colRowsFn rows, const ConvShape& s, const ConvArgs& args,
+Status conv_im2col(const GemmKernels& gk, Im2colFn im2col, ConvStemRowsFn rows, const ConvShape& s, const ConvArgs& args,
                    size_t ws_bytes) {
     if (args.residual) {  // the rows kernels have no residual in their epilogue: add it afterwards
         ConvArgs plain = args;

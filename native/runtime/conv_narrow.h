@@ -25,7 +25,7 @@
 #include "common/status.h"
 #include "kernels/im2col/im2col.h"
 #include "runtime/conv_winograd.h"
-#include "runtime/dispatch_gemm.h"
+#include "runtime/dispatch.h"
 
 namespace flexpipe {
 

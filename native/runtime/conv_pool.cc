@@ -6,8 +6,7 @@
 #include <cstring>
 
 #include "common/align.h"
-#include "kernels/im2col/im2col_rows.h"
-#include "runtime/conv_band_rows.h"
+#include "kernels/conv_stem/conv_stem_rows.h"
 #include "runtime/parallel.h"
 #include "runtime/pool_run.h"
 
@@ -19,9 +18,7 @@ int64_t pool_extent(const PoolShape& ps) { return (ps.kernel[1] - 1) * ps.dilati
 
 // Conv rows [c0, c1) that pool rows [p0, p1) read.
 void conv_rows_of(const ConvShape& cs, const PoolShape& ps, int64_t p0, int64_t p1, int64_t* c0, int64_t* c1) {
-    *c0 = std::max<int64_t>(0, p0 * ps.stride[1] - ps.pad[1]);
-    *c1 = std::min<int64_t>(cs.out[1], (p1 - 1) * ps.stride[1] - ps.pad[1] + pool_extent(ps));
-    if (*c1 < *c0) *c1 = *c0;
+    window_span(p0, p1, ps.stride[1], ps.pad[1], pool_extent(ps), cs.out[1], c0, c1);
 }
 
 struct PerThread {
@@ -29,34 +26,24 @@ struct PerThread {
     int64_t total() const { return ring + input + band; }
 };
 
-PerThread per_thread(const ConvShape& cs, const ConvPoolBands& b) {
+PerThread per_thread(const ConvShape& cs, const FusedBands& b) {
     PerThread p;
-    p.ring = round_up64(4 * rows_geometry(cs).floats);
+    p.ring = round_up64(4 * stem_geometry(cs).floats);
     p.input = round_up64(4 * cs.in_channels * b.in_rows * cs.in[2]);
-    p.band = round_up64(4 * cs.out_channels * b.conv_rows * cs.out[2]);
+    p.band = round_up64(4 * cs.out_channels * b.mid_rows * cs.out[2]);
     return p;
 }
 
 }  // namespace
 
 bool conv_pool_applies(const ConvShape& cs, const PoolShape& ps) {
-    return rows_applies(cs) && ps.in[0] == 1 && ps.out[0] == 1 && ps.kernel[0] == 1 && ps.in[1] == cs.out[1] &&
+    return stem_applies(cs) && ps.in[0] == 1 && ps.out[0] == 1 && ps.kernel[0] == 1 && ps.in[1] == cs.out[1] &&
            ps.in[2] == cs.out[2] && ps.planes == cs.batch * cs.out_channels && ps.out[1] >= 1 && ps.out[2] >= 1 &&
            pool_rows_apply(ps);
 }
 
-ConvPoolBands conv_pool_bands(const ConvShape& cs, const PoolShape& ps) {
-    ConvPoolBands b;
-    const int64_t POH = ps.out[1], row_bytes = 4 * cs.out_channels * cs.out[2];
-    const int64_t target_rows = std::max<int64_t>(pool_extent(ps), band_buffer_target / std::max<int64_t>(1, row_bytes));
-    int64_t per = std::max<int64_t>(1, (target_rows - pool_extent(ps)) / ps.stride[1] + 1);
-    b.bands = (POH + per - 1) / per;
-    if (b.bands > 1 && b.bands % 2 == 1) ++b.bands;
-    b.pool_rows = (POH + b.bands - 1) / b.bands;
-    b.bands = (POH + b.pool_rows - 1) / b.pool_rows;
-    b.conv_rows = std::min(cs.out[1], (b.pool_rows - 1) * ps.stride[1] + pool_extent(ps));
-    b.in_rows = std::min(cs.in[1], (b.conv_rows - 1) * cs.stride[1] + cs.kernel[1]);
-    return b;
+FusedBands conv_pool_bands(const ConvShape& cs, const PoolShape& ps) {
+    return fused_bands(cs, ps.out[1], ps.stride[1], pool_extent(ps));
 }
 
 int64_t conv_pool_workspace_bytes(const ConvShape& cs, const PoolShape& ps, int threads) {
@@ -68,11 +55,11 @@ Status conv_pool_run(const ConvKernels& ck, const PoolKernels& pk, const ConvSha
                      size_t ws_bytes, int threads) {
     FLEXPIPE_CHECK_ARG(conv_pool_applies(cs, ps), "failed to run ConvMaxPool: the conv does not run by rows or the pool "
                                                   "does not match its output");
-    const ConvPoolBands b = conv_pool_bands(cs, ps);
+    const FusedBands b = conv_pool_bands(cs, ps);
     const PerThread pt = per_thread(cs, b);
-    int t = std::max(threads, 1);
-    while (t > 1 && conv_pool_workspace_bytes(cs, ps, t) > static_cast<int64_t>(ws_bytes)) --t;
-    if (ws == nullptr || conv_pool_workspace_bytes(cs, ps, t) > static_cast<int64_t>(ws_bytes)) {
+    const int t =
+        fused_threads(threads, ws, ws_bytes, [&](int n) { return conv_pool_workspace_bytes(cs, ps, n); });
+    if (t == 0) {
         return Status::error(StatusCode::invalid_argument,
                              "failed to run ConvMaxPool: workspace of %zu bytes is too small (need %lld for 1 thread)",
                              ws_bytes, static_cast<long long>(conv_pool_workspace_bytes(cs, ps, 1)));
@@ -83,12 +70,12 @@ Status conv_pool_run(const ConvKernels& ck, const PoolKernels& pk, const ConvSha
     const int64_t items = cs.batch * b.bands;
     parallel_items(items, t, [&](int64_t item, int slot) {
         const int64_t n = item / b.bands, band = item % b.bands;
-        const int64_t p0 = band * b.pool_rows, p1 = std::min(POH, p0 + b.pool_rows);
+        const int64_t p0 = band * b.out_rows, p1 = std::min(POH, p0 + b.out_rows);
         int64_t c0, c1;
         conv_rows_of(cs, ps, p0, p1, &c0, &c1);
         char* mine = base + static_cast<int64_t>(slot) * pt.total();
         float* conv = reinterpret_cast<float*>(mine + pt.ring + pt.input);
-        conv_band_by_rows(ck.im2col_rows, cs, n, c0, c1, x, w, bias, act, conv, reinterpret_cast<float*>(mine + pt.ring),
+        conv_band_by_rows(ck.stem_rows, cs, n, c0, c1, x, w, bias, act, conv, reinterpret_cast<float*>(mine + pt.ring),
                           reinterpret_cast<float*>(mine));
         PoolShape sp = ps;
         sp.planes = 1;

@@ -42,7 +42,7 @@ Status conv_run(const KernelTable& k, ConvAlgo a, const ConvShape& s, const Conv
             conv_winograd(k.conv, a, s, args);
             return Status::ok();
         case ConvAlgo::im2col:
-            return conv_im2col(k.gemm, k.conv.im2col, k.conv.im2col_rows, s, args, ws_bytes);
+            return conv_im2col(k.gemm, k.conv.im2col, k.conv.stem_rows, s, args, ws_bytes);
         case ConvAlgo::gemm1x1:
             return conv_gemm1x1(k.gemm, s, args, ws_bytes);
         case ConvAlgo::narrow:

@@ -16,7 +16,7 @@ namespace flexpipe {
 // args.threads, k.gemm).workspace_bytes; args.w is the transformed filter for Winograd and
 // the panels of conv_narrow_filter for narrow.
 // args.residual: the GEMM algorithms (im2col + GEMM, gemm1x1, narrow) add it in the GEMM's epilogue, while the
-// output tile is in registers; the others (Winograd, depthwise, direct, im2col by rows) compute y
+// output tile is in registers; the others (Winograd, depthwise, direct, stem by rows) compute y
 // without the activation, then one pass y = act(y + R).
 Status conv_run(const KernelTable& k, ConvAlgo a, const ConvShape& s, const ConvArgs& args, size_t ws_bytes);
 

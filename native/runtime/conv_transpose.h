@@ -23,7 +23,7 @@
 
 #include "common/status.h"
 #include "kernels/conv/conv.h"
-#include "runtime/dispatch_gemm.h"
+#include "runtime/dispatch.h"
 
 namespace flexpipe {
 

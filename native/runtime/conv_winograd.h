@@ -17,7 +17,7 @@
 #include <cstdint>
 
 #include "runtime/conv_cost.h"
-#include "runtime/dispatch_conv.h"
+#include "runtime/dispatch.h"
 
 namespace flexpipe {
 

@@ -16,11 +16,6 @@ enum class Isa : int { ref = 0, avx2 = 1, neon = 2, avx512 = 3 };
 // Every ISA, in the order tests list them.
 constexpr Isa all_isas[] = {Isa::ref, Isa::avx2, Isa::avx512, Isa::neon};
 
-// The ISA whose variants a kernel family uses for `isa` when it has none of its own: an AVX-512 CPU
-// runs the AVX2 variants of the families that have no AVX-512 one (so far only the GEMM micro-kernel,
-// its A packer and Winograd's element-wise GEMM have one).
-constexpr Isa base_isa(Isa isa) { return isa == Isa::avx512 ? Isa::avx2 : isa; }
-
 struct CpuFeatures {
     const char* arch = "unknown";
     bool avx2 = false;

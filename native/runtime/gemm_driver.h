@@ -69,7 +69,7 @@
 #include <cstdint>
 
 #include "common/status.h"
-#include "runtime/dispatch_gemm.h"
+#include "runtime/dispatch.h"
 
 namespace flexpipe {
 

@@ -27,11 +27,12 @@
 #include <mutex>
 #include <thread>
 
+#include "common/non_copyable.h"
 #include "common/status.h"
 
 namespace flexpipe {
 
-class Lane {
+class Lane : NonCopyable {
   public:
     using Task = Status (*)(void* context);
 
@@ -39,8 +40,6 @@ class Lane {
     Lane();
     // Finishes the task in progress, if any, and joins the thread.
     ~Lane();
-    Lane(const Lane&) = delete;
-    Lane& operator=(const Lane&) = delete;
 
     // Runs task(context) on the lane's thread and returns its status; blocks the caller meanwhile.
     Status run(Task task, void* context) {

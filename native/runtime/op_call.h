@@ -20,6 +20,7 @@
 namespace flexpipe {
 
 struct OpCall {
+    const char* name = "";  // the op's name in the op table, for error messages (set by call_op)
     const TensorView* in = nullptr;
     int32_t n_in = 0;
     const TensorView* out = nullptr;  // data is writable; dims are fixed by the plan

@@ -12,7 +12,7 @@
 // A 2-D 3x3 stride-2 max pool whose row has its three input rows skips the buffer: kernel max3x3s2
 // reduces rows and columns in one pass over the interior (the ResNet and SqueezeNet pools; 21-30%
 // faster than steps 2-3 on their shapes), border columns as in step 3.
-// Semantics equal maxpool_f32__ref / avgpool_f32__ref (kernels/pool/pool.h): a window with no in-range
+// Semantics equal maxpool__ref / avgpool_f32__ref (kernels/pool/pool.h): a window with no in-range
 // tap gives lowest() (max) or 0 (average); the average divides by the in-range or the padded tap count.
 // Max results equal the reference exactly on non-NaN data; averages add in float (the reference in
 // double): |got - ref| <= taps * 2^-23 * max|x|.
@@ -21,7 +21,7 @@
 #include <cstdint>
 
 #include "kernels/pool/pool.h"
-#include "runtime/dispatch_pool.h"
+#include "runtime/dispatch.h"
 
 namespace flexpipe {
 

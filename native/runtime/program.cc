@@ -192,7 +192,7 @@ Status Program::run(int threads, size_t op_begin, size_t op_end, double* op_ms, 
         call.floats = floats_.data() + r.floats_begin;
         call.n_floats = r.n_floats;
         call.threads = threads;
-        Status s = table[static_cast<size_t>(r.code)].fn(call);
+        Status s = call_op(table[static_cast<size_t>(r.code)], call);
         if (!s.is_ok()) {
             return Status::error(s.code(), "op %zu (%s): %s", at,
                                  table[static_cast<size_t>(r.code)].name, s.message().c_str());

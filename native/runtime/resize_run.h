@@ -25,7 +25,7 @@
 #include <cstdint>
 
 #include "kernels/resize/resize.h"
-#include "runtime/dispatch_pool.h"
+#include "runtime/dispatch.h"
 
 namespace flexpipe {
 

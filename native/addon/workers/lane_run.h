@@ -25,6 +25,7 @@
 #include <mutex>
 
 #include "addon/workers/run_args.h"
+#include "common/non_copyable.h"
 #include "common/status.h"
 #include "runtime/lane.h"
 
@@ -32,13 +33,11 @@ namespace flexpipe {
 
 class LaneRuns;
 
-class LaneRun {
+class LaneRun : NonCopyable {
   public:
     // busy: the session's compute flag, cleared when the run settles.
     LaneRun(Napi::Env env, std::atomic<bool>* busy, Session* session, int32_t program, uint64_t activation_base)
         : args_(session, program, activation_base), busy_(busy), deferred_(Napi::Promise::Deferred::New(env)) {}
-    LaneRun(const LaneRun&) = delete;
-    LaneRun& operator=(const LaneRun&) = delete;
 
     RunArgs& args() { return args_; }
 
@@ -51,12 +50,10 @@ class LaneRun {
     Status status_;
 };
 
-class LaneRuns {
+class LaneRuns : NonCopyable {
   public:
     LaneRuns() = default;
     ~LaneRuns();
-    LaneRuns(const LaneRuns&) = delete;
-    LaneRuns& operator=(const LaneRuns&) = delete;
 
     // Hands the run to the lane and returns its promise, which resolves with undefined or, with
     // profiling, a Float64Array of per-op milliseconds, and rejects with a coded error. Takes

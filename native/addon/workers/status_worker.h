@@ -5,6 +5,7 @@
 #include <napi.h>
 
 #include <atomic>
+#include <memory>
 
 #include "addon/convert.h"
 #include "alloc/alloc_audit.h"
@@ -18,6 +19,13 @@ class StatusWorker : public Napi::AsyncWorker {
     StatusWorker(Napi::Env env, std::atomic<bool>* busy, std::atomic<bool>* also_busy = nullptr)
         : Napi::AsyncWorker(env), deferred_(Napi::Promise::Deferred::New(env)), busy_(busy), also_busy_(also_busy) {}
     Napi::Promise promise() { return deferred_.Promise(); }
+
+    // Queues the worker (N-API owns and deletes it from here on) and returns its promise.
+    static Napi::Promise queue(std::unique_ptr<StatusWorker> worker) {
+        Napi::Promise promise = worker->promise();
+        worker.release()->Queue();
+        return promise;
+    }
 
   protected:
     virtual Status work() = 0;

@@ -49,7 +49,7 @@ struct AttentionArgs {
     bool causal = false;
 };
 
-inline int64_t attention_workspace_floats(int64_t seq_kv, int64_t dh) {
+static inline int64_t attention_workspace_floats(int64_t seq_kv, int64_t dh) {
     return (dh + 8) * ((seq_kv + 15) / 16 * 16) + 16;
 }
 

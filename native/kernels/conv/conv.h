@@ -27,19 +27,16 @@
 
 #include <cstdint>
 
+#include "common/window.h"
+
 namespace flexpipe {
 
-struct ConvShape {
+// The spatial window (common/window.h) and the channels.
+struct ConvShape : Window3 {
     int64_t batch = 1;
     int64_t in_channels = 1;
     int64_t out_channels = 1;
     int64_t groups = 1;
-    int64_t in[3] = {1, 1, 1};
-    int64_t out[3] = {1, 1, 1};
-    int64_t kernel[3] = {1, 1, 1};
-    int64_t stride[3] = {1, 1, 1};
-    int64_t dilation[3] = {1, 1, 1};
-    int64_t pad[3] = {0, 0, 0};  // padding before each spatial axis (the end padding is implied by out[])
 };
 
 constexpr int64_t conv_oc_block = 4;
@@ -54,15 +51,36 @@ struct ConvActivation {
 
 // Number of conv work items: batch * groups * ceil(cout_per_group / conv_oc_block) * out[0] * out[1],
 // ordered (n, group, channel block, od, oh).
-inline int64_t conv_work_items(const ConvShape& s) {
+static inline int64_t conv_work_items(const ConvShape& s) {
     const int64_t cout_g = s.out_channels / s.groups;
     return s.batch * s.groups * ((cout_g + conv_oc_block - 1) / conv_oc_block) * s.out[0] * s.out[1];
+}
+
+// Work item `item` of a convolution (see conv_work_items): image n, group g, the block of nb <= conv_oc_block
+// output channels from oc0, output row (od, oh).
+struct ConvItem {
+    int64_t n, g, oc0, od, oh;
+    int nb;
+};
+static inline ConvItem conv_item(const ConvShape& s, int64_t item) {
+    const int64_t cout_g = s.out_channels / s.groups;
+    const int64_t blocks = (cout_g + conv_oc_block - 1) / conv_oc_block;
+    ConvItem it;
+    it.oh = item % s.out[1];
+    it.od = (item / s.out[1]) % s.out[0];
+    const int64_t blk = (item / (s.out[1] * s.out[0])) % blocks;
+    it.g = (item / (s.out[1] * s.out[0] * blocks)) % s.groups;
+    it.n = item / (s.out[1] * s.out[0] * blocks * s.groups);
+    it.oc0 = it.g * cout_g + blk * conv_oc_block;
+    const int64_t left = cout_g - blk * conv_oc_block;
+    it.nb = static_cast<int>(left < conv_oc_block ? left : conv_oc_block);
+    return it;
 }
 
 // The indices o in [0, out) with 0 <= o * stride + off < in, as [lo, hi) (empty: lo == hi): the
 // output columns a tap reaches inside the input (convolution), or the input columns whose tap lands
 // inside the output (transposed convolution, with in and out swapped).
-inline void conv_valid_range(int64_t off, int64_t stride, int64_t in, int64_t out, int64_t* lo, int64_t* hi) {
+static inline void conv_valid_range(int64_t off, int64_t stride, int64_t in, int64_t out, int64_t* lo, int64_t* hi) {
     const int64_t first = off >= 0 ? 0 : (-off + stride - 1) / stride;
     const int64_t last = in - 1 - off < 0 ? -1 : (in - 1 - off) / stride;  // floor, argument >= 0
     *lo = first < out ? first : out;

@@ -39,45 +39,31 @@ static inline void axpy_rows(float* const* y, int nb, const float* w, int64_t ws
 void conv_f32__ref(const ConvShape& s, const float* x, const float* w, const float* bias, float* y,
                    int64_t item_begin, int64_t item_end) {
     FLEXPIPE_DCHECK(s.groups > 0 && s.in_channels % s.groups == 0 && s.out_channels % s.groups == 0);
-    const int64_t cin_g = s.in_channels / s.groups, cout_g = s.out_channels / s.groups;
-    const int64_t blocks = (cout_g + conv_oc_block - 1) / conv_oc_block;
+    const int64_t cin_g = s.in_channels / s.groups;
     const int64_t in_plane = s.in[0] * s.in[1] * s.in[2], out_plane = s.out[0] * s.out[1] * s.out[2];
     const int64_t kvol = s.kernel[0] * s.kernel[1] * s.kernel[2], wstride = cin_g * kvol;
     const int64_t ow_n = s.out[2], s2 = s.stride[2];
     for (int64_t item = item_begin; item < item_end; ++item) {
-        const int64_t oh = item % s.out[1];
-        const int64_t od = (item / s.out[1]) % s.out[0];
-        const int64_t blk = (item / (s.out[1] * s.out[0])) % blocks;
-        const int64_t g = (item / (s.out[1] * s.out[0] * blocks)) % s.groups;
-        const int64_t n = item / (s.out[1] * s.out[0] * blocks * s.groups);
-        const int64_t oc0 = g * cout_g + blk * conv_oc_block;
-        const int64_t left = cout_g - blk * conv_oc_block;
-        const int nb = static_cast<int>(left < conv_oc_block ? left : conv_oc_block);
+        const ConvItem it = conv_item(s, item);
         float* yr[conv_oc_block];
-        for (int r = 0; r < nb; ++r) {
-            yr[r] = y + (n * s.out_channels + oc0 + r) * out_plane + (od * s.out[1] + oh) * ow_n;
-            const float b = bias ? bias[oc0 + r] : 0.0f;
+        for (int r = 0; r < it.nb; ++r) {
+            yr[r] = y + (it.n * s.out_channels + it.oc0 + r) * out_plane + (it.od * s.out[1] + it.oh) * ow_n;
+            const float b = bias ? bias[it.oc0 + r] : 0.0f;
             for (int64_t ow = 0; ow < ow_n; ++ow) yr[r][ow] = b;
         }
-        const float* xg = x + (n * s.in_channels + g * cin_g) * in_plane;
-        const float* wo = w + oc0 * wstride;
+        const float* xg = x + (it.n * s.in_channels + it.g * cin_g) * in_plane;
+        const float* wo = w + it.oc0 * wstride;
         for (int64_t ic = 0; ic < cin_g; ++ic) {
-            for (int64_t kd = 0; kd < s.kernel[0]; ++kd) {
-                const int64_t id = od * s.stride[0] - s.pad[0] + kd * s.dilation[0];
-                if (id < 0 || id >= s.in[0]) continue;
-                for (int64_t kh = 0; kh < s.kernel[1]; ++kh) {
-                    const int64_t ih = oh * s.stride[1] - s.pad[1] + kh * s.dilation[1];
-                    if (ih < 0 || ih >= s.in[1]) continue;
-                    const float* xr = xg + ic * in_plane + (id * s.in[1] + ih) * s.in[2];
-                    const float* wr = wo + ic * kvol + (kd * s.kernel[1] + kh) * s.kernel[2];
-                    for (int64_t kw = 0; kw < s.kernel[2]; ++kw) {
-                        const int64_t off = kw * s.dilation[2] - s.pad[2];  // iw = ow * s2 + off
-                        int64_t lo, hi;
-                        conv_valid_range(off, s2, s.in[2], ow_n, &lo, &hi);
-                        if (lo < hi) axpy_rows(yr, nb, wr + kw, wstride, xr + off, s2, lo, hi);
-                    }
+            window_rows(s, s.in, it.od, it.oh, [&](int64_t kd, int64_t kh, int64_t id, int64_t ih) {
+                const float* xr = xg + ic * in_plane + (id * s.in[1] + ih) * s.in[2];
+                const float* wr = wo + ic * kvol + (kd * s.kernel[1] + kh) * s.kernel[2];
+                for (int64_t kw = 0; kw < s.kernel[2]; ++kw) {
+                    const int64_t off = kw * s.dilation[2] - s.pad[2];  // iw = ow * s2 + off
+                    int64_t lo, hi;
+                    conv_valid_range(off, s2, s.in[2], ow_n, &lo, &hi);
+                    if (lo < hi) axpy_rows(yr, it.nb, wr + kw, wstride, xr + off, s2, lo, hi);
                 }
-            }
+            });
         }
     }
 }
@@ -102,23 +88,17 @@ void conv_transpose_f32__ref(const ConvShape& s, const float* x, const float* w,
             for (int64_t id = 0; id < s.in[0]; ++id) {
                 for (int64_t ih = 0; ih < s.in[1]; ++ih) {
                     const float* xr = xc + (id * s.in[1] + ih) * s.in[2];
-                    for (int64_t kd = 0; kd < s.kernel[0]; ++kd) {
-                        const int64_t od = id * s.stride[0] - s.pad[0] + kd * s.dilation[0];
-                        if (od < 0 || od >= s.out[0]) continue;
-                        for (int64_t kh = 0; kh < s.kernel[1]; ++kh) {
-                            const int64_t oh = ih * s.stride[1] - s.pad[1] + kh * s.dilation[1];
-                            if (oh < 0 || oh >= s.out[1]) continue;
-                            float* yr = yp + (od * s.out[1] + oh) * s.out[2];
-                            const float* wr = wc + (kd * s.kernel[1] + kh) * s.kernel[2];
-                            for (int64_t kw = 0; kw < s.kernel[2]; ++kw) {
-                                const int64_t off = kw * s.dilation[2] - s.pad[2];  // ow = iw * s2 + off
-                                int64_t lo, hi;
-                                conv_valid_range(off, s2, s.out[2], s.in[2], &lo, &hi);
-                                const float wv = wr[kw];
-                                for (int64_t iw = lo; iw < hi; ++iw) yr[iw * s2 + off] += wv * xr[iw];
-                            }
+                    window_rows(s, s.out, id, ih, [&](int64_t kd, int64_t kh, int64_t od, int64_t oh) {
+                        float* yr = yp + (od * s.out[1] + oh) * s.out[2];
+                        const float* wr = wc + (kd * s.kernel[1] + kh) * s.kernel[2];
+                        for (int64_t kw = 0; kw < s.kernel[2]; ++kw) {
+                            const int64_t off = kw * s.dilation[2] - s.pad[2];  // ow = iw * s2 + off
+                            int64_t lo, hi;
+                            conv_valid_range(off, s2, s.out[2], s.in[2], &lo, &hi);
+                            const float wv = wr[kw];
+                            for (int64_t iw = lo; iw < hi; ++iw) yr[iw * s2 + off] += wv * xr[iw];
                         }
-                    }
+                    });
                 }
             }
         }

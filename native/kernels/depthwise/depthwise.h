@@ -29,12 +29,12 @@ struct DepthwiseShape {
 };
 
 // Floats from one output plane to the next (a band of rows of larger planes: ConvDepthwise).
-inline int64_t depthwise_y_plane(const DepthwiseShape& s) { return s.y_plane > 0 ? s.y_plane : s.oh * s.ow; }
+static inline int64_t depthwise_y_plane(const DepthwiseShape& s) { return s.y_plane > 0 ? s.y_plane : s.oh * s.ow; }
 
 // Planes per work item for callers that split [0, batch * channels) over threads: the AVX-512 variant
 // computes planes of at most 16 columns 16 at a time (the planes of a range left over from whole 16s
 // take its per-plane path), so such planes are handed out in 16s.
-inline int64_t depthwise_plane_unit(const DepthwiseShape& s) { return s.w <= 16 && s.ow <= 16 ? 16 : 1; }
+static inline int64_t depthwise_plane_unit(const DepthwiseShape& s) { return s.w <= 16 && s.ow <= 16 ? 16 : 1; }
 
 using DepthwiseFn = void (*)(const DepthwiseShape& s, const float* x, const float* w, const float* bias, float* y,
                              const ConvActivation& act, int64_t plane_begin, int64_t plane_end);
@@ -53,7 +53,7 @@ void depthwise_f32_3x3__neon(const DepthwiseShape& s, const float* x, const floa
 #endif
 
 // The range [lo, hi) of output columns whose three taps all lie inside a row of width w.
-inline void depthwise_interior(const DepthwiseShape& s, int64_t* lo, int64_t* hi) {
+static inline void depthwise_interior(const DepthwiseShape& s, int64_t* lo, int64_t* hi) {
     *lo = (s.pad_left + s.stride - 1) / s.stride;
     const int64_t last = s.w - 3 + s.pad_left;  // ox * stride <= last
     *hi = last < 0 ? 0 : last / s.stride + 1;

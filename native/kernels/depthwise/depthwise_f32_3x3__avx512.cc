@@ -31,14 +31,8 @@
 #include <algorithm>
 
 #include "common/macros.h"
-#include "kernels/copy/transpose16_avx512.h"
 #include "kernels/depthwise/depthwise.h"
-
-// GCC 12's _mm512_max_ps and _mm512_min_ps pass _mm512_undefined_ps() (a self-initialised variable)
-// as their unused merge source, which -Wmaybe-uninitialized (or -Wuninitialized, depending on what
-// got inlined where) reports at every inlined use.
-#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
-#pragma GCC diagnostic ignored "-Wuninitialized"
+#include "kernels/simd/vec_avx512.h"
 
 namespace flexpipe {
 namespace {
@@ -314,9 +308,9 @@ void depthwise_rows_s2(const DepthwiseShape& s, const float* x, const float* w, 
 // ---- Planes of at most 16 columns: 16 channels at a time -------------------------------------------
 // MobileNetV2's 14x14 and 7x7 planes (stride 1, and stride 2 from 14x14) leave lanes idle along a row
 // and pay each plane's setup for 49-196 outputs. Here 16 consecutive planes go through a scratch of
-// 16-channel pixels: each input row of the 16 planes is one transpose16 into a zero-padded scratch
-// row, every output pixel is 9 FMAs over full vectors with no border case, and each output row goes
-// back through one transpose16. The arithmetic of onnxruntime's NCHWc kernel, with the layout change
+// 16-channel pixels: each input row of the 16 planes is one 16x16 transpose (VecAvx512::transpose) into
+// a zero-padded scratch row, every output pixel is 9 FMAs over full vectors with no border case, and
+// each output row goes back through one transpose. The arithmetic of onnxruntime's NCHWc kernel, with the layout change
 // inside this one.
 constexpr int64_t blocked_max_pixels = 18 * 18;  // scratch pixels: a 16x16 plane at stride 1, padded
 
@@ -344,7 +338,7 @@ void blocked16(const DepthwiseShape& s, const BlockedScratch& g, const float* x,
     __m512 v[16];
     // Tap t of the 16 channels: the channels' 9 weights as rows, transposed.
     for (int k = 0; k < 16; ++k) v[k] = _mm512_maskz_loadu_ps(0x1ff, w + ((p0 + k) % s.channels) * 9);
-    transpose16(v);
+    VecAvx512::transpose(v);
     const __m512 t0 = v[0], t1 = v[1], t2 = v[2], t3 = v[3], t4 = v[4], t5 = v[5], t6 = v[6], t7 = v[7], t8 = v[8];
     alignas(64) float b[16];
     for (int k = 0; k < 16; ++k) b[k] = bias ? bias[(p0 + k) % s.channels] : 0.0f;
@@ -353,7 +347,7 @@ void blocked16(const DepthwiseShape& s, const BlockedScratch& g, const float* x,
     const int64_t copied_cols = std::min(s.w, g.cols - s.pad_left);
     for (int64_t iy = 0; iy < s.h && iy + s.pad_top < g.rows; ++iy) {
         for (int k = 0; k < 16; ++k) v[k] = _mm512_maskz_loadu_ps(in_cols, x + (p0 + k) * in_plane + iy * s.w);
-        transpose16(v);  // v[ix]: pixel (iy, ix) of the 16 planes
+        VecAvx512::transpose(v);  // v[ix]: pixel (iy, ix) of the 16 planes
         float* dst = pad + ((iy + s.pad_top) * g.cols + s.pad_left) * 16;
         for (int64_t ix = 0; ix < copied_cols; ++ix) _mm512_store_ps(dst + ix * 16, v[ix]);
     }
@@ -379,7 +373,7 @@ void blocked16(const DepthwiseShape& s, const BlockedScratch& g, const float* x,
     const __mmask16 out_cols = static_cast<__mmask16>((1u << s.ow) - 1u);
     for (int64_t oy = 0; oy < s.oh; ++oy) {
         for (int64_t j = 0; j < 16; ++j) v[j] = j < s.ow ? _mm512_load_ps(out + (oy * s.ow + j) * 16) : _mm512_setzero_ps();
-        transpose16(v);  // v[k]: output row oy of plane p0 + k
+        VecAvx512::transpose(v);  // v[k]: output row oy of plane p0 + k
         for (int k = 0; k < 16; ++k) _mm512_mask_storeu_ps(y + (p0 + k) * y_plane + oy * s.ow, out_cols, v[k]);
     }
 }

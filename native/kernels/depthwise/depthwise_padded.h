@@ -12,6 +12,7 @@
 #include "kernels/depthwise/depthwise.h"
 
 namespace flexpipe {
+namespace {  // internal to each translation unit: every SIMD file compiles its own copy (STYLE.md §3)
 
 struct PaddedPlane {
     static constexpr int64_t capacity = 16384;  // floats: 64 KiB on the stack
@@ -80,4 +81,5 @@ inline void padded_rows(const DepthwiseShape& s, const PaddedPlane& g, const flo
         for (int64_t ox = 0; ox < s.ow; ox += L) one(pad + oy * s.stride * g.cols, oy, padded_step_at<L>(s, ox));
 }
 
+}  // namespace
 }  // namespace flexpipe

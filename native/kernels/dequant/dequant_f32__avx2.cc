@@ -1,14 +1,12 @@
 // SPDX-License-Identifier: Apache-2.0
 // AVX2 dequantization: 8 k-bit indices (one k-byte group) per step, unpacked with vpshufb + vpsrlvd and
-// looked up with a vpermps/vblendvps tree (k <= 6) or vgatherdps (k = 7, 8); the unaligned head and the tail
-// run __ref.
+// looked up with a vpermps/vblendvps tree (k <= 6) or vgatherdps (k = 7, 8); the head, the tail and the loop
+// are dequant_impl.h's.
 #include <immintrin.h>
 
 #include <cstring>
 
-#include "common/macros.h"
-#include "kernels/dequant/dequant.h"
-#include "kernels/dequant/dequant_bits.h"
+#include "kernels/dequant/dequant_impl.h"
 
 namespace flexpipe {
 
@@ -79,40 +77,28 @@ inline __m256 lookup(__m256i idx, const __m256* t, const float* centroids) {
     }
 }
 
+// Tables for vpermps, zero-padded to whole vectors (k = 2 has 4 centroids); two groups per loop step.
 template <int k>
-void run(const uint8_t* packed, const float* centroids, int64_t begin, int64_t end, float* out) {
-    // Tables for vpermps, zero-padded to whole vectors (k = 2 has 4 centroids).
-    constexpr int entries = 1 << k;
-    alignas(32) float padded[64] = {0};
+struct Group {
+    static constexpr int unroll = 2;
+    Unpack u = make_unpack(k);
     __m256 t[8];
-    if constexpr (k <= 6) {
-        std::memcpy(padded, centroids, sizeof(float) * entries);
-        for (int j = 0; j < 8; ++j) t[j] = _mm256_load_ps(padded + 8 * j);
+    const float* c;
+    explicit Group(const float* centroids) : c(centroids) {
+        if constexpr (k <= 6) {
+            alignas(32) float padded[64] = {0};
+            std::memcpy(padded, centroids, sizeof(float) * (1 << k));
+            for (int j = 0; j < 8; ++j) t[j] = _mm256_load_ps(padded + 8 * j);
+        }
     }
-    const Unpack u = make_unpack(k);
-    int64_t i = (begin + 7) & ~int64_t{7};
-    if (i > end) i = end;
-    dequant_f32__ref(packed, k, centroids, begin, i, out);
-    // Bytes the contract lets us read; the 8-byte group load must stay below it.
-    const int64_t readable = (end * k + 7) >> 3;
-    for (; i + 16 <= end && (i >> 3) * k + k + 8 <= readable; i += 16) {
-        const uint8_t* p = packed + (i >> 3) * k;
-        const __m256i a = unpack8(p, u);
-        const __m256i b = unpack8(p + k, u);
-        _mm256_storeu_ps(out + (i - begin), lookup<k>(a, t, centroids));
-        _mm256_storeu_ps(out + (i - begin) + 8, lookup<k>(b, t, centroids));
-    }
-    for (; i + 8 <= end && (i >> 3) * k + 8 <= readable; i += 8)
-        _mm256_storeu_ps(out + (i - begin), lookup<k>(unpack8(packed + (i >> 3) * k, u), t, centroids));
-    dequant_f32__ref(packed, k, centroids, i, end, out + (i - begin));
-}
+    void operator()(const uint8_t* p, float* out) const { _mm256_storeu_ps(out, lookup<k>(unpack8(p, u), t, c)); }
+};
 
 }  // namespace
 
 void dequant_f32__avx2(const uint8_t* packed, int bits, const float* centroids, int64_t begin, int64_t end,
                        float* out) {
-    FLEXPIPE_DCHECK(bits >= 2 && bits <= 8 && begin >= 0 && begin <= end);
-    with_dequant_bits(bits, [&](auto k) { run<decltype(k)::value>(packed, centroids, begin, end, out); });
+    dequant_groups<Group>(packed, bits, centroids, begin, end, out);
 }
 
 }  // namespace flexpipe

@@ -1,14 +1,12 @@
 // SPDX-License-Identifier: Apache-2.0
 // NEON dequantization: 8 k-bit indices (one k-byte group) per step, unpacked with vqtbl1q + vshlq and
 // looked up as bytes in the centroid table (vqtbl4q/vqtbx4q, k <= 6) or by scalar loads (k = 7, 8);
-// the unaligned head and the tail run __ref.
+// the head, the tail and the loop are dequant_impl.h's.
 #include <arm_neon.h>
 
 #include <cstring>
 
-#include "common/macros.h"
-#include "kernels/dequant/dequant.h"
-#include "kernels/dequant/dequant_bits.h"
+#include "kernels/dequant/dequant_impl.h"
 
 namespace flexpipe {
 
@@ -65,24 +63,24 @@ inline float32x4_t lookup(uint32x4_t idx, const uint8x16x4_t* tab) {
     return vreinterpretq_f32_u8(r);
 }
 
+// The centroid bytes as four 64-byte tables (k <= 6; k = 2, 3 have fewer than 16 centroids); scalar loads
+// for k = 7, 8.
 template <int k>
-void run(const uint8_t* packed, const float* centroids, int64_t begin, int64_t end, float* out) {
-    constexpr int entries = 1 << k;
+struct Group {
+    static constexpr int unroll = 1;
+    Unpack u = make_unpack(k);
     uint8x16x4_t tab[4];
-    if constexpr (k <= 6) {
-        alignas(16) float padded[64] = {0};  // k = 2, 3 have fewer than 16 centroids
-        std::memcpy(padded, centroids, sizeof(float) * entries);
-        for (int t = 0; t < 4; ++t) tab[t] = vld1q_u8_x4(reinterpret_cast<const uint8_t*>(padded + 16 * t));
+    const float* c;
+    explicit Group(const float* centroids) : c(centroids) {
+        if constexpr (k <= 6) {
+            alignas(16) float padded[64] = {0};
+            std::memcpy(padded, centroids, sizeof(float) * (1 << k));
+            for (int t = 0; t < 4; ++t) tab[t] = vld1q_u8_x4(reinterpret_cast<const uint8_t*>(padded + 16 * t));
+        }
     }
-    const Unpack u = make_unpack(k);
-    int64_t i = (begin + 7) & ~int64_t{7};
-    if (i > end) i = end;
-    dequant_f32__ref(packed, k, centroids, begin, i, out);
-    const int64_t readable = (end * k + 7) >> 3;  // the 8-byte group load must stay below this
-    for (; i + 8 <= end && (i >> 3) * k + 8 <= readable; i += 8) {
+    void operator()(const uint8_t* p, float* o) const {
         uint32x4_t lo, hi;
-        unpack8(packed + (i >> 3) * k, u, &lo, &hi);
-        float* o = out + (i - begin);
+        unpack8(p, u, &lo, &hi);
         if constexpr (k <= 6) {
             vst1q_f32(o, lookup<k>(lo, tab));
             vst1q_f32(o + 4, lookup<k>(hi, tab));
@@ -90,18 +88,16 @@ void run(const uint8_t* packed, const float* centroids, int64_t begin, int64_t e
             uint32_t idx[8];
             vst1q_u32(idx, lo);
             vst1q_u32(idx + 4, hi);
-            for (int j = 0; j < 8; ++j) o[j] = centroids[idx[j]];
+            for (int j = 0; j < 8; ++j) o[j] = c[idx[j]];
         }
     }
-    dequant_f32__ref(packed, k, centroids, i, end, out + (i - begin));
-}
+};
 
 }  // namespace
 
 void dequant_f32__neon(const uint8_t* packed, int bits, const float* centroids, int64_t begin, int64_t end,
                        float* out) {
-    FLEXPIPE_DCHECK(bits >= 2 && bits <= 8 && begin >= 0 && begin <= end);
-    with_dequant_bits(bits, [&](auto k) { run<decltype(k)::value>(packed, centroids, begin, end, out); });
+    dequant_groups<Group>(packed, bits, centroids, begin, end, out);
 }
 
 }  // namespace flexpipe

@@ -20,4 +20,6 @@ void clip__ref(DType t, const void* x, void* y, int64_t n, const void* lo, const
     });
 }
 
+void clip_f32__ref(const float* x, float* y, int64_t n, float lo, float hi) { clip__ref(DType::f32, x, y, n, &lo, &hi); }
+
 }  // namespace flexpipe

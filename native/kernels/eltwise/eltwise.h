@@ -31,7 +31,7 @@
 // within 2^-23 * max(1, |x|) of __ref; Exp, Erf, Tanh, Sigmoid, Gelu through the vector math below;
 // every other op falls through to __ref.
 //
-// Vector math (kernels/eltwise/vmath__avx2.h, vmath__neon.h; same algorithm and constants on both),
+// Vector math (kernels/eltwise/vmath_impl.h, written once over simd/vec.h: the same operations on every ISA),
 // maximum errors measured over every float in the range against double-precision libm:
 //   exp      [-87.3, 88.7]: 8.5e-8 relative (0.72 ulp); results below 2^-126 are subnormal and keep
 //            an absolute error < 1.1e-45; 0 below -103.97, +inf above 88.72, NaN stays NaN.
@@ -188,7 +188,13 @@ void where__ref(int64_t elem_size, const uint8_t* c, int64_t sc, const void* x, 
 // y[i] = min(max(x[i], *lo), *hi), lo and hi point at one element of dtype t; NaN stays NaN.
 void clip__ref(DType t, const void* x, void* y, int64_t n, const void* lo, const void* hi);
 
+// y[i] = min(max(x[i], lo), hi): clip__ref on float32 (the kernel table's ref entry).
+void clip_f32__ref(const float* x, float* y, int64_t n, float lo, float hi);
+
 // SIMD variants of the float32 rows above (same contracts; see "SIMD fast paths").
+using UnaryF32Fn = void (*)(UnaryOp op, const UnaryParams& p, const float* x, float* y, int64_t n);
+using BinaryF32Fn = void (*)(BinaryOp op, const float* a, int64_t sa, const float* b, int64_t sb, float* y, int64_t n);
+using ClipF32Fn = void (*)(const float* x, float* y, int64_t n, float lo, float hi);
 void unary_f32__avx2(UnaryOp op, const UnaryParams& p, const float* x, float* y, int64_t n);
 void unary_f32__neon(UnaryOp op, const UnaryParams& p, const float* x, float* y, int64_t n);
 void binary_f32__avx2(BinaryOp op, const float* a, int64_t sa, const float* b, int64_t sb, float* y, int64_t n);

@@ -19,19 +19,15 @@ void where_row(const uint8_t* c, int64_t sc, const T* x, int64_t sx, const T* y,
 void where__ref(int64_t elem_size, const uint8_t* c, int64_t sc, const void* x, int64_t sx, const void* y,
                 int64_t sy, void* out, int64_t n) {
     FLEXPIPE_DCHECK(n >= 0);
+    auto run = [&](auto v) {  // elements as unsigned integers of elem_size bytes
+        using T = decltype(v);
+        where_row(c, sc, static_cast<const T*>(x), sx, static_cast<const T*>(y), sy, static_cast<T*>(out), n);
+    };
     switch (elem_size) {
-        case 1:
-            return where_row(c, sc, static_cast<const uint8_t*>(x), sx, static_cast<const uint8_t*>(y), sy,
-                             static_cast<uint8_t*>(out), n);
-        case 2:
-            return where_row(c, sc, static_cast<const uint16_t*>(x), sx, static_cast<const uint16_t*>(y), sy,
-                             static_cast<uint16_t*>(out), n);
-        case 4:
-            return where_row(c, sc, static_cast<const uint32_t*>(x), sx, static_cast<const uint32_t*>(y), sy,
-                             static_cast<uint32_t*>(out), n);
-        case 8:
-            return where_row(c, sc, static_cast<const uint64_t*>(x), sx, static_cast<const uint64_t*>(y), sy,
-                             static_cast<uint64_t*>(out), n);
+        case 1: return run(uint8_t{});
+        case 2: return run(uint16_t{});
+        case 4: return run(uint32_t{});
+        case 8: return run(uint64_t{});
         default: FLEXPIPE_DCHECK(false); return;
     }
 }

@@ -94,7 +94,7 @@ void gemm_f32_8x32__avx512(int64_t mr, int64_t nr, int64_t kc, const float* a, c
 // rows once, 8 (avx2) or 4 (neon) products per instruction. Tolerance as the micro-kernels.
 constexpr int64_t gemm_dot_max_cols = 4;
 // The epilogue of one row dot: c[i * ldc + t] from its sum `acc` (shared by the variants).
-inline void gemm_dot_store(float acc, int64_t i, int64_t t, float* c, int64_t ldc, const GemmTileParams& p) {
+static inline void gemm_dot_store(float acc, int64_t i, int64_t t, float* c, int64_t ldc, const GemmTileParams& p) {
     float* cp = c + i * ldc + t;
     const float init = p.load_c ? *cp : (p.add ? p.add[i * ldc + t] : 0.0f);
     float v = init + acc + (p.bias ? p.bias[t] : 0.0f) + (p.row_bias ? p.row_bias[i] : 0.0f);

@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 // The traversal shared by the im2col variants (layout in im2col.h): for every column-matrix row k and
 // every run of output columns that stays in one output row and one packed panel, the run's input
-// pixels are copied (zeros where the run covers padding). Variants differ only in copy_inside:
+// pixels are copied (zeros where the run covers padding). Variants differ only in copy_inside (the SIMD
+// ones pass im2col_copy_vec<Vec>):
 //
 //   copy_inside(d, a, src, l, h, sw, off, row_len) -> m: sets d[ow - a] = src[ow * sw + off] for ow in
 //   [l, m) with vector loads that stay inside src[0, row_len) (the input row), for the m it chooses
@@ -14,6 +15,7 @@
 #include "kernels/im2col/im2col.h"
 
 namespace flexpipe {
+namespace {  // internal to each translation unit: the SIMD files compile their own copy (STYLE.md §3)
 
 // The part of run [a, b) whose input pixels exist: [l, h) (empty when src is null).
 inline void im2col_inside(const float* src, int64_t a, int64_t b, int64_t lo, int64_t hi, int64_t* l, int64_t* h) {
@@ -31,6 +33,22 @@ inline void im2col_fill_run(float* d, const float* src, int64_t a, int64_t b, in
     int64_t ow = l < h ? copy_inside(d, a, src, l, h, sw, off, row_len) : h;
     for (; ow < h; ++ow) d[ow - a] = src[ow * sw + off];
     for (ow = h; ow < b; ++ow) d[ow - a] = 0.0f;
+}
+
+// The copy_inside of the SIMD variants over a vector type (simd/vec.h): L = Vec::lanes pixels per step,
+// stride 1 as plain loads, stride 2 as the even lanes of 2 L floats (load_evens), which must end inside
+// the row. Other strides are left to the walk's scalar copy.
+template <class Vec>
+int64_t im2col_copy_vec(float* d, int64_t a, const float* src, int64_t l, int64_t h, int64_t sw, int64_t off,
+                        int64_t row_len) {
+    constexpr int L = Vec::lanes;
+    int64_t ow = l;
+    if (sw == 1) {
+        for (; ow + L <= h; ow += L) Vec::store(d + ow - a, Vec::load(src + ow + off));
+    } else if (sw == 2) {
+        for (; ow + L <= h && 2 * ow + off + 2 * L <= row_len; ow += L) Vec::store(d + ow - a, Vec::load_evens(src + 2 * ow + off));
+    }
+    return ow;
 }
 
 template <typename CopyInside>
@@ -78,5 +96,5 @@ inline void im2col_walk(const ConvShape& s, int64_t channels, const float* x, in
     }
 }
 
-
+}  // namespace
 }  // namespace flexpipe

@@ -22,6 +22,9 @@ void moments_f32__ref(const float* x, int64_t n, double* mean, double* var);
 void layernorm_row_f32__ref(const float* x, float* y, int64_t n, const float* w, int64_t w_n, const float* b,
                             int64_t b_n, float epsilon, float* mean_out, float* inv_std_out);
 
+using LayerNormRowFn = void (*)(const float* x, float* y, int64_t n, const float* w, int64_t w_n, const float* b,
+                                int64_t b_n, float epsilon, float* mean_out, float* inv_std_out);
+
 // SIMD variants of layernorm_row_f32__ref (same contract). Accumulation: the mean is summed in
 // double lanes (a large common offset costs nothing) and rounded to float as the ref rounds it; the
 // variance is a second, centered pass in four float vector accumulators (relative error

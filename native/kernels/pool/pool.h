@@ -16,28 +16,21 @@
 
 #include <cstdint>
 
+#include "common/dtype.h"
+#include "common/window.h"
+
 namespace flexpipe {
 
-struct PoolShape {
+// The window (common/window.h), its end padding (counted by count_include_pad) and the planes.
+struct PoolShape : Window3 {
     int64_t planes = 1;
-    int64_t in[3] = {1, 1, 1};
-    int64_t out[3] = {1, 1, 1};
-    int64_t kernel[3] = {1, 1, 1};
-    int64_t stride[3] = {1, 1, 1};
-    int64_t dilation[3] = {1, 1, 1};
-    int64_t pad[3] = {0, 0, 0};
     int64_t pad_end[3] = {0, 0, 0};
 };
 
-// indices may be null.
-void maxpool_f32__ref(const PoolShape& s, const float* x, float* y, int64_t* indices, int storage_order,
-                      int64_t plane_begin, int64_t plane_end);
-void maxpool_f64__ref(const PoolShape& s, const double* x, double* y, int64_t* indices, int storage_order,
-                      int64_t plane_begin, int64_t plane_end);
-void maxpool_u8__ref(const PoolShape& s, const uint8_t* x, uint8_t* y, int64_t* indices, int storage_order,
-                     int64_t plane_begin, int64_t plane_end);
-void maxpool_i8__ref(const PoolShape& s, const int8_t* x, int8_t* y, int64_t* indices, int storage_order,
-                     int64_t plane_begin, int64_t plane_end);
+// Max pooling of float32, float64, uint8 or int8 planes (maxpool_dtype_supported); indices may be null.
+bool maxpool_dtype_supported(DType t);
+void maxpool__ref(DType t, const PoolShape& s, const void* x, void* y, int64_t* indices, int storage_order,
+                  int64_t plane_begin, int64_t plane_end);
 
 void avgpool_f32__ref(const PoolShape& s, const float* x, float* y, bool count_include_pad,
                       int64_t plane_begin, int64_t plane_end);

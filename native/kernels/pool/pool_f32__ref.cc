@@ -1,20 +1,10 @@
 // SPDX-License-Identifier: Apache-2.0
-// Reference float32 pooling: max, average, Lp, and the global variants.
+// Reference float32 pooling: average, Lp, and the global variants (max: maxpool__ref.cc).
 #include <cmath>
 
-#include "kernels/pool/pool_max.inl"
+#include "kernels/pool/pool.h"
 
 namespace flexpipe {
-
-void maxpool_f32__ref(const PoolShape& s, const float* x, float* y, int64_t* indices, int storage_order,
-                      int64_t plane_begin, int64_t plane_end) {
-    maxpool_ref<float>(s, x, y, indices, storage_order, plane_begin, plane_end);
-}
-
-void maxpool_f64__ref(const PoolShape& s, const double* x, double* y, int64_t* indices, int storage_order,
-                      int64_t plane_begin, int64_t plane_end) {
-    maxpool_ref<double>(s, x, y, indices, storage_order, plane_begin, plane_end);
-}
 
 // mode 0: average, mode 1: Lp with exponent p.
 static void sum_pool(const PoolShape& s, const float* x, float* y, int mode, bool count_include_pad, double p,
@@ -39,21 +29,14 @@ static void sum_pool(const PoolShape& s, const float* x, float* y, int mode, boo
                         padded *= np;
                     }
                     double acc = 0.0;
-                    for (int64_t kd = 0; kd < s.kernel[0]; ++kd) {
-                        const int64_t id = od * s.stride[0] - s.pad[0] + kd * s.dilation[0];
-                        if (id < 0 || id >= s.in[0]) continue;
-                        for (int64_t kh = 0; kh < s.kernel[1]; ++kh) {
-                            const int64_t ih = oh * s.stride[1] - s.pad[1] + kh * s.dilation[1];
-                            if (ih < 0 || ih >= s.in[1]) continue;
-                            const float* xr = xp + (id * s.in[1] + ih) * s.in[2];
-                            for (int64_t kw = 0; kw < s.kernel[2]; ++kw) {
-                                const int64_t iw = ow * s.stride[2] - s.pad[2] + kw * s.dilation[2];
-                                if (iw < 0 || iw >= s.in[2]) continue;
-                                acc += mode == 0 ? xr[iw] : std::pow(std::fabs(static_cast<double>(xr[iw])),
-                                                                     p);
-                            }
+                    window_rows(s, s.in, od, oh, [&](int64_t, int64_t, int64_t id, int64_t ih) {
+                        const float* xr = xp + (id * s.in[1] + ih) * s.in[2];
+                        for (int64_t kw = 0; kw < s.kernel[2]; ++kw) {
+                            const int64_t iw = ow * s.stride[2] - s.pad[2] + kw * s.dilation[2];
+                            if (iw < 0 || iw >= s.in[2]) continue;
+                            acc += mode == 0 ? xr[iw] : std::pow(std::fabs(static_cast<double>(xr[iw])), p);
                         }
-                    }
+                    });
                     const int64_t count = count_include_pad ? padded : inside;
                     float v;
                     if (mode == 0) {

@@ -15,6 +15,8 @@
 
 #include <cstdint>
 
+#include "common/dtype.h"
+
 namespace flexpipe {
 
 enum class ReduceKind : int32_t {
@@ -39,37 +41,23 @@ struct ReduceShape {
     int64_t red_strides[8] = {0};
 };
 
+// The dtypes of the reductions below: float32, float64, int32, int64 (src and dst of one dtype, but
+// ArgMax/ArgMin's int64 indices).
+bool reduce_dtype_supported(DType t);
+
 // dst[o] for o in [begin, end).
-void reduce_f32__ref(float* dst, const float* src, const ReduceShape& shape, ReduceKind kind, int64_t begin,
-                     int64_t end);
-void reduce_f64__ref(double* dst, const double* src, const ReduceShape& shape, ReduceKind kind, int64_t begin,
-                     int64_t end);
-void reduce_i32__ref(int32_t* dst, const int32_t* src, const ReduceShape& shape, ReduceKind kind,
-                     int64_t begin, int64_t end);
-void reduce_i64__ref(int64_t* dst, const int64_t* src, const ReduceShape& shape, ReduceKind kind,
-                     int64_t begin, int64_t end);
+void reduce__ref(DType t, void* dst, const void* src, const ReduceShape& shape, ReduceKind kind, int64_t begin,
+                 int64_t end);
 
 // src viewed as [outer, axis_dim, inner] (axis_dim >= 1), dst as [outer, inner]: index along the
 // axis of the largest (or smallest, is_min) value, the first one or the last one on ties.
 // NaN is never selected unless every value is NaN. Writes dst[begin..end).
-void arg_reduce_f32__ref(int64_t* dst, const float* src, int64_t axis_dim, int64_t inner, bool is_min,
-                         bool select_last, int64_t begin, int64_t end);
-void arg_reduce_f64__ref(int64_t* dst, const double* src, int64_t axis_dim, int64_t inner, bool is_min,
-                         bool select_last, int64_t begin, int64_t end);
-void arg_reduce_i32__ref(int64_t* dst, const int32_t* src, int64_t axis_dim, int64_t inner, bool is_min,
-                         bool select_last, int64_t begin, int64_t end);
-void arg_reduce_i64__ref(int64_t* dst, const int64_t* src, int64_t axis_dim, int64_t inner, bool is_min,
-                         bool select_last, int64_t begin, int64_t end);
+void arg_reduce__ref(DType t, int64_t* dst, const void* src, int64_t axis_dim, int64_t inner, bool is_min,
+                     bool select_last, int64_t begin, int64_t end);
 
 // src and dst viewed as [outer, axis_dim, inner]: running sums along the axis, inclusive or
 // exclusive (starting from 0), forward or reverse. Writes outer rows [begin, end).
-void cumsum_f32__ref(float* dst, const float* src, int64_t axis_dim, int64_t inner, bool exclusive,
-                     bool reverse, int64_t begin, int64_t end);
-void cumsum_f64__ref(double* dst, const double* src, int64_t axis_dim, int64_t inner, bool exclusive,
-                     bool reverse, int64_t begin, int64_t end);
-void cumsum_i32__ref(int32_t* dst, const int32_t* src, int64_t axis_dim, int64_t inner, bool exclusive,
-                     bool reverse, int64_t begin, int64_t end);
-void cumsum_i64__ref(int64_t* dst, const int64_t* src, int64_t axis_dim, int64_t inner, bool exclusive,
-                     bool reverse, int64_t begin, int64_t end);
+void cumsum__ref(DType t, void* dst, const void* src, int64_t axis_dim, int64_t inner, bool exclusive,
+                 bool reverse, int64_t begin, int64_t end);
 
 }  // namespace flexpipe

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-// The reference reduction templates; included only by the reduce_<dtype>__ref.cc files.
+// The reference reduction templates over the element type; included only by reduce__ref.cc.
 #pragma once
 
 #include <cmath>

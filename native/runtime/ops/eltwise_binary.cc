@@ -18,8 +18,8 @@ void binary_row(DType t, BinaryOp op, const void* a, int64_t sa, const void* b, 
                 int64_t n) {
     switch (t) {
         case DType::f32:
-            return kernels().xf.binary_f32(op, static_cast<const float*>(a), sa, static_cast<const float*>(b), sb,
-                                           static_cast<float*>(y), n);
+            return kernels().eltwise.binary_f32(op, static_cast<const float*>(a), sa,
+                                                static_cast<const float*>(b), sb, static_cast<float*>(y), n);
         case DType::f64:
             return binary_f64__ref(op, static_cast<const double*>(a), sa, static_cast<const double*>(b), sb,
                                    static_cast<double*>(y), n);
@@ -72,20 +72,29 @@ Status check_out_dims(const char* op, const TensorView* ins, int n, const Tensor
         out.rank, static_cast<long long>(out.numel));
 }
 
+// Broadcasts ins[0..N) to out and calls row(off, stride, pos, n) for each run of n outputs from pos:
+// input k's elements there start at off[k] and step by stride[k].
+template <int N, class Row>
+Status run_broadcast(const OpCall& call, const TensorView* const (&ins)[N],
+                     const TensorView& out, Row&& row) {
+    Broadcast bp;
+    FLEXPIPE_RETURN_IF_ERROR(plan(call.name, ins, N, out, bp));
+    int64_t stride[N];
+    for (int k = 0; k < N; ++k) stride[k] = bp.inner_stride(k);
+    broadcast_run(bp, out.numel, call.threads,
+                  [&](const int64_t* off, int64_t pos, int64_t n) { row(off, stride, pos, n); });
+    return Status::ok();
+}
+
 // out = a (op) b with broadcasting; a or b may be out itself (then with out's dims).
-Status binary_step(const OpCall& call, const char* name, BinaryOp op, const TensorView& a,
+Status binary_step(const OpCall& call, BinaryOp op, const TensorView& a,
                    const TensorView& b, const TensorView& out) {
-    const TensorView* ins[2] = {&a, &b};
-    Broadcast plan_ab;
-    FLEXPIPE_RETURN_IF_ERROR(plan(name, ins, 2, out, plan_ab));
     const int64_t size = static_cast<int64_t>(dtype_size(out.dtype));
-    const int64_t sa = plan_ab.inner_stride(0);
-    const int64_t sb = plan_ab.inner_stride(1);
-    broadcast_run(plan_ab, out.numel, call.threads, [&](const int64_t* off, int64_t pos, int64_t n) {
-        binary_row(out.dtype, op, at(a, off[0], size), sa, at(b, off[1], size), sb,
+    return run_broadcast<2>(call, {&a, &b}, out,
+                            [&](const int64_t* off, const int64_t* s, int64_t pos, int64_t n) {
+        binary_row(out.dtype, op, at(a, off[0], size), s[0], at(b, off[1], size), s[1],
                    static_cast<char*>(out.data) + pos * size, n);
     });
-    return Status::ok();
 }
 
 }  // namespace
@@ -98,14 +107,11 @@ Status binary_step(const OpCall& call, const char* name, BinaryOp op, const Tens
 //   the number of inputs (float dtypes only). floats: none.
 // With one input, y = in0 (same element count).
 Status op_binary(const OpCall& call) {
-    const char* name = "Binary";
-    FLEXPIPE_RETURN_IF_ERROR(expect_arity(call, name, 1, 1 << 20, 1, 1));
-    FLEXPIPE_RETURN_IF_ERROR(expect_ints(call, name, 1));
     const TensorView& y = call.out[0];
-    FLEXPIPE_RETURN_IF_ERROR(check_tensor(y, name, "output"));
+    FLEXPIPE_RETURN_IF_ERROR(check_tensor(y, call.name, "output"));
     for (int k = 0; k < call.n_in; ++k) {
-        FLEXPIPE_RETURN_IF_ERROR(check_tensor(call.in[k], name, "input"));
-        FLEXPIPE_RETURN_IF_ERROR(expect_same_dtype(call.in[k], y, name));
+        FLEXPIPE_RETURN_IF_ERROR(check_tensor(call.in[k], call.name, "input"));
+        FLEXPIPE_RETURN_IF_ERROR(expect_same_dtype(call.in[k], y, call.name));
     }
     const int64_t code = call.ints[0];
     const BinaryOp op = static_cast<BinaryOp>(code);
@@ -116,17 +122,17 @@ Status op_binary(const OpCall& call) {
                              "failed to run Binary: op %lld is not defined for %s",
                              static_cast<long long>(code), dtype_name(y.dtype));
     }
-    FLEXPIPE_RETURN_IF_ERROR(check_out_dims(name, call.in, call.n_in, y));
+    FLEXPIPE_RETURN_IF_ERROR(check_out_dims(call.name, call.in, call.n_in, y));
     if (call.n_in == 1) {
-        FLEXPIPE_RETURN_IF_ERROR(check_same_layout(call.in[0], y, name));
+        FLEXPIPE_RETURN_IF_ERROR(check_same_layout(call.in[0], y, call.name));
         if (y.numel > 0 && y.data != call.in[0].data) {
             std::memcpy(y.data, call.in[0].data, static_cast<size_t>(y.numel) * dtype_size(y.dtype));
         }
         return Status::ok();
     }
-    FLEXPIPE_RETURN_IF_ERROR(binary_step(call, name, op, call.in[0], call.in[1], y));
+    FLEXPIPE_RETURN_IF_ERROR(binary_step(call, op, call.in[0], call.in[1], y));
     for (int k = 2; k < call.n_in; ++k)
-        FLEXPIPE_RETURN_IF_ERROR(binary_step(call, name, op, y, call.in[k], y));
+        FLEXPIPE_RETURN_IF_ERROR(binary_step(call, op, y, call.in[k], y));
     if (mean) {
         alignas(8) unsigned char count[8];
         const double n_in = call.n_in;
@@ -144,110 +150,79 @@ Status op_binary(const OpCall& call) {
 // inputs: a, b of one dtype (any, bool included). outputs: y (bool).
 // ints: [op] — a CompareOp code. floats: none.
 Status op_compare(const OpCall& call) {
-    const char* name = "Compare";
-    FLEXPIPE_RETURN_IF_ERROR(expect_arity(call, name, 2, 2, 1, 1));
-    FLEXPIPE_RETURN_IF_ERROR(expect_ints(call, name, 1));
     const TensorView& a = call.in[0];
     const TensorView& b = call.in[1];
     const TensorView& y = call.out[0];
-    FLEXPIPE_RETURN_IF_ERROR(check_tensor(a, name, "a"));
-    FLEXPIPE_RETURN_IF_ERROR(check_tensor(b, name, "b"));
-    FLEXPIPE_RETURN_IF_ERROR(check_tensor(y, name, "output"));
-    FLEXPIPE_RETURN_IF_ERROR(expect_same_dtype(a, b, name));
-    FLEXPIPE_RETURN_IF_ERROR(expect_dtype(y, DType::boolean, name, "output"));
+    FLEXPIPE_RETURN_IF_ERROR(check_tensors(call.name, {{a, "a"}, {b, "b"}, {y, "output"}}));
+    FLEXPIPE_RETURN_IF_ERROR(expect_same_dtype(a, b, call.name));
+    FLEXPIPE_RETURN_IF_ERROR(expect_dtype(y, DType::boolean, call.name, "output"));
     const int64_t code = call.ints[0];
     if (code < 0 || code >= static_cast<int64_t>(CompareOp::count)) {
         return Status::error(StatusCode::invalid_argument, "failed to run Compare: unknown op (op=%lld)",
                              static_cast<long long>(code));
     }
     const CompareOp op = static_cast<CompareOp>(code);
-    FLEXPIPE_RETURN_IF_ERROR(check_out_dims(name, call.in, 2, y));
-    const TensorView* ins[2] = {&a, &b};
-    Broadcast bp;
-    FLEXPIPE_RETURN_IF_ERROR(plan(name, ins, 2, y, bp));
+    FLEXPIPE_RETURN_IF_ERROR(check_out_dims(call.name, call.in, 2, y));
     const int64_t size = static_cast<int64_t>(dtype_size(a.dtype));
-    const int64_t sa = bp.inner_stride(0);
-    const int64_t sb = bp.inner_stride(1);
-    broadcast_run(bp, y.numel, call.threads, [&](const int64_t* off, int64_t pos, int64_t n) {
-        compare__ref(a.dtype, op, at(a, off[0], size), sa, at(b, off[1], size), sb, y.as<uint8_t>() + pos, n);
+    return run_broadcast<2>(call, {&a, &b}, y,
+                            [&](const int64_t* off, const int64_t* s, int64_t pos, int64_t n) {
+        compare__ref(a.dtype, op, at(a, off[0], size), s[0], at(b, off[1], size), s[1], y.as<uint8_t>() + pos,
+                     n);
     });
-    return Status::ok();
 }
 
 // Pow: z = x ^ y with numpy broadcasting; z has x's dtype; y may have any numeric dtype.
 // inputs: x, y (numeric, not bool). outputs: z (x's dtype). ints: none. floats: none.
 // Same dtypes run the Binary pow kernel; mixed dtypes compute in double (integer^integer exactly).
 Status op_pow(const OpCall& call) {
-    const char* name = "Pow";
-    FLEXPIPE_RETURN_IF_ERROR(expect_arity(call, name, 2, 2, 1, 1));
     const TensorView& x = call.in[0];
     const TensorView& e = call.in[1];
     const TensorView& z = call.out[0];
-    FLEXPIPE_RETURN_IF_ERROR(check_tensor(x, name, "x"));
-    FLEXPIPE_RETURN_IF_ERROR(check_tensor(e, name, "y"));
-    FLEXPIPE_RETURN_IF_ERROR(check_tensor(z, name, "output"));
-    FLEXPIPE_RETURN_IF_ERROR(expect_same_dtype(x, z, name));
+    FLEXPIPE_RETURN_IF_ERROR(check_tensors(call.name, {{x, "x"}, {e, "y"}, {z, "output"}}));
+    FLEXPIPE_RETURN_IF_ERROR(expect_same_dtype(x, z, call.name));
     if (x.dtype == DType::boolean || e.dtype == DType::boolean) {
         return Status::error(StatusCode::invalid_argument,
                              "failed to run Pow: operands must be numeric (got bool)");
     }
-    FLEXPIPE_RETURN_IF_ERROR(check_out_dims(name, call.in, 2, z));
-    if (x.dtype == e.dtype) return binary_step(call, name, BinaryOp::pow, x, e, z);
-    const TensorView* ins[2] = {&x, &e};
-    Broadcast bp;
-    FLEXPIPE_RETURN_IF_ERROR(plan(name, ins, 2, z, bp));
+    FLEXPIPE_RETURN_IF_ERROR(check_out_dims(call.name, call.in, 2, z));
+    if (x.dtype == e.dtype) return binary_step(call, BinaryOp::pow, x, e, z);
     const int64_t sx = static_cast<int64_t>(dtype_size(x.dtype));
     const int64_t sy = static_cast<int64_t>(dtype_size(e.dtype));
-    const int64_t ix = bp.inner_stride(0);
-    const int64_t iy = bp.inner_stride(1);
-    broadcast_run(bp, z.numel, call.threads, [&](const int64_t* off, int64_t pos, int64_t n) {
-        pow__ref(x.dtype, e.dtype, at(x, off[0], sx), ix, at(e, off[1], sy), iy,
+    return run_broadcast<2>(call, {&x, &e}, z,
+                            [&](const int64_t* off, const int64_t* s, int64_t pos, int64_t n) {
+        pow__ref(x.dtype, e.dtype, at(x, off[0], sx), s[0], at(e, off[1], sy), s[1],
                  static_cast<char*>(z.data) + pos * sx, n);
     });
-    return Status::ok();
 }
 
 // Where: out = cond ? x : y with three-way numpy broadcasting.
 // inputs: cond (bool), x, y (one dtype, any). outputs: out (x's dtype). ints: none. floats: none.
 Status op_where(const OpCall& call) {
-    const char* name = "Where";
-    FLEXPIPE_RETURN_IF_ERROR(expect_arity(call, name, 3, 3, 1, 1));
     const TensorView& c = call.in[0];
     const TensorView& x = call.in[1];
     const TensorView& y = call.in[2];
     const TensorView& out = call.out[0];
-    FLEXPIPE_RETURN_IF_ERROR(check_tensor(c, name, "condition"));
-    FLEXPIPE_RETURN_IF_ERROR(check_tensor(x, name, "x"));
-    FLEXPIPE_RETURN_IF_ERROR(check_tensor(y, name, "y"));
-    FLEXPIPE_RETURN_IF_ERROR(check_tensor(out, name, "output"));
-    FLEXPIPE_RETURN_IF_ERROR(expect_dtype(c, DType::boolean, name, "condition"));
-    FLEXPIPE_RETURN_IF_ERROR(expect_same_dtype(x, y, name));
-    FLEXPIPE_RETURN_IF_ERROR(expect_same_dtype(x, out, name));
-    FLEXPIPE_RETURN_IF_ERROR(check_out_dims(name, call.in, 3, out));
-    const TensorView* ins[3] = {&c, &x, &y};
-    Broadcast bp;
-    FLEXPIPE_RETURN_IF_ERROR(plan(name, ins, 3, out, bp));
+    FLEXPIPE_RETURN_IF_ERROR(
+        check_tensors(call.name, {{c, "condition"}, {x, "x"}, {y, "y"}, {out, "output"}}));
+    FLEXPIPE_RETURN_IF_ERROR(expect_dtype(c, DType::boolean, call.name, "condition"));
+    FLEXPIPE_RETURN_IF_ERROR(expect_same_dtype(x, y, call.name));
+    FLEXPIPE_RETURN_IF_ERROR(expect_same_dtype(x, out, call.name));
+    FLEXPIPE_RETURN_IF_ERROR(check_out_dims(call.name, call.in, 3, out));
     const int64_t size = static_cast<int64_t>(dtype_size(x.dtype));
-    const int64_t sc = bp.inner_stride(0);
-    const int64_t sx = bp.inner_stride(1);
-    const int64_t sy = bp.inner_stride(2);
-    broadcast_run(bp, out.numel, call.threads, [&](const int64_t* off, int64_t pos, int64_t n) {
-        where__ref(size, c.as<uint8_t>() + off[0], sc, at(x, off[1], size), sx, at(y, off[2], size), sy,
+    return run_broadcast<3>(call, {&c, &x, &y}, out,
+                            [&](const int64_t* off, const int64_t* s, int64_t pos, int64_t n) {
+        where__ref(size, c.as<uint8_t>() + off[0], s[0], at(x, off[1], size), s[1], at(y, off[2], size), s[2],
                    static_cast<char*>(out.data) + pos * size, n);
     });
-    return Status::ok();
 }
 
 // Cast: y = (to) x elementwise; float to integer truncates and saturates, to bool is x != 0.
 // inputs: x (any dtype). outputs: y (dtype `to`, same element count). ints: [to] (ONNX dtype code,
 // must equal y's dtype). floats: none.
 Status op_cast(const OpCall& call) {
-    const char* name = "Cast";
-    FLEXPIPE_RETURN_IF_ERROR(expect_arity(call, name, 1, 1, 1, 1));
     const TensorView& x = call.in[0];
     const TensorView& y = call.out[0];
-    FLEXPIPE_RETURN_IF_ERROR(check_tensor(x, name, "input"));
-    FLEXPIPE_RETURN_IF_ERROR(check_tensor(y, name, "output"));
+    FLEXPIPE_RETURN_IF_ERROR(check_tensors(call.name, {{x, "input"}, {y, "output"}}));
     const int64_t to = call.int_at(0, static_cast<int64_t>(y.dtype));
     if (to != static_cast<int64_t>(y.dtype)) {
         return Status::error(StatusCode::invalid_argument, "failed to run Cast: output is %s but to=%lld",

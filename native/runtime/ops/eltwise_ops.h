@@ -1,24 +1,14 @@
 // SPDX-License-Identifier: Apache-2.0
-// The elementwise op functions (registered in eltwise_registry.cc) and the checks they share.
+// Checks the elementwise op drivers share (op declarations are in runtime/ops/ops.h).
 #pragma once
 
 #include "common/status.h"
 #include "kernels/eltwise/eltwise.h"
 #include "runtime/op_call.h"
+#include "runtime/ops/ops.h"
 #include "runtime/ops/op_helpers.h"
 
 namespace flexpipe {
-
-Status op_unary(const OpCall& call);
-Status op_is_nan(const OpCall& call);
-Status op_is_inf(const OpCall& call);
-Status op_clip(const OpCall& call);
-Status op_dropout(const OpCall& call);
-Status op_binary(const OpCall& call);
-Status op_compare(const OpCall& call);
-Status op_pow(const OpCall& call);
-Status op_where(const OpCall& call);
-Status op_cast(const OpCall& call);
 
 // Which ops a dtype supports (eltwise_support.cc); checked before dispatching to a kernel.
 bool unary_supported(DType t, UnaryOp op);
@@ -55,6 +45,12 @@ inline Status check_tensor(const TensorView& t, const char* op, const char* what
     if (n > 0 && t.data == nullptr) {
         return Status::error(StatusCode::invalid_argument, "failed to run %s: %s has no data", op, what);
     }
+    return Status::ok();
+}
+
+// check_tensor for every tensor listed: check_tensors(op, {{a, "a"}, {y, "output"}}).
+inline Status check_tensors(const char* op, std::initializer_list<Named> tensors) {
+    for (const Named& n : tensors) FLEXPIPE_RETURN_IF_ERROR(check_tensor(n.t, op, n.what));
     return Status::ok();
 }
 

@@ -11,10 +11,11 @@ namespace flexpipe {
 
 namespace {
 
-Status check_unary_io(const OpCall& call, const char* op) {
-    FLEXPIPE_RETURN_IF_ERROR(check_tensor(call.in[0], op, "input"));
-    FLEXPIPE_RETURN_IF_ERROR(check_tensor(call.out[0], op, "output"));
-    return Status::ok();
+// Input and output are well-formed tensors; same_layout: also of one dtype and element count.
+Status check_unary_io(const OpCall& call, bool same_layout) {
+    FLEXPIPE_RETURN_IF_ERROR(check_tensor(call.in[0], call.name, "input"));
+    FLEXPIPE_RETURN_IF_ERROR(check_tensor(call.out[0], call.name, "output"));
+    return same_layout ? check_same_layout(call.in[0], call.out[0], call.name) : Status::ok();
 }
 
 void unary_rows(DType t, UnaryOp op, const UnaryParams& p, const void* x, void* y, int64_t begin,
@@ -22,7 +23,7 @@ void unary_rows(DType t, UnaryOp op, const UnaryParams& p, const void* x, void* 
     const int64_t n = end - begin;
     switch (t) {
         case DType::f32:
-            return kernels().xf.unary_f32(op, p, static_cast<const float*>(x) + begin,
+            return kernels().eltwise.unary_f32(op, p, static_cast<const float*>(x) + begin,
                                           static_cast<float*>(y) + begin, n);
         case DType::f64:
             return unary_f64__ref(op, p, static_cast<const double*>(x) + begin,
@@ -51,13 +52,9 @@ bool is_float_dtype(DType t) { return t == DType::f32 || t == DType::f64 || t ==
 // dtypes: every function on float32/float64/float16; identity, abs, neg, sign, relu on integer dtypes;
 //   identity and logical_not on bool.
 Status op_unary(const OpCall& call) {
-    const char* name = "Unary";
-    FLEXPIPE_RETURN_IF_ERROR(expect_arity(call, name, 1, 1, 1, 1));
-    FLEXPIPE_RETURN_IF_ERROR(expect_ints(call, name, 1));
-    FLEXPIPE_RETURN_IF_ERROR(check_unary_io(call, name));
+    FLEXPIPE_RETURN_IF_ERROR(check_unary_io(call, true));
     const TensorView& x = call.in[0];
     const TensorView& y = call.out[0];
-    FLEXPIPE_RETURN_IF_ERROR(check_same_layout(x, y, name));
     const int64_t code = call.ints[0];
     const UnaryOp op = static_cast<UnaryOp>(code);
     if (code < 0 || code >= static_cast<int64_t>(UnaryOp::count) || !unary_supported(x.dtype, op)) {
@@ -74,19 +71,19 @@ Status op_unary(const OpCall& call) {
     return Status::ok();
 }
 
-static Status run_classify(const OpCall& call, const char* name, ClassifyOp op, bool all_false) {
-    FLEXPIPE_RETURN_IF_ERROR(check_unary_io(call, name));
+static Status run_classify(const OpCall& call, ClassifyOp op, bool all_false) {
+    FLEXPIPE_RETURN_IF_ERROR(check_unary_io(call, false));
     const TensorView& x = call.in[0];
     const TensorView& y = call.out[0];
     if (!is_float_dtype(x.dtype)) {
         return Status::error(StatusCode::invalid_argument,
-                             "failed to run %s: input must be a float dtype (got %s)", name,
+                             "failed to run %s: input must be a float dtype (got %s)", call.name,
                              dtype_name(x.dtype));
     }
-    FLEXPIPE_RETURN_IF_ERROR(expect_dtype(y, DType::boolean, name, "output"));
+    FLEXPIPE_RETURN_IF_ERROR(expect_dtype(y, DType::boolean, call.name, "output"));
     if (x.numel != y.numel) {
         return Status::error(StatusCode::shape_mismatch,
-                             "failed to run %s: output has %lld elements, input %lld", name,
+                             "failed to run %s: output has %lld elements, input %lld", call.name,
                              static_cast<long long>(y.numel), static_cast<long long>(x.numel));
     }
     if (all_false) {
@@ -103,21 +100,19 @@ static Status run_classify(const OpCall& call, const char* name, ClassifyOp op, 
 // IsNaN: y = isnan(x). inputs: x (float32/float64/float16). outputs: y (bool, same element count).
 // ints: none. floats: none.
 Status op_is_nan(const OpCall& call) {
-    FLEXPIPE_RETURN_IF_ERROR(expect_arity(call, "IsNaN", 1, 1, 1, 1));
-    return run_classify(call, "IsNaN", ClassifyOp::is_nan, false);
+    return run_classify(call, ClassifyOp::is_nan, false);
 }
 
 // IsInf: y = x is +inf (if detect_positive) or -inf (if detect_negative).
 // inputs: x (float32/float64/float16). outputs: y (bool, same element count).
 // ints: [detect_negative, detect_positive], each 0 or 1, default 1. floats: none.
 Status op_is_inf(const OpCall& call) {
-    FLEXPIPE_RETURN_IF_ERROR(expect_arity(call, "IsInf", 1, 1, 1, 1));
     const bool neg = call.int_at(0, 1) != 0;
     const bool pos = call.int_at(1, 1) != 0;
     const ClassifyOp op = neg && pos ? ClassifyOp::is_inf
                           : neg      ? ClassifyOp::is_neg_inf
                                      : ClassifyOp::is_pos_inf;
-    return run_classify(call, "IsInf", op, !neg && !pos);
+    return run_classify(call, op, !neg && !pos);
 }
 
 // Reads bound `i` (0 = min, 1 = max) of Clip into `dst` as one element of dtype t: from the optional
@@ -126,8 +121,8 @@ static Status clip_bound(const OpCall& call, int i, DType t, unsigned char* dst)
     const char* what = i == 0 ? "min" : "max";
     if (call.n_in > i + 1 && call.in[i + 1].present()) {
         const TensorView& b = call.in[i + 1];
-        FLEXPIPE_RETURN_IF_ERROR(check_tensor(b, "Clip", what));
-        FLEXPIPE_RETURN_IF_ERROR(expect_dtype(b, t, "Clip", what));
+        FLEXPIPE_RETURN_IF_ERROR(check_tensor(b, call.name, what));
+        FLEXPIPE_RETURN_IF_ERROR(expect_dtype(b, t, call.name, what));
         if (b.numel != 1) {
             return Status::error(StatusCode::shape_mismatch,
                                  "failed to run Clip: %s must have one element (numel=%lld)", what,
@@ -157,12 +152,9 @@ static Status clip_bound(const OpCall& call, int i, DType t, unsigned char* dst)
 //   wins over the attributes; float dtypes read bounds from floats, integer dtypes from ints; a
 //   missing bound is unbounded.
 Status op_clip(const OpCall& call) {
-    const char* name = "Clip";
-    FLEXPIPE_RETURN_IF_ERROR(expect_arity(call, name, 1, 3, 1, 1));
-    FLEXPIPE_RETURN_IF_ERROR(check_unary_io(call, name));
+    FLEXPIPE_RETURN_IF_ERROR(check_unary_io(call, true));
     const TensorView& x = call.in[0];
     const TensorView& y = call.out[0];
-    FLEXPIPE_RETURN_IF_ERROR(check_same_layout(x, y, name));
     if (x.dtype == DType::boolean) {
         return Status::error(StatusCode::invalid_argument,
                              "failed to run Clip: input must be numeric (got bool)");
@@ -176,7 +168,7 @@ Status op_clip(const OpCall& call) {
         float l, h;
         std::memcpy(&l, lo, sizeof(l));
         std::memcpy(&h, hi, sizeof(h));
-        const ClipF32Fn fn = kernels().xf.clip_f32;
+        const ClipF32Fn fn = kernels().eltwise.clip_f32;
         dense_run(x.numel, call.threads,
                   [&](int64_t b, int64_t e) { fn(x.as<float>() + b, y.as<float>() + b, e - b, l, h); });
         return Status::ok();
@@ -194,20 +186,17 @@ Status op_clip(const OpCall& call) {
 // outputs: y (x's dtype and element count), [mask] (bool, or x's dtype before opset 10; same count).
 // ints: none. floats: [ratio] used when the ratio input is absent (default 0.5).
 Status op_dropout(const OpCall& call) {
-    const char* name = "Dropout";
-    FLEXPIPE_RETURN_IF_ERROR(expect_arity(call, name, 1, 3, 1, 2));
-    FLEXPIPE_RETURN_IF_ERROR(check_unary_io(call, name));
+    FLEXPIPE_RETURN_IF_ERROR(check_unary_io(call, true));
     const TensorView& x = call.in[0];
     const TensorView& y = call.out[0];
-    FLEXPIPE_RETURN_IF_ERROR(check_same_layout(x, y, name));
     if (call.n_in > 2 && call.in[2].present()) {
         const TensorView& t = call.in[2];
-        FLEXPIPE_RETURN_IF_ERROR(check_tensor(t, name, "training_mode"));
-        FLEXPIPE_RETURN_IF_ERROR(expect_dtype(t, DType::boolean, name, "training_mode"));
+        FLEXPIPE_RETURN_IF_ERROR(check_tensor(t, call.name, "training_mode"));
+        FLEXPIPE_RETURN_IF_ERROR(expect_dtype(t, DType::boolean, call.name, "training_mode"));
         double ratio = call.float_at(0, 0.5);
         if (call.in[1].present()) {
             const TensorView& r = call.in[1];
-            FLEXPIPE_RETURN_IF_ERROR(check_tensor(r, name, "ratio"));
+            FLEXPIPE_RETURN_IF_ERROR(check_tensor(r, call.name, "ratio"));
             if (r.numel != 1)
                 return Status::error(StatusCode::shape_mismatch,
                                      "failed to run Dropout: ratio must have one element");
@@ -222,7 +211,7 @@ Status op_dropout(const OpCall& call) {
         std::memcpy(y.data, x.data, static_cast<size_t>(x.numel) * dtype_size(x.dtype));
     if (call.n_out > 1 && call.out[1].present()) {
         const TensorView& m = call.out[1];
-        FLEXPIPE_RETURN_IF_ERROR(check_tensor(m, name, "mask"));
+        FLEXPIPE_RETURN_IF_ERROR(check_tensor(m, call.name, "mask"));
         if (m.numel != x.numel) {
             return Status::error(StatusCode::shape_mismatch,
                                  "failed to run Dropout: mask has %lld elements, input %lld",

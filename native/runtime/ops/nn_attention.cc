@@ -5,7 +5,7 @@
 
 #include "kernels/attention/attention.h"
 #include "runtime/dispatch.h"
-#include "runtime/ops/nn_ops.h"
+#include "runtime/ops/ops.h"
 #include "runtime/ops/op_helpers.h"
 #include "runtime/parallel.h"
 
@@ -29,7 +29,7 @@ Status attention_error(const char* what) {
 Status check_qkv(const OpCall& c, AttnShape& s) {
     const TensorView &q = c.in[0], &k = c.in[1], &v = c.in[2];
     for (const TensorView* t : {&q, &k, &v, &c.out[0]})
-        FLEXPIPE_RETURN_IF_ERROR(expect_dtype(*t, DType::f32, "Attention", "Q, K, V and O"));
+        FLEXPIPE_RETURN_IF_ERROR(expect_dtype(*t, DType::f32, c.name, "Q, K, V and O"));
     const int r = q.rank;
     if ((r != 2 && r != 3) || k.rank != r || v.rank != r || c.out[0].rank != r)
         return attention_error("Q, K, V and O must all be [seq, hidden] or [batch, seq, hidden]");
@@ -80,8 +80,6 @@ Status check_mask(const TensorView& m, AttnShape& s) {
 //   indices, distinct and < H (none listed: all heads in order).
 // floats: [scale] (absent: 1/sqrt(dh)).
 Status op_attention(const OpCall& c) {
-    FLEXPIPE_RETURN_IF_ERROR(expect_arity(c, "Attention", 3, 4, 2, 2));
-    FLEXPIPE_RETURN_IF_ERROR(expect_ints(c, "Attention", 2));
     AttnShape s;
     s.heads = c.ints[0];
     FLEXPIPE_RETURN_IF_ERROR(check_qkv(c, s));
@@ -105,7 +103,7 @@ Status op_attention(const OpCall& c) {
     const bool has_mask = c.n_in > 3 && c.in[3].present();
     if (has_mask) FLEXPIPE_RETURN_IF_ERROR(check_mask(c.in[3], s));
     const TensorView& ws = c.out[1];
-    FLEXPIPE_RETURN_IF_ERROR(expect_dtype(ws, DType::u8, "Attention", "workspace"));
+    FLEXPIPE_RETURN_IF_ERROR(expect_dtype(ws, DType::u8, c.name, "workspace"));
     const int64_t per_thread = attention_workspace_floats(s.sk, s.dh) * 4;
     const int64_t t_ws = ws.numel / per_thread;
     FLEXPIPE_CHECK_ARG(t_ws >= 1,
@@ -118,7 +116,7 @@ Status op_attention(const OpCall& c) {
     if (bh == 0 || s.sq == 0) return Status::ok();
     const int64_t chunks = bh >= threads ? 1 : (threads + bh - 1) / bh;
     const int64_t items = bh * chunks;
-    const AttentionFn fn = kernels().xf.attention;
+    const AttentionFn fn = kernels().attention.fused;
     float* wsd = ws.as<float>();
     parallel_for(threads, threads, [&](int64_t t0, int64_t t1) {
         for (int64_t t = t0; t < t1; ++t) {

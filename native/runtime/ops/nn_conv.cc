@@ -7,7 +7,7 @@
 #include "runtime/conv_cost.h"
 #include "runtime/conv_run.h"
 #include "runtime/conv_transpose.h"
-#include "runtime/ops/nn_ops.h"
+#include "runtime/ops/ops.h"
 #include "runtime/ops/nn_spatial.h"
 #include "runtime/parallel.h"
 
@@ -16,40 +16,33 @@ namespace flexpipe {
 // Checks shared by Conv and ConvTranspose: dtypes, ranks, bias. Fills the channel counts and the
 // 3-D spatial input/output dims of `cs` from the tensors.
 // raw_w: W is [.., .., kernel...] (false for a transformed Winograd filter, checked by the caller).
-static Status check_conv_tensors(const OpCall& c, const char* op, const SpatialAttrs& sa, ConvShape* cs,
+static Status check_conv_tensors(const OpCall& c, const SpatialAttrs& sa, ConvShape* cs,
                                  bool raw_w = true) {
     const TensorView& x = c.in[0];
     const TensorView& w = c.in[1];
     const TensorView& y = c.out[0];
-    FLEXPIPE_RETURN_IF_ERROR(expect_dtype(x, DType::f32, op, "X"));
-    FLEXPIPE_RETURN_IF_ERROR(expect_dtype(w, DType::f32, op, "W"));
-    FLEXPIPE_RETURN_IF_ERROR(expect_dtype(y, DType::f32, op, "Y"));
+    FLEXPIPE_RETURN_IF_ERROR(expect_f32(c.name, {{x, "X"}, {w, "W"}, {y, "Y"}}));
     const int rank = 2 + sa.nsp;
     if (x.rank != rank || (raw_w && w.rank != rank) || y.rank != rank) {
         return Status::error(StatusCode::shape_mismatch,
-                             "failed to run %s: X, W and Y must have rank %d (got %d, %d, %d)", op, rank,
+                             "failed to run %s: X, W and Y must have rank %d (got %d, %d, %d)", c.name, rank,
                              x.rank,
                              w.rank, y.rank);
     }
     cs->groups = c.ints[0];
-    FLEXPIPE_CHECK_ARG(cs->groups >= 1, "failed to run %s: group must be >= 1 (group=%lld)", op,
+    FLEXPIPE_CHECK_ARG(cs->groups >= 1, "failed to run %s: group must be >= 1 (group=%lld)", c.name,
                        static_cast<long long>(cs->groups));
     cs->batch = x.dims[0];
     cs->in_channels = x.dims[1];
     cs->out_channels = y.dims[1];
+    set_window(sa, x, y, cs);
     for (int i = 0; i < sa.nsp; ++i) {
         const int a = 3 - sa.nsp + i;
-        cs->in[a] = x.dims[2 + i];
-        cs->out[a] = y.dims[2 + i];
-        cs->kernel[a] = sa.kernel[a];
-        cs->stride[a] = sa.stride[a];
-        cs->dilation[a] = sa.dilation[a];
-        cs->pad[a] = sa.pad[a];
         if (raw_w && w.dims[2 + i] != sa.kernel[a]) {
             return Status::error(StatusCode::shape_mismatch,
                                  "failed to run %s: W spatial dims disagree with kernel_shape "
                                  "(axis=%d, W=%lld, kernel=%lld)",
-                                 op, i, static_cast<long long>(w.dims[2 + i]),
+                                 c.name, i, static_cast<long long>(w.dims[2 + i]),
                                  static_cast<long long>(sa.kernel[a]));
         }
     }
@@ -57,17 +50,17 @@ static Status check_conv_tensors(const OpCall& c, const char* op, const SpatialA
         return Status::error(StatusCode::shape_mismatch,
                              "failed to run %s: channels do not divide into groups "
                              "(C=%lld, M=%lld, group=%lld)",
-                             op, static_cast<long long>(cs->in_channels),
+                             c.name, static_cast<long long>(cs->in_channels),
                              static_cast<long long>(cs->out_channels),
                              static_cast<long long>(cs->groups));
     }
     if (c.n_in > 2 && c.in[2].present()) {
         const TensorView& b = c.in[2];
-        FLEXPIPE_RETURN_IF_ERROR(expect_dtype(b, DType::f32, op, "B"));
+        FLEXPIPE_RETURN_IF_ERROR(expect_dtype(b, DType::f32, c.name, "B"));
         if (b.rank != 1 || b.dims[0] != cs->out_channels) {
             return Status::error(StatusCode::shape_mismatch,
                                  "failed to run %s: B must be [%lld] (got %lld elements)",
-                                 op, static_cast<long long>(cs->out_channels),
+                                 c.name, static_cast<long long>(cs->out_channels),
                                  static_cast<long long>(b.numel));
         }
     }
@@ -106,6 +99,19 @@ static Status read_conv_plan(const OpCall& c, int at, ConvPlan* p) {
 
 // W checks: [M, C/group, kernel...] raw, the transformed Winograd filter [ceil(M/16), a², C, 16], or
 // narrow's panels [ceil(M/16), K, 16].
+// W is [A, B/group, ...]: Conv's W is [M, C/group, ...], ConvTranspose's [C, M/group, ...].
+static Status check_weight_dims(const TensorView& w, const char* op, char a_name, int64_t a, char b_name,
+                                int64_t b, int64_t groups) {
+    if (w.dims[0] != a || w.dims[1] * groups != b) {
+        return Status::error(StatusCode::shape_mismatch,
+                             "failed to run %s: W must be [%c, %c/group, ...] (W=[%lld, %lld], %c=%lld, %c=%lld)",
+                             op, a_name, b_name, static_cast<long long>(w.dims[0]),
+                             static_cast<long long>(w.dims[1]), a_name, static_cast<long long>(a), b_name,
+                             static_cast<long long>(b));
+    }
+    return Status::ok();
+}
+
 static Status check_conv_weight(const TensorView& w, const ConvShape& cs, ConvAlgo algo) {
     if (algo == ConvAlgo::winograd63 || algo == ConvAlgo::winograd23) {
         const int64_t a2 = is_winograd63(algo) ? 64 : 16;
@@ -126,21 +132,14 @@ static Status check_conv_weight(const TensorView& w, const ConvShape& cs, ConvAl
                            static_cast<long long>(k), w.rank);
         return Status::ok();
     }
-    if (w.dims[0] != cs.out_channels || w.dims[1] * cs.groups != cs.in_channels) {
-        return Status::error(StatusCode::shape_mismatch,
-                             "failed to run Conv: W must be [M, C/group, ...] "
-                             "(W=[%lld, %lld], M=%lld, C=%lld)",
-                             static_cast<long long>(w.dims[0]), static_cast<long long>(w.dims[1]),
-                             static_cast<long long>(cs.out_channels), static_cast<long long>(cs.in_channels));
-    }
-    return Status::ok();
+    return check_weight_dims(w, "Conv", 'M', cs.out_channels, 'C', cs.in_channels, cs.groups);
 }
 
 static Status run_conv(const OpCall& c, const ConvShape& cs, const ConvPlan& plan, ConvArgs& a) {
     const KernelTable& k = kernels();
     int64_t ws_bytes = 0;
     if (c.n_out > 1) {
-        FLEXPIPE_RETURN_IF_ERROR(expect_dtype(c.out[1], DType::u8, "Conv", "workspace"));
+        FLEXPIPE_RETURN_IF_ERROR(expect_dtype(c.out[1], DType::u8, c.name, "workspace"));
         a.workspace = c.out[1].data;
         ws_bytes = c.out[1].numel;
     }
@@ -153,15 +152,13 @@ static Status run_conv(const OpCall& c, const ConvShape& cs, const ConvPlan& pla
 }
 
 Status op_conv(const OpCall& c) {
-    const char* op = "Conv";
-    FLEXPIPE_RETURN_IF_ERROR(expect_arity(c, op, 2, 4, 1, 2));
     SpatialAttrs sa;
-    FLEXPIPE_RETURN_IF_ERROR(read_spatial(c, op, 1, true, &sa));
+    FLEXPIPE_RETURN_IF_ERROR(read_spatial(c, 1, true, &sa));
     ConvPlan plan;
     FLEXPIPE_RETURN_IF_ERROR(read_conv_plan(c, sa.next, &plan));
     const bool raw_w = !is_winograd(plan.algo) && plan.algo != ConvAlgo::narrow;
     ConvShape cs;
-    FLEXPIPE_RETURN_IF_ERROR(check_conv_tensors(c, op, sa, &cs, raw_w));
+    FLEXPIPE_RETURN_IF_ERROR(check_conv_tensors(c, sa, &cs, raw_w));
     FLEXPIPE_RETURN_IF_ERROR(check_conv_weight(c.in[1], cs, plan.algo));
     for (int a = 3 - sa.nsp; a < 3; ++a) {
         const int64_t want = window_out_len(cs.in[a], cs.kernel[a], cs.stride[a], cs.dilation[a], sa.pad[a],
@@ -186,7 +183,7 @@ Status op_conv(const OpCall& c) {
     a.slices = plan.slices;
     if (c.n_in > 3 && c.in[3].present()) {
         const TensorView& r = c.in[3];
-        FLEXPIPE_RETURN_IF_ERROR(expect_dtype(r, DType::f32, op, "R"));
+        FLEXPIPE_RETURN_IF_ERROR(expect_dtype(r, DType::f32, c.name, "R"));
         bool same = r.rank == c.out[0].rank;
         for (int i = 0; same && i < r.rank; ++i) same = r.dims[i] == c.out[0].dims[i];
         FLEXPIPE_CHECK_ARG(same, "failed to run Conv: the residual R must have Y's shape (R rank=%d, %lld elements; Y %lld)",
@@ -205,24 +202,16 @@ Status op_conv(const OpCall& c) {
 // Output position of input i and tap k is i * stride - pad_begin + k * dilation; positions outside Y
 // are dropped.
 Status op_conv_transpose(const OpCall& c) {
-    const char* op = "ConvTranspose";
-    FLEXPIPE_RETURN_IF_ERROR(expect_arity(c, op, 2, 3, 1, 2));
     SpatialAttrs sa;
-    FLEXPIPE_RETURN_IF_ERROR(read_spatial(c, op, 1, false, &sa));
+    FLEXPIPE_RETURN_IF_ERROR(read_spatial(c, 1, false, &sa));
     const int64_t algo = c.int_at(sa.next, 0), slices = c.int_at(sa.next + 1, 1);
     FLEXPIPE_CHECK_ARG((algo == 0 || algo == 1) && slices >= 1,
                        "failed to run ConvTranspose: bad algorithm attributes (algo=%lld, slices=%lld)",
                        static_cast<long long>(algo), static_cast<long long>(slices));
     ConvShape cs;
-    FLEXPIPE_RETURN_IF_ERROR(check_conv_tensors(c, op, sa, &cs));
+    FLEXPIPE_RETURN_IF_ERROR(check_conv_tensors(c, sa, &cs));
     const TensorView& w = c.in[1];
-    if (w.dims[0] != cs.in_channels || w.dims[1] * cs.groups != cs.out_channels) {
-        return Status::error(StatusCode::shape_mismatch,
-                             "failed to run ConvTranspose: W must be [C, M/group, ...] "
-                             "(W=[%lld, %lld], C=%lld, M=%lld)",
-                             static_cast<long long>(w.dims[0]), static_cast<long long>(w.dims[1]),
-                             static_cast<long long>(cs.in_channels), static_cast<long long>(cs.out_channels));
-    }
+    FLEXPIPE_RETURN_IF_ERROR(check_weight_dims(w, c.name, 'C', cs.in_channels, 'M', cs.out_channels, cs.groups));
     const float* bias = c.n_in > 2 && c.in[2].present() ? c.in[2].as<float>() : nullptr;
     const float* x = c.in[0].as<float>();
     const float* wd = w.as<float>();
@@ -232,7 +221,7 @@ Status op_conv_transpose(const OpCall& c) {
         void* ws = nullptr;
         size_t ws_bytes = 0;
         if (c.n_out > 1) {
-            FLEXPIPE_RETURN_IF_ERROR(expect_dtype(c.out[1], DType::u8, op, "workspace"));
+            FLEXPIPE_RETURN_IF_ERROR(expect_dtype(c.out[1], DType::u8, c.name, "workspace"));
             ws = c.out[1].data;
             ws_bytes = static_cast<size_t>(c.out[1].numel);
         }

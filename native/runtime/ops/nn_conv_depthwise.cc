@@ -5,15 +5,15 @@
 
 #include "runtime/conv_depthwise.h"
 #include "runtime/dispatch.h"
-#include "runtime/ops/nn_ops.h"
+#include "runtime/ops/ops.h"
 #include "runtime/ops/nn_spatial.h"
 
 namespace flexpipe {
 
 namespace {
 
-Status read_activation(const OpCall& c, const char* op, int64_t code, int at, ConvActivation* a) {
-    FLEXPIPE_CHECK_ARG(code >= 0 && code <= 2, "failed to run %s: bad activation code %lld", op,
+Status read_activation(const OpCall& c, int64_t code, int at, ConvActivation* a) {
+    FLEXPIPE_CHECK_ARG(code >= 0 && code <= 2, "failed to run %s: bad activation code %lld", c.name,
                        static_cast<long long>(code));
     a->clamp = code != 0;
     a->lo = code == 2 ? static_cast<float>(c.float_at(at, -INFINITY)) : 0.0f;
@@ -31,22 +31,20 @@ Status read_activation(const OpCall& c, const char* op, int64_t code, int at, Co
 // (act2). Both convolutions have groups 1 and M respectively; the middle dims follow from the first
 // conv's attributes, Y's from the depthwise's.
 Status op_conv_depthwise(const OpCall& c) {
-    const char* op = "ConvDepthwise";
-    FLEXPIPE_RETURN_IF_ERROR(expect_arity(c, op, 4, 5, 2, 2));
     SpatialAttrs ca, da;
-    FLEXPIPE_RETURN_IF_ERROR(read_spatial(c, op, 0, true, &ca));
-    FLEXPIPE_RETURN_IF_ERROR(read_spatial(c, op, ca.next, true, &da));
-    FLEXPIPE_RETURN_IF_ERROR(expect_ints(c, op, da.next + 2));
+    FLEXPIPE_RETURN_IF_ERROR(read_spatial(c, 0, true, &ca));
+    FLEXPIPE_RETURN_IF_ERROR(read_spatial(c, ca.next, true, &da));
+    FLEXPIPE_RETURN_IF_ERROR(expect_ints(c, da.next + 2));
     FLEXPIPE_CHECK_ARG(ca.nsp == 2 && da.nsp == 2, "failed to run ConvDepthwise: 2-D only (got %d and %d spatial axes)",
                        ca.nsp, da.nsp);
     ConvActivation act1, act2;
-    FLEXPIPE_RETURN_IF_ERROR(read_activation(c, op, c.ints[da.next], 0, &act1));
-    FLEXPIPE_RETURN_IF_ERROR(read_activation(c, op, c.ints[da.next + 1], 2, &act2));
+    FLEXPIPE_RETURN_IF_ERROR(read_activation(c, c.ints[da.next], 0, &act1));
+    FLEXPIPE_RETURN_IF_ERROR(read_activation(c, c.ints[da.next + 1], 2, &act2));
     const TensorView &x = c.in[0], &w1 = c.in[1], &w2 = c.in[3], &y = c.out[0];
     const char* names[] = {"X", "W1", "W2", "Y"};
     const TensorView* tensors[] = {&x, &w1, &w2, &y};
-    for (int i = 0; i < 4; ++i) FLEXPIPE_RETURN_IF_ERROR(expect_dtype(*tensors[i], DType::f32, op, names[i]));
-    FLEXPIPE_RETURN_IF_ERROR(expect_dtype(c.out[1], DType::u8, op, "workspace"));
+    for (int i = 0; i < 4; ++i) FLEXPIPE_RETURN_IF_ERROR(expect_dtype(*tensors[i], DType::f32, c.name, names[i]));
+    FLEXPIPE_RETURN_IF_ERROR(expect_dtype(c.out[1], DType::u8, c.name, "workspace"));
     FLEXPIPE_CHECK_ARG(x.rank == 4 && w1.rank == 4 && w2.rank == 4 && y.rank == 4,
                        "failed to run ConvDepthwise: X, W1, W2 and Y must have rank 4 (got %d, %d, %d, %d)", x.rank,
                        w1.rank, w2.rank, y.rank);
@@ -78,7 +76,7 @@ Status op_conv_depthwise(const OpCall& c) {
     for (int i = 0; i < 2; ++i) {
         const int at = 2 + 2 * i;
         if (c.n_in > at && c.in[at].present()) {
-            FLEXPIPE_RETURN_IF_ERROR(expect_dtype(c.in[at], DType::f32, op, i == 0 ? "B1" : "B2"));
+            FLEXPIPE_RETURN_IF_ERROR(expect_dtype(c.in[at], DType::f32, c.name, i == 0 ? "B1" : "B2"));
             FLEXPIPE_CHECK_ARG(c.in[at].rank == 1 && c.in[at].dims[0] == M, "failed to run ConvDepthwise: %s must be [%lld]",
                                i == 0 ? "B1" : "B2", static_cast<long long>(M));
             bias[i] = c.in[at].as<float>();

@@ -5,8 +5,7 @@
 
 #include "runtime/conv_pool.h"
 #include "runtime/dispatch.h"
-#include "runtime/dispatch_pool.h"
-#include "runtime/ops/nn_ops.h"
+#include "runtime/ops/ops.h"
 #include "runtime/ops/nn_spatial.h"
 
 namespace flexpipe {
@@ -18,12 +17,9 @@ namespace flexpipe {
 // 2 Clip with floats [min, max]. The conv's output dims follow from its attributes; POH and POW are the
 // pool's floor formula over them or one more (ceil_mode).
 Status op_conv_max_pool(const OpCall& c) {
-    const char* op = "ConvMaxPool";
-    FLEXPIPE_RETURN_IF_ERROR(expect_arity(c, op, 2, 3, 2, 2));
-    FLEXPIPE_RETURN_IF_ERROR(expect_ints(c, op, 2));
     SpatialAttrs ca, pa;
-    FLEXPIPE_RETURN_IF_ERROR(read_spatial(c, op, 1, true, &ca));
-    FLEXPIPE_RETURN_IF_ERROR(read_spatial(c, op, ca.next, true, &pa));
+    FLEXPIPE_RETURN_IF_ERROR(read_spatial(c, 1, true, &ca));
+    FLEXPIPE_RETURN_IF_ERROR(read_spatial(c, ca.next, true, &pa));
     FLEXPIPE_CHECK_ARG(ca.nsp == pa.nsp, "failed to run ConvMaxPool: the conv has %d spatial axes, the pool %d", ca.nsp,
                        pa.nsp);
     const int64_t act = c.int_at(pa.next, 0);
@@ -33,8 +29,8 @@ Status op_conv_max_pool(const OpCall& c) {
     const TensorView &x = c.in[0], &w = c.in[1], &y = c.out[0];
     const char* names[] = {"X", "W", "Y"};
     const TensorView* tensors[] = {&x, &w, &y};
-    for (int i = 0; i < 3; ++i) FLEXPIPE_RETURN_IF_ERROR(expect_dtype(*tensors[i], DType::f32, op, names[i]));
-    FLEXPIPE_RETURN_IF_ERROR(expect_dtype(c.out[1], DType::u8, op, "workspace"));
+    for (int i = 0; i < 3; ++i) FLEXPIPE_RETURN_IF_ERROR(expect_dtype(*tensors[i], DType::f32, c.name, names[i]));
+    FLEXPIPE_RETURN_IF_ERROR(expect_dtype(c.out[1], DType::u8, c.name, "workspace"));
     const int rank = 2 + ca.nsp;
     FLEXPIPE_CHECK_ARG(x.rank == rank && w.rank == rank && y.rank == rank,
                        "failed to run ConvMaxPool: X, W and Y must have rank %d (got %d, %d, %d)", rank, x.rank, w.rank,
@@ -65,7 +61,7 @@ Status op_conv_max_pool(const OpCall& c) {
                        static_cast<long long>(cs.in_channels), static_cast<long long>(w.dims[0]),
                        static_cast<long long>(w.dims[1]));
     if (c.n_in > 2 && c.in[2].present()) {
-        FLEXPIPE_RETURN_IF_ERROR(expect_dtype(c.in[2], DType::f32, op, "B"));
+        FLEXPIPE_RETURN_IF_ERROR(expect_dtype(c.in[2], DType::f32, c.name, "B"));
         FLEXPIPE_CHECK_ARG(c.in[2].rank == 1 && c.in[2].dims[0] == cs.out_channels,
                            "failed to run ConvMaxPool: B must be [%lld]", static_cast<long long>(cs.out_channels));
     }
@@ -78,7 +74,7 @@ Status op_conv_max_pool(const OpCall& c) {
     a.lo = act == 2 ? static_cast<float>(c.float_at(0, -INFINITY)) : 0.0f;
     a.hi = act == 2 ? static_cast<float>(c.float_at(1, INFINITY)) : INFINITY;
     const float* bias = c.n_in > 2 && c.in[2].present() ? c.in[2].as<float>() : nullptr;
-    return conv_pool_run(kernels().conv, pool_kernels(), cs, ps, x.as<float>(), w.as<float>(), bias, a, y.as<float>(),
+    return conv_pool_run(kernels().conv, kernels().pool, cs, ps, x.as<float>(), w.as<float>(), bias, a, y.as<float>(),
                          c.out[1].data, static_cast<size_t>(c.out[1].numel), c.threads);
 }
 

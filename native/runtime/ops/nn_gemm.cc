@@ -7,7 +7,7 @@
 #include "kernels/gemm/gemm.h"
 #include "runtime/dispatch.h"
 #include "runtime/gemm_driver.h"
-#include "runtime/ops/nn_ops.h"
+#include "runtime/ops/ops.h"
 #include "runtime/ops/op_helpers.h"
 #include "runtime/parallel.h"
 
@@ -97,15 +97,10 @@ Status column_slice(const OpCall& c, int at, bool packed, int64_t n, const char*
 // absolute column (a bias C[j] or a full C[i, j] alike) and the clamp applies to the written columns.
 // Running the slices of a partition of [0, N) in any order yields the unsliced op's Y.
 Status op_gemm(const OpCall& c) {
-    const char* op = "Gemm";
-    FLEXPIPE_RETURN_IF_ERROR(expect_arity(c, op, 2, 3, 1, 2));
-    FLEXPIPE_RETURN_IF_ERROR(expect_ints(c, op, 2));
     const TensorView& a = c.in[0];
     const TensorView& b = c.in[1];
     const TensorView& y = c.out[0];
-    FLEXPIPE_RETURN_IF_ERROR(expect_dtype(a, DType::f32, op, "A"));
-    FLEXPIPE_RETURN_IF_ERROR(expect_dtype(b, DType::f32, op, "B"));
-    FLEXPIPE_RETURN_IF_ERROR(expect_dtype(y, DType::f32, op, "Y"));
+    FLEXPIPE_RETURN_IF_ERROR(expect_f32(c.name, {{a, "A"}, {b, "B"}, {y, "Y"}}));
     const bool packed = c.int_at(2, 0) != 0;
     if (a.rank != 2 || (!packed && b.rank != 2) || y.rank != 2) {
         return Status::error(StatusCode::shape_mismatch,
@@ -124,9 +119,9 @@ Status op_gemm(const OpCall& c) {
                              static_cast<long long>(y.dims[1]));
     }
     int64_t n0, n1;
-    FLEXPIPE_RETURN_IF_ERROR(column_slice(c, 3, packed, n, op, &n0, &n1));
+    FLEXPIPE_RETURN_IF_ERROR(column_slice(c, 3, packed, n, c.name, &n0, &n1));
     GemmPackedB pb;
-    if (packed) FLEXPIPE_RETURN_IF_ERROR(packed_b(b, k, n0, n1, op, &pb));
+    if (packed) FLEXPIPE_RETURN_IF_ERROR(packed_b(b, k, n0, n1, c.name, &pb));
     const float alpha = static_cast<float>(c.float_at(0, 1.0));
     const float beta = static_cast<float>(c.float_at(1, 1.0));
     const Clamp act = clamp_at(c, 2);
@@ -134,7 +129,7 @@ Status op_gemm(const OpCall& c) {
     int64_t cs[max_rank] = {0, 0};
     if (c.n_in > 2 && c.in[2].present() && beta != 0.0f) {
         const TensorView& ct = c.in[2];
-        FLEXPIPE_RETURN_IF_ERROR(expect_dtype(ct, DType::f32, op, "C"));
+        FLEXPIPE_RETURN_IF_ERROR(expect_dtype(ct, DType::f32, c.name, "C"));
         FLEXPIPE_CHECK_ARG(broadcast_strides(ct, y, cs),
                            "failed to run Gemm: C does not broadcast to [M, N] (rank=%d)",
                            ct.rank);
@@ -308,21 +303,17 @@ Status matmul_batched(const MatMulShape& s, const TensorView& a, const TensorVie
 // op writes only Y[..., n0:n1]; the other columns are neither read nor written, the clamp applies to
 // the written ones. MatMul has no bias.
 Status op_matmul(const OpCall& c) {
-    const char* op = "MatMul";
-    FLEXPIPE_RETURN_IF_ERROR(expect_arity(c, op, 2, 2, 1, 2));
     const TensorView& a = c.in[0];
     const TensorView& b = c.in[1];
     const TensorView& y = c.out[0];
-    FLEXPIPE_RETURN_IF_ERROR(expect_dtype(a, DType::f32, op, "A"));
-    FLEXPIPE_RETURN_IF_ERROR(expect_dtype(b, DType::f32, op, "B"));
-    FLEXPIPE_RETURN_IF_ERROR(expect_dtype(y, DType::f32, op, "Y"));
+    FLEXPIPE_RETURN_IF_ERROR(expect_f32(c.name, {{a, "A"}, {b, "B"}, {y, "Y"}}));
     FLEXPIPE_CHECK_ARG(a.rank >= 1 && b.rank >= 1, "failed to run MatMul: operands must have rank >= 1");
     const bool packed = c.int_at(0, 0) != 0;
     FLEXPIPE_CHECK_ARG(!packed || y.rank >= 1, "failed to run MatMul: a packed B needs Y of rank >= 1");
     MatMulShape s;
     FLEXPIPE_RETURN_IF_ERROR(matmul_shape(a, b, y, packed, &s));
     int64_t n0, n1;
-    FLEXPIPE_RETURN_IF_ERROR(column_slice(c, 1, packed, s.n, op, &n0, &n1));
+    FLEXPIPE_RETURN_IF_ERROR(column_slice(c, 1, packed, s.n, c.name, &n0, &n1));
     if (y.numel == 0 || n0 == n1) return Status::ok();
     const Workspace ws = workspace_of(c, 1);
     FLEXPIPE_CHECK_ARG(ws.data || !packed, "failed to run MatMul: a packed B needs a workspace");
@@ -337,7 +328,7 @@ Status op_matmul(const OpCall& c) {
         p.k = s.k;
         p.a = a.as<float>(), p.a_rs = s.k, p.a_cs = 1;
         if (packed) {
-            FLEXPIPE_RETURN_IF_ERROR(packed_b(b, s.k, n0, n1, op, &p.b_packed));
+            FLEXPIPE_RETURN_IF_ERROR(packed_b(b, s.k, n0, n1, c.name, &p.b_packed));
         } else {
             p.b = b.as<float>(), p.b_rs = b.rank >= 2 ? s.n : 1, p.b_cs = 1;
         }

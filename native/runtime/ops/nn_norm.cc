@@ -4,28 +4,27 @@
 
 #include "kernels/norm/norm.h"
 #include "runtime/dispatch.h"
-#include "runtime/ops/nn_ops.h"
+#include "runtime/ops/ops.h"
 #include "runtime/ops/op_helpers.h"
 #include "runtime/parallel.h"
 
 namespace flexpipe {
 
 // X [N, C, ...] float32 with Y alike, and `count` per-channel vectors of C float32 from input 1 on.
-static Status check_channel_op(const OpCall& c, const char* op, int count) {
+static Status check_channel_op(const OpCall& c, int count) {
     const TensorView& x = c.in[0];
-    FLEXPIPE_RETURN_IF_ERROR(expect_dtype(x, DType::f32, op, "X"));
-    FLEXPIPE_RETURN_IF_ERROR(expect_dtype(c.out[0], DType::f32, op, "Y"));
+    FLEXPIPE_RETURN_IF_ERROR(expect_f32(c.name, {{x, "X"}, {c.out[0], "Y"}}));
     if (x.rank < 2 || !same_dims(x, c.out[0])) {
         return Status::error(StatusCode::shape_mismatch,
                              "failed to run %s: X must be [N, C, ...] and Y alike (rank=%d)",
-                             op, x.rank);
+                             c.name, x.rank);
     }
     for (int i = 1; i <= count; ++i) {
         const TensorView& v = c.in[i];
-        FLEXPIPE_RETURN_IF_ERROR(expect_dtype(v, DType::f32, op, "a per-channel input"));
+        FLEXPIPE_RETURN_IF_ERROR(expect_dtype(v, DType::f32, c.name, "a per-channel input"));
         if (v.numel != x.dims[1]) {
             return Status::error(StatusCode::shape_mismatch,
-                                 "failed to run %s: input %d must hold C values (C=%lld, got %lld)", op, i,
+                                 "failed to run %s: input %d must hold C values (C=%lld, got %lld)", c.name, i,
                                  static_cast<long long>(x.dims[1]), static_cast<long long>(v.numel));
         }
     }
@@ -39,9 +38,7 @@ static Status check_channel_op(const OpCall& c, const char* op, int count) {
 // statistics (mean and population variance over N and spatial), and
 // running_mean = mean * momentum + batch_mean * (1 - momentum) (likewise for var).
 Status op_batch_norm(const OpCall& c) {
-    const char* op = "BatchNormalization";
-    FLEXPIPE_RETURN_IF_ERROR(expect_arity(c, op, 5, 5, 1, 3));
-    FLEXPIPE_RETURN_IF_ERROR(check_channel_op(c, op, 4));
+    FLEXPIPE_RETURN_IF_ERROR(check_channel_op(c, 4));
     const bool training = c.int_at(0, 0) != 0;
     const double eps = c.float_at(0, 1e-5), momentum = c.float_at(1, 0.9);
     const TensorView& x = c.in[0];
@@ -56,7 +53,7 @@ Status op_batch_norm(const OpCall& c) {
     float* run_var = nullptr;
     for (int i = 1; i < c.n_out && training; ++i) {
         if (!c.out[i].present() || c.out[i].data == nullptr) continue;
-        FLEXPIPE_RETURN_IF_ERROR(expect_dtype(c.out[i], DType::f32, op, "running statistics"));
+        FLEXPIPE_RETURN_IF_ERROR(expect_dtype(c.out[i], DType::f32, c.name, "running statistics"));
         FLEXPIPE_CHECK_ARG(c.out[i].numel == ch,
                            "failed to run BatchNormalization: output %d must hold C values", i);
         (i == 1 ? run_mean : run_var) = c.out[i].as<float>();
@@ -91,9 +88,7 @@ Status op_batch_norm(const OpCall& c) {
 // InstanceNormalization: inputs X [N, C, ...], scale [C], B [C]; output Y.
 // floats: [epsilon]. Y = (X - mean) / sqrt(var + epsilon) * scale + B with statistics per (n, c) plane.
 Status op_instance_norm(const OpCall& c) {
-    const char* op = "InstanceNormalization";
-    FLEXPIPE_RETURN_IF_ERROR(expect_arity(c, op, 3, 3, 1, 1));
-    FLEXPIPE_RETURN_IF_ERROR(check_channel_op(c, op, 2));
+    FLEXPIPE_RETURN_IF_ERROR(check_channel_op(c, 2));
     const double eps = c.float_at(0, 1e-5);
     const TensorView& x = c.in[0];
     const int64_t ch = x.dims[1], inner = x.span(2, x.rank);
@@ -117,14 +112,9 @@ Status op_instance_norm(const OpCall& c) {
 // ints: [axis] (resolved, 0 <= axis < rank); floats: [epsilon]. X is seen as [rows, cols] split at
 // axis; W and B hold cols values (or 1); Mean and InvStdDev hold rows values.
 Status op_layer_norm(const OpCall& c) {
-    const char* op = "LayerNormalization";
-    FLEXPIPE_RETURN_IF_ERROR(expect_arity(c, op, 2, 3, 1, 3));
-    FLEXPIPE_RETURN_IF_ERROR(expect_ints(c, op, 1));
     const TensorView& x = c.in[0];
     const TensorView& w = c.in[1];
-    FLEXPIPE_RETURN_IF_ERROR(expect_dtype(x, DType::f32, op, "X"));
-    FLEXPIPE_RETURN_IF_ERROR(expect_dtype(w, DType::f32, op, "Scale"));
-    FLEXPIPE_RETURN_IF_ERROR(expect_dtype(c.out[0], DType::f32, op, "Y"));
+    FLEXPIPE_RETURN_IF_ERROR(expect_f32(c.name, {{x, "X"}, {w, "Scale"}, {c.out[0], "Y"}}));
     const int64_t axis = c.ints[0];
     FLEXPIPE_CHECK_ARG(axis >= 0 && axis < x.rank && same_dims(x, c.out[0]),
                        "failed to run LayerNormalization: bad axis or Y dims (axis=%lld, rank=%d)",
@@ -136,7 +126,7 @@ Status op_layer_norm(const OpCall& c) {
     const float* bd = nullptr;
     int64_t b_n = 0;
     if (c.n_in > 2 && c.in[2].present()) {
-        FLEXPIPE_RETURN_IF_ERROR(expect_dtype(c.in[2], DType::f32, op, "B"));
+        FLEXPIPE_RETURN_IF_ERROR(expect_dtype(c.in[2], DType::f32, c.name, "B"));
         b_n = c.in[2].numel;
         FLEXPIPE_CHECK_ARG(b_n == cols || b_n == 1,
                            "failed to run LayerNormalization: B must hold %lld values",
@@ -146,7 +136,7 @@ Status op_layer_norm(const OpCall& c) {
     float* stats[2] = {nullptr, nullptr};
     for (int i = 1; i < c.n_out; ++i) {
         if (!c.out[i].present() || c.out[i].data == nullptr) continue;
-        FLEXPIPE_RETURN_IF_ERROR(expect_dtype(c.out[i], DType::f32, op, "Mean/InvStdDev"));
+        FLEXPIPE_RETURN_IF_ERROR(expect_dtype(c.out[i], DType::f32, c.name, "Mean/InvStdDev"));
         FLEXPIPE_CHECK_ARG(c.out[i].numel == rows,
                            "failed to run LayerNormalization: output %d must hold %lld values",
                            i, static_cast<long long>(rows));
@@ -156,7 +146,7 @@ Status op_layer_norm(const OpCall& c) {
     const float* xd = x.as<float>();
     const float* wd = w.as<float>();
     float* yd = c.out[0].as<float>();
-    const LayerNormRowFn row_fn = cols > 0 ? kernels().xf.layernorm_row : layernorm_row_f32__ref;  // SIMD: n >= 1
+    const LayerNormRowFn row_fn = cols > 0 ? kernels().attention.layernorm_row : layernorm_row_f32__ref;  // SIMD: n >= 1
     parallel_for(rows, c.threads, [&](int64_t begin, int64_t end) {
         for (int64_t r = begin; r < end; ++r) {
             row_fn(xd + r * cols, yd + r * cols, cols, wd, w.numel, bd, b_n, eps,
@@ -168,10 +158,7 @@ Status op_layer_norm(const OpCall& c) {
 
 // LRN: input X [N, C, ...]; output Y. ints: [size]; floats: [alpha, beta, bias].
 Status op_lrn(const OpCall& c) {
-    const char* op = "LRN";
-    FLEXPIPE_RETURN_IF_ERROR(expect_arity(c, op, 1, 1, 1, 1));
-    FLEXPIPE_RETURN_IF_ERROR(expect_ints(c, op, 1));
-    FLEXPIPE_RETURN_IF_ERROR(check_channel_op(c, op, 0));
+    FLEXPIPE_RETURN_IF_ERROR(check_channel_op(c, 0));
     const int64_t size = c.ints[0];
     FLEXPIPE_CHECK_ARG(size >= 1, "failed to run LRN: size must be >= 1 (size=%lld)",
                        static_cast<long long>(size));
@@ -192,10 +179,8 @@ Status op_lrn(const OpCall& c) {
 // MeanVarianceNormalization: input X; output Y (same dims). ints: the reduced axes, resolved and
 // strictly increasing. Y = (X - mean) / (sqrt(E[X^2] - mean^2) + 1e-9) over the reduced axes.
 Status op_mvn(const OpCall& c) {
-    const char* op = "MeanVarianceNormalization";
-    FLEXPIPE_RETURN_IF_ERROR(expect_arity(c, op, 1, 1, 1, 1));
     const TensorView& x = c.in[0];
-    FLEXPIPE_RETURN_IF_ERROR(expect_dtype(x, DType::f32, op, "X"));
+    FLEXPIPE_RETURN_IF_ERROR(expect_dtype(x, DType::f32, c.name, "X"));
     FLEXPIPE_CHECK_ARG(same_dims(x, c.out[0]),
                        "failed to run MeanVarianceNormalization: Y dims must equal X dims");
     bool reduced[max_rank] = {false};

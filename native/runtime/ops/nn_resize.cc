@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 // Resize op (float32; serves ONNX Resize 10-19 and Upsample 7-9 after the plan folds scales/sizes/roi).
 #include "kernels/resize/resize.h"
-#include "runtime/ops/nn_ops.h"
+#include "runtime/ops/ops.h"
 #include "runtime/ops/nn_pool.h"
 #include "runtime/ops/op_helpers.h"
 #include "runtime/parallel.h"
@@ -19,13 +19,9 @@ namespace flexpipe {
 // floats: [cubic_coeff_a, extrapolation_value, then per axis: scale, length_resized, roi_start, roi_end]
 // (see kernels/resize/resize.h for their meaning).
 Status resize_with(const OpCall& c, const PoolKernels* k) {
-    const char* op = "Resize";
-    FLEXPIPE_RETURN_IF_ERROR(expect_arity(c, op, 1, 1, 1, 2));
-    FLEXPIPE_RETURN_IF_ERROR(expect_ints(c, op, 5));
     const TensorView& x = c.in[0];
     const TensorView& y = c.out[0];
-    FLEXPIPE_RETURN_IF_ERROR(expect_dtype(x, DType::f32, op, "X"));
-    FLEXPIPE_RETURN_IF_ERROR(expect_dtype(y, DType::f32, op, "Y"));
+    FLEXPIPE_RETURN_IF_ERROR(expect_f32(c.name, {{x, "X"}, {y, "Y"}}));
     const int64_t rank = c.ints[0];
     FLEXPIPE_CHECK_ARG(rank >= 1 && rank == x.rank && rank == y.rank,
                        "failed to run Resize: X, Y and the attributes disagree on rank "
@@ -64,7 +60,7 @@ Status resize_with(const OpCall& c, const PoolKernels* k) {
     const float* xd = x.as<float>();
     float* yd = y.as<float>();
     if (k != nullptr && c.n_out > 1) {
-        FLEXPIPE_RETURN_IF_ERROR(expect_dtype(c.out[1], DType::u8, op, "workspace"));
+        FLEXPIPE_RETURN_IF_ERROR(expect_dtype(c.out[1], DType::u8, c.name, "workspace"));
         const size_t bytes = static_cast<size_t>(c.out[1].numel);
         if (resize_fast_f32(*k, p, xd, yd, c.out[1].data, bytes, c.threads)) return Status::ok();
     }
@@ -91,7 +87,7 @@ Status resize_with(const OpCall& c, const PoolKernels* k) {
 }
 
 Status op_resize(const OpCall& c) {
-    return resize_with(c, &pool_kernels());
+    return resize_with(c, &kernels().pool);
 }
 
 }  // namespace flexpipe

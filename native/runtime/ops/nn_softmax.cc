@@ -2,7 +2,7 @@
 // Softmax, LogSoftmax and Hardmax ops (float32) with both axis conventions (opset < 13 and >= 13).
 #include "kernels/softmax/softmax.h"
 #include "runtime/dispatch.h"
-#include "runtime/ops/nn_ops.h"
+#include "runtime/ops/ops.h"
 #include "runtime/ops/op_helpers.h"
 #include "runtime/parallel.h"
 
@@ -11,17 +11,14 @@ namespace flexpipe {
 // Input X, output Y (same dims), float32. ints: [axis (resolved, 0 <= axis < rank; 0 for a scalar),
 // coerce_2d]. coerce_2d = 1 (opset < 13): X is viewed as [prod(dims[:axis]), prod(dims[axis:])] and
 // normalized along the second dim; coerce_2d = 0: normalized along dims[axis] alone.
-static Status run_softmax(const OpCall& c, const char* op, SoftmaxFn fn) {
-    FLEXPIPE_RETURN_IF_ERROR(expect_arity(c, op, 1, 1, 1, 1));
-    FLEXPIPE_RETURN_IF_ERROR(expect_ints(c, op, 2));
+static Status run_softmax(const OpCall& c, SoftmaxFn fn) {
     const TensorView& x = c.in[0];
-    FLEXPIPE_RETURN_IF_ERROR(expect_dtype(x, DType::f32, op, "X"));
-    FLEXPIPE_RETURN_IF_ERROR(expect_dtype(c.out[0], DType::f32, op, "Y"));
-    FLEXPIPE_CHECK_ARG(same_dims(x, c.out[0]), "failed to run %s: Y dims must equal X dims", op);
+    FLEXPIPE_RETURN_IF_ERROR(expect_f32(c.name, {{x, "X"}, {c.out[0], "Y"}}));
+    FLEXPIPE_CHECK_ARG(same_dims(x, c.out[0]), "failed to run %s: Y dims must equal X dims", c.name);
     const int64_t axis = c.ints[0];
     const bool coerce = c.ints[1] != 0;
     FLEXPIPE_CHECK_ARG((axis >= 0 && axis < x.rank) || (x.rank == 0 && axis == 0),
-                       "failed to run %s: axis out of range (axis=%lld, rank=%d)", op,
+                       "failed to run %s: axis out of range (axis=%lld, rank=%d)", c.name,
                        static_cast<long long>(axis),
                        x.rank);
     const int ax = static_cast<int>(axis);
@@ -40,8 +37,8 @@ static Status run_softmax(const OpCall& c, const char* op, SoftmaxFn fn) {
     return Status::ok();
 }
 
-Status op_softmax(const OpCall& c) { return run_softmax(c, "Softmax", kernels().xf.softmax); }
-Status op_log_softmax(const OpCall& c) { return run_softmax(c, "LogSoftmax", logsoftmax_f32__ref); }
-Status op_hardmax(const OpCall& c) { return run_softmax(c, "Hardmax", hardmax_f32__ref); }
+Status op_softmax(const OpCall& c) { return run_softmax(c, kernels().attention.softmax); }
+Status op_log_softmax(const OpCall& c) { return run_softmax(c, logsoftmax_f32__ref); }
+Status op_hardmax(const OpCall& c) { return run_softmax(c, hardmax_f32__ref); }
 
 }  // namespace flexpipe

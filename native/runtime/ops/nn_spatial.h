@@ -9,6 +9,7 @@
 
 #include <cstdint>
 
+#include "common/window.h"
 #include "runtime/op_call.h"
 #include "runtime/ops/op_helpers.h"
 
@@ -24,15 +25,15 @@ struct SpatialAttrs {
     int next = 0;  // index of the first int after the spatial block
 };
 
-inline Status read_spatial(const OpCall& c, const char* op, int at, bool with_pad_end, SpatialAttrs* s) {
-    FLEXPIPE_CHECK_ARG(c.n_ints > at, "failed to run %s: missing spatial attributes (n_ints=%d)", op,
+inline Status read_spatial(const OpCall& c, int at, bool with_pad_end, SpatialAttrs* s) {
+    FLEXPIPE_CHECK_ARG(c.n_ints > at, "failed to run %s: missing spatial attributes (n_ints=%d)", c.name,
                        c.n_ints);
     const int64_t nsp = c.ints[at];
-    FLEXPIPE_CHECK_ARG(nsp >= 1 && nsp <= 3, "failed to run %s: 1 to 3 spatial axes supported (nsp=%lld)", op,
-                       static_cast<long long>(nsp));
+    FLEXPIPE_CHECK_ARG(nsp >= 1 && nsp <= 3, "failed to run %s: 1 to 3 spatial axes supported (nsp=%lld)",
+                       c.name, static_cast<long long>(nsp));
     const int n = static_cast<int>(nsp);
     const int need = at + 1 + n * (with_pad_end ? 5 : 4);
-    FLEXPIPE_RETURN_IF_ERROR(expect_ints(c, op, need));
+    FLEXPIPE_RETURN_IF_ERROR(expect_ints(c, need));
     const int64_t* v = c.ints + at + 1;
     for (int i = 0; i < n; ++i) {
         const int a = 3 - n + i;
@@ -42,14 +43,28 @@ inline Status read_spatial(const OpCall& c, const char* op, int at, bool with_pa
         s->pad[a] = v[3 * n + i];
         s->pad_end[a] = with_pad_end ? v[4 * n + i] : 0;
         FLEXPIPE_CHECK_ARG(s->kernel[a] >= 1 && s->stride[a] >= 1 && s->dilation[a] >= 1,
-                           "failed to run %s: kernel, stride and dilation must be >= 1 (axis=%d)", op, i);
+                           "failed to run %s: kernel, stride and dilation must be >= 1 (axis=%d)", c.name, i);
         FLEXPIPE_CHECK_ARG(s->pad[a] >= 0 && s->pad_end[a] >= 0,
-                           "failed to run %s: pads must be >= 0 (axis=%d, pad=%lld)", op, i,
+                           "failed to run %s: pads must be >= 0 (axis=%d, pad=%lld)", c.name, i,
                            static_cast<long long>(s->pad[a]));
     }
     s->nsp = n;
     s->next = need;
     return Status::ok();
+}
+
+// Copies the spatial attributes and x's and y's spatial dims ([N, C, spatial...]) into the 3-D window
+// of a conv or pool shape, leading unit axes first.
+inline void set_window(const SpatialAttrs& sa, const TensorView& x, const TensorView& y, Window3* w) {
+    for (int i = 0; i < sa.nsp; ++i) {
+        const int a = 3 - sa.nsp + i;
+        w->in[a] = x.dims[2 + i];
+        w->out[a] = y.dims[2 + i];
+        w->kernel[a] = sa.kernel[a];
+        w->stride[a] = sa.stride[a];
+        w->dilation[a] = sa.dilation[a];
+        w->pad[a] = sa.pad[a];
+    }
 }
 
 // Output length of a conv/pool window sweep: floor((in + pads - extent) / stride) + 1, or 0 when the

@@ -4,26 +4,30 @@
 
 #include <cstdint>
 #include <cstring>
+#include <initializer_list>
 
 #include "common/status.h"
 #include "runtime/op_call.h"
 
 namespace flexpipe {
 
-inline Status expect_arity(const OpCall& c, const char* op, int min_in, int max_in, int min_out, int max_out) {
-    if (c.n_in < min_in || c.n_in > max_in || c.n_out < min_out || c.n_out > max_out) {
-        return Status::error(StatusCode::invalid_argument,
-                             "failed to run %s: expected %d..%d inputs and %d..%d outputs (got %d and %d)", op,
-                             min_in, max_in, min_out, max_out, c.n_in, c.n_out);
-    }
-    return Status::ok();
-}
-
 inline Status expect_dtype(const TensorView& t, DType want, const char* op, const char* what) {
     if (t.dtype != want) {
         return Status::error(StatusCode::invalid_argument, "failed to run %s: %s must be %s (got %s)", op, what,
                              dtype_name(want), dtype_name(t.dtype));
     }
+    return Status::ok();
+}
+
+// A tensor and what an error message calls it.
+struct Named {
+    const TensorView& t;
+    const char* what;
+};
+
+// Every tensor listed is float32: expect_f32(op, {{a, "A"}, {y, "Y"}}).
+inline Status expect_f32(const char* op, std::initializer_list<Named> tensors) {
+    for (const Named& n : tensors) FLEXPIPE_RETURN_IF_ERROR(expect_dtype(n.t, DType::f32, op, n.what));
     return Status::ok();
 }
 
@@ -35,10 +39,10 @@ inline Status expect_same_dtype(const TensorView& a, const TensorView& b, const 
     return Status::ok();
 }
 
-inline Status expect_ints(const OpCall& c, const char* op, int n) {
+inline Status expect_ints(const OpCall& c, int n) {
     if (c.n_ints < n) {
         return Status::error(StatusCode::invalid_argument, "failed to run %s: expected %d int attributes (got %d)",
-                             op, n, c.n_ints);
+                             c.name, n, c.n_ints);
     }
     return Status::ok();
 }

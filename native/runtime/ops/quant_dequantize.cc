@@ -5,9 +5,9 @@
 
 #include "runtime/dispatch.h"
 #include "runtime/ops/op_helpers.h"
-#include "runtime/ops/quant_ops.h"
+#include "runtime/ops/ops.h"
 #include "runtime/parallel.h"
-#include "runtime/quant_blob.h"
+#include "runtime/quant/quant_blob.h"
 
 namespace flexpipe {
 
@@ -52,24 +52,21 @@ void for_each_piece(const OpCall& c, int64_t begin, int64_t end, Fn&& fn) {
 }  // namespace
 
 // DequantizeShard: input blob (uint8, 1-D); outputs: one or more float32 tensors of any dims whose
-// element counts sum to the blob's weight count. ints: [bits] (2..8: an FPQ1 blob, runtime/quant_blob.h;
+// element counts sum to the blob's weight count. ints: [bits] (2..8: an FPQ1 blob, runtime/quant/quant_blob.h;
 // 32: the blob is the raw float32 stream). The dequantized stream fills the outputs in order (a shard's
 // row blocks). Threads split 16Ki-weight chunks from 128Ki weights on. The header is checked against the op
 // and the tensor bytes (magic, bits, reserved words, count = the outputs' total, every offset within the
 // blob, outlier indices strictly ascending and below count); the blob may be longer than its content.
 // Allocation-free.
 Status op_dequantize_shard(const OpCall& c) {
-    const char* op = "DequantizeShard";
-    FLEXPIPE_RETURN_IF_ERROR(expect_arity(c, op, 1, 1, 1, 1 << 20));
-    FLEXPIPE_RETURN_IF_ERROR(expect_ints(c, op, 1));
     const TensorView& blob = c.in[0];
-    FLEXPIPE_RETURN_IF_ERROR(expect_dtype(blob, DType::u8, op, "the blob"));
+    FLEXPIPE_RETURN_IF_ERROR(expect_dtype(blob, DType::u8, c.name, "the blob"));
     FLEXPIPE_CHECK_ARG(blob.rank == 1 && (blob.data != nullptr || blob.numel == 0),
                        "failed to run DequantizeShard: the blob must be a 1-D uint8 tensor (rank=%d)",
                        blob.rank);
     int64_t total = 0;
     for (int o = 0; o < c.n_out; ++o) {
-        FLEXPIPE_RETURN_IF_ERROR(expect_dtype(c.out[o], DType::f32, op, "every output"));
+        FLEXPIPE_RETURN_IF_ERROR(expect_dtype(c.out[o], DType::f32, c.name, "every output"));
         FLEXPIPE_CHECK_ARG(c.out[o].data != nullptr || c.out[o].numel == 0,
                            "failed to run DequantizeShard: output %d has no data", o);
         total += c.out[o].numel;
@@ -128,7 +125,6 @@ constexpr int max_layer_blocks = 16;
 // shards are each matrix of the m-shard sub-layer. Every blob is checked as DequantizeShard checks it
 // (count = sum_b r_b * cols_b). Threads over (shard, 16Ki-weight chunk) items; allocation-free.
 Status op_dequantize_layer(const OpCall& c) {
-    const char* op = "DequantizeLayer";
     FLEXPIPE_CHECK_ARG(c.n_ints >= 1, "failed to run DequantizeLayer: ints must start with the shard count");
     const int64_t m = c.ints[0];
     FLEXPIPE_CHECK_ARG(m >= 1 && m <= max_layer_shards && c.n_in == m && c.n_ints == 1 + m,
@@ -141,7 +137,7 @@ Status op_dequantize_layer(const OpCall& c) {
     int64_t count = 0;
     for (int b = 0; b < c.n_out; ++b) {
         const TensorView& o = c.out[b];
-        FLEXPIPE_RETURN_IF_ERROR(expect_dtype(o, DType::f32, op, "every output"));
+        FLEXPIPE_RETURN_IF_ERROR(expect_dtype(o, DType::f32, c.name, "every output"));
         FLEXPIPE_CHECK_ARG(o.rank == 2 && o.dims[0] % m == 0 && (o.data != nullptr || o.numel == 0),
                            "failed to run DequantizeLayer: output %d must be a [m * rows, cols] matrix", b);
         block_len[b] = o.numel / m;
@@ -150,7 +146,7 @@ Status op_dequantize_layer(const OpCall& c) {
     QuantBlobView views[max_layer_shards];
     for (int64_t j = 0; j < m; ++j) {
         const TensorView& blob = c.in[j];
-        FLEXPIPE_RETURN_IF_ERROR(expect_dtype(blob, DType::u8, op, "every blob"));
+        FLEXPIPE_RETURN_IF_ERROR(expect_dtype(blob, DType::u8, c.name, "every blob"));
         FLEXPIPE_CHECK_ARG(blob.rank == 1 && blob.data != nullptr,
                            "failed to run DequantizeLayer: blob %lld must be a 1-D uint8 tensor",
                            static_cast<long long>(j));

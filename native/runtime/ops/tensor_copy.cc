@@ -7,12 +7,7 @@ namespace flexpipe {
 using tensor_ops::check_elem_size;
 
 // Transpose. in: data. out: y (rank r, y.dims[k] = data.dims[perm[k]]). ints: perm[0..r).
-Status op_transpose(const OpCall& c) {
-    FLEXPIPE_RETURN_IF_ERROR(expect_arity(c, "Transpose", 1, 1, 1, 1));
-    const TensorView& x = c.in[0];
-    const TensorView& y = c.out[0];
-    FLEXPIPE_RETURN_IF_ERROR(check_elem_size(x, "Transpose"));
-    FLEXPIPE_RETURN_IF_ERROR(expect_same_dtype(x, y, "Transpose"));
+static Status transpose(const OpCall& c, const TensorView& x, const TensorView& y) {
     FLEXPIPE_CHECK_ARG(
         x.rank == y.rank && c.n_ints == x.rank,
         "failed to run Transpose: perm length, input rank and output rank differ (perm=%d, in=%d, out=%d)",
@@ -36,16 +31,12 @@ Status op_transpose(const OpCall& c) {
     tensor_ops::run_strided_copy(c, y, x.data, tensor_ops::coalesce(y.rank, y.dims, strides));
     return Status::ok();
 }
+Status op_transpose(const OpCall& c) { return tensor_ops::moved_op<transpose>(c); }
 
 // Slice. in: data. out: y (same rank; y.dims[k] elements taken on axis k). ints: start[0..r),
 // step[0..r): element i of axis k is data index start[k] + i * step[k] (already clamped by the
 // encoder; step != 0, may be negative).
-Status op_slice(const OpCall& c) {
-    FLEXPIPE_RETURN_IF_ERROR(expect_arity(c, "Slice", 1, 1, 1, 1));
-    const TensorView& x = c.in[0];
-    const TensorView& y = c.out[0];
-    FLEXPIPE_RETURN_IF_ERROR(check_elem_size(x, "Slice"));
-    FLEXPIPE_RETURN_IF_ERROR(expect_same_dtype(x, y, "Slice"));
+static Status slice(const OpCall& c, const TensorView& x, const TensorView& y) {
     FLEXPIPE_CHECK_ARG(x.rank == y.rank && c.n_ints == 2 * x.rank,
                        "failed to run Slice: expected rank %d output and %d ints (got rank %d, %d ints)",
                        x.rank, 2 * x.rank, y.rank, c.n_ints);
@@ -72,14 +63,10 @@ Status op_slice(const OpCall& c) {
     tensor_ops::run_strided_copy(c, y, src, tensor_ops::coalesce(y.rank, y.dims, strides));
     return Status::ok();
 }
+Status op_slice(const OpCall& c) { return tensor_ops::moved_op<slice>(c); }
 
 // Expand (numpy broadcasting of data to the output dims). in: data. out: y. ints: none.
-Status op_expand(const OpCall& c) {
-    FLEXPIPE_RETURN_IF_ERROR(expect_arity(c, "Expand", 1, 1, 1, 1));
-    const TensorView& x = c.in[0];
-    const TensorView& y = c.out[0];
-    FLEXPIPE_RETURN_IF_ERROR(check_elem_size(x, "Expand"));
-    FLEXPIPE_RETURN_IF_ERROR(expect_same_dtype(x, y, "Expand"));
+static Status expand(const OpCall& c, const TensorView& x, const TensorView& y) {
     int64_t strides[max_rank];
     FLEXPIPE_CHECK_ARG(
         broadcast_strides(x, y, strides),
@@ -93,15 +80,11 @@ Status op_expand(const OpCall& c) {
     tensor_ops::run_strided_copy(c, y, x.data, tensor_ops::coalesce(y.rank, y.dims, strides));
     return Status::ok();
 }
+Status op_expand(const OpCall& c) { return tensor_ops::moved_op<expand>(c); }
 
 // Tile. in: data. out: y (y.dims[k] = data.dims[k] * repeats[k]). ints: repeats[0..r).
 // Seen as a strided copy of rank 2r: dims (repeats[k], data.dims[k]), strides (0, stride[k]).
-Status op_tile(const OpCall& c) {
-    FLEXPIPE_RETURN_IF_ERROR(expect_arity(c, "Tile", 1, 1, 1, 1));
-    const TensorView& x = c.in[0];
-    const TensorView& y = c.out[0];
-    FLEXPIPE_RETURN_IF_ERROR(check_elem_size(x, "Tile"));
-    FLEXPIPE_RETURN_IF_ERROR(expect_same_dtype(x, y, "Tile"));
+static Status tile(const OpCall& c, const TensorView& x, const TensorView& y) {
     FLEXPIPE_CHECK_ARG(x.rank == y.rank && c.n_ints == x.rank,
                        "failed to run Tile: expected rank %d output and %d repeats (got rank %d, %d repeats)",
                        x.rank, x.rank, y.rank, c.n_ints);
@@ -127,6 +110,7 @@ Status op_tile(const OpCall& c) {
     tensor_ops::run_strided_copy(c, y, x.data, tensor_ops::coalesce(2 * x.rank, dims, strides));
     return Status::ok();
 }
+Status op_tile(const OpCall& c) { return tensor_ops::moved_op<tile>(c); }
 
 namespace {
 
@@ -150,17 +134,16 @@ Status check_part(const TensorView& part, const TensorView& whole, int axis, con
 // Concat and Split share one driver: the whole tensor is [outer, sum of parts on axis, inner]
 // and part i is [outer, part_i, inner]; `gather` copies parts into the whole, else the reverse.
 Status concat_or_split(const OpCall& c, const TensorView* parts, int n_parts, const TensorView& whole,
-                       bool gather, const char* op) {
-    FLEXPIPE_RETURN_IF_ERROR(expect_ints(c, op, 1));
-    FLEXPIPE_RETURN_IF_ERROR(tensor_ops::check_axis(c.ints[0], whole.rank, op));
+                       bool gather) {
+    FLEXPIPE_RETURN_IF_ERROR(tensor_ops::check_axis(c.ints[0], whole.rank, c.name));
     const int axis = static_cast<int>(c.ints[0]);
     int64_t total = 0;
     for (int i = 0; i < n_parts; ++i) {
-        FLEXPIPE_RETURN_IF_ERROR(check_part(parts[i], whole, axis, op, i));
+        FLEXPIPE_RETURN_IF_ERROR(check_part(parts[i], whole, axis, c.name, i));
         total += parts[i].dims[axis];
     }
     FLEXPIPE_CHECK_ARG(total == whole.dims[axis],
-                       "failed to run %s: parts sum to %lld on axis %d, expected %lld", op,
+                       "failed to run %s: parts sum to %lld on axis %d, expected %lld", c.name,
                        static_cast<long long>(total), axis, static_cast<long long>(whole.dims[axis]));
     if (whole.numel == 0) return Status::ok();
     const int64_t es = static_cast<int64_t>(dtype_size(whole.dtype));
@@ -191,16 +174,14 @@ Status concat_or_split(const OpCall& c, const TensorView* parts, int n_parts, co
 // Concat. in: x0 .. x(n-1) (n >= 1, same dtype and rank, equal dims except on axis). out: y.
 // ints: [axis] (non-negative).
 Status op_concat(const OpCall& c) {
-    FLEXPIPE_RETURN_IF_ERROR(expect_arity(c, "Concat", 1, 1 << 20, 1, 1));
-    FLEXPIPE_RETURN_IF_ERROR(check_elem_size(c.out[0], "Concat"));
-    return concat_or_split(c, c.in, c.n_in, c.out[0], true, "Concat");
+    FLEXPIPE_RETURN_IF_ERROR(check_elem_size(c.out[0], c.name));
+    return concat_or_split(c, c.in, c.n_in, c.out[0], true);
 }
 
 // Split. in: x. out: y0 .. y(n-1) (their sizes on axis sum to x's). ints: [axis] (non-negative).
 Status op_split(const OpCall& c) {
-    FLEXPIPE_RETURN_IF_ERROR(expect_arity(c, "Split", 1, 1, 1, 1 << 20));
-    FLEXPIPE_RETURN_IF_ERROR(check_elem_size(c.in[0], "Split"));
-    return concat_or_split(c, c.out, c.n_out, c.in[0], false, "Split");
+    FLEXPIPE_RETURN_IF_ERROR(check_elem_size(c.in[0], c.name));
+    return concat_or_split(c, c.out, c.n_out, c.in[0], false);
 }
 
 }  // namespace flexpipe

@@ -63,12 +63,7 @@ using tensor_ops::check_elem_size;
 // y.dims[k] = data.dims[k] + pads_begin[k] + pads_end[k]).
 // ints: [mode (0 constant, 1 reflect, 2 edge, 3 wrap), pads_begin[0..r), pads_end[0..r)].
 // floats: [constant value] (optional, default 0).
-Status op_pad(const OpCall& c) {
-    FLEXPIPE_RETURN_IF_ERROR(expect_arity(c, "Pad", 1, 2, 1, 1));
-    const TensorView& x = c.in[0];
-    const TensorView& y = c.out[0];
-    FLEXPIPE_RETURN_IF_ERROR(check_elem_size(x, "Pad"));
-    FLEXPIPE_RETURN_IF_ERROR(expect_same_dtype(x, y, "Pad"));
+static Status pad(const OpCall& c, const TensorView& x, const TensorView& y) {
     FLEXPIPE_CHECK_ARG(
         x.rank >= 1 && y.rank == x.rank && c.n_ints == 1 + 2 * x.rank,
         "failed to run Pad: expected rank >= 1, equal ranks and %d ints (got rank %d and %d, %d ints)",
@@ -88,7 +83,7 @@ Status op_pad(const OpCall& c) {
     }
     uint64_t value = 0;
     if (c.n_in > 1 && c.in[1].present()) {
-        FLEXPIPE_RETURN_IF_ERROR(expect_same_dtype(c.in[1], x, "Pad"));
+        FLEXPIPE_RETURN_IF_ERROR(expect_same_dtype(c.in[1], x, c.name));
         FLEXPIPE_CHECK_ARG(c.in[1].numel >= 1 && c.in[1].data != nullptr,
                            "failed to run Pad: constant value tensor is empty");
         std::memcpy(&value, c.in[1].data, dtype_size(x.dtype));
@@ -106,19 +101,14 @@ Status op_pad(const OpCall& c) {
     });
     return Status::ok();
 }
+Status op_pad(const OpCall& c) { return tensor_ops::moved_op<pad>(c); }
 
 // Trilu. in: x (rank >= 2), k (optional int32/int64 scalar: when present it overrides ints[1]).
 // out: y (same dims). ints: [upper (0/1), k].
-Status op_trilu(const OpCall& c) {
-    FLEXPIPE_RETURN_IF_ERROR(expect_arity(c, "Trilu", 1, 2, 1, 1));
-    FLEXPIPE_RETURN_IF_ERROR(expect_ints(c, "Trilu", 2));
+static Status trilu(const OpCall& c, const TensorView& x, const TensorView& y) {
     int64_t k = c.ints[1];
     if (c.n_in > 1 && c.in[1].present())
-        FLEXPIPE_RETURN_IF_ERROR(tensor_ops::read_scalar_int(c.in[1], "Trilu", &k));
-    const TensorView& x = c.in[0];
-    const TensorView& y = c.out[0];
-    FLEXPIPE_RETURN_IF_ERROR(check_elem_size(x, "Trilu"));
-    FLEXPIPE_RETURN_IF_ERROR(expect_same_dtype(x, y, "Trilu"));
+        FLEXPIPE_RETURN_IF_ERROR(tensor_ops::read_scalar_int(c.in[1], c.name, &k));
     FLEXPIPE_CHECK_ARG(x.rank >= 2 && same_dims(x, y),
                        "failed to run Trilu: expected rank >= 2 and equal dims (rank=%d)", x.rank);
     if (y.numel == 0) return Status::ok();
@@ -130,13 +120,13 @@ Status op_trilu(const OpCall& c) {
     });
     return Status::ok();
 }
+Status op_trilu(const OpCall& c) { return tensor_ops::moved_op<trilu>(c); }
 
 // Fill (ConstantOfShape). in: none. out: y (any dims). ints: [value for integer and bool dtypes],
 // floats: [value for float dtypes]. Both default to 0.
 Status op_fill(const OpCall& c) {
-    FLEXPIPE_RETURN_IF_ERROR(expect_arity(c, "Fill", 0, 0, 1, 1));
     const TensorView& y = c.out[0];
-    FLEXPIPE_RETURN_IF_ERROR(check_elem_size(y, "Fill"));
+    FLEXPIPE_RETURN_IF_ERROR(check_elem_size(y, c.name));
     uint64_t value = 0;
     FLEXPIPE_CHECK_ARG(tensor_ops::scalar_bits(y.dtype, c.float_at(0, 0.0), c.int_at(0, 0), &value),
                        "failed to run Fill: unsupported dtype %s", dtype_name(y.dtype));
@@ -149,9 +139,8 @@ Status op_fill(const OpCall& c) {
 // Range. in: none. out: y (rank 1, n elements). ints: [start, delta] (integer dtypes),
 // floats: [start, delta] (float dtypes). y[i] = start + i * delta.
 Status op_range(const OpCall& c) {
-    FLEXPIPE_RETURN_IF_ERROR(expect_arity(c, "Range", 0, 0, 1, 1));
     const TensorView& y = c.out[0];
-    FLEXPIPE_RETURN_IF_ERROR(check_elem_size(y, "Range"));
+    FLEXPIPE_RETURN_IF_ERROR(check_elem_size(y, c.name));
     FLEXPIPE_CHECK_ARG(y.rank == 1, "failed to run Range: output must have rank 1 (rank=%d)", y.rank);
     const int64_t n = y.dims[0];
     switch (y.dtype) {
@@ -170,9 +159,8 @@ Status op_range(const OpCall& c) {
 // EyeLike. in: none (only the output dims matter). out: y (rank 2). ints: [k]: ones where
 // column - row == k, zeros elsewhere.
 Status op_eye_like(const OpCall& c) {
-    FLEXPIPE_RETURN_IF_ERROR(expect_arity(c, "EyeLike", 0, 1, 1, 1));
     const TensorView& y = c.out[0];
-    FLEXPIPE_RETURN_IF_ERROR(check_elem_size(y, "EyeLike"));
+    FLEXPIPE_RETURN_IF_ERROR(check_elem_size(y, c.name));
     FLEXPIPE_CHECK_ARG(y.rank == 2, "failed to run EyeLike: output must have rank 2 (rank=%d)", y.rank);
     uint64_t zero = 0;
     uint64_t one = 0;

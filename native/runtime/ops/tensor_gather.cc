@@ -52,26 +52,18 @@ Status check_out_dim(const TensorView& y, int k, int64_t want, const char* op) {
 
 // Gather. in: data (rank r >= 1), indices (int32/int64, any rank q). out: y with dims
 // data.dims[0..axis) ++ indices.dims ++ data.dims[axis+1..r). ints: [axis] (non-negative).
-Status op_gather(const OpCall& c) {
-    FLEXPIPE_RETURN_IF_ERROR(expect_arity(c, "Gather", 2, 2, 1, 1));
-    FLEXPIPE_RETURN_IF_ERROR(expect_ints(c, "Gather", 1));
-    const TensorView& x = c.in[0];
-    const TensorView& idx = c.in[1];
-    const TensorView& y = c.out[0];
-    FLEXPIPE_RETURN_IF_ERROR(check_elem_size(x, "Gather"));
-    FLEXPIPE_RETURN_IF_ERROR(expect_same_dtype(x, y, "Gather"));
-    FLEXPIPE_RETURN_IF_ERROR(check_indices_dtype(idx, "Gather"));
-    FLEXPIPE_RETURN_IF_ERROR(tensor_ops::check_axis(c.ints[0], x.rank, "Gather"));
+static Status gather(const OpCall& c, const TensorView& x, const TensorView& idx, const TensorView& y) {
+    FLEXPIPE_RETURN_IF_ERROR(tensor_ops::check_axis(c.ints[0], x.rank, c.name));
     const int axis = static_cast<int>(c.ints[0]);
     FLEXPIPE_CHECK_ARG(y.rank == x.rank + idx.rank - 1,
                        "failed to run Gather: output rank is %d, expected %d", y.rank, x.rank + idx.rank - 1);
-    for (int k = 0; k < axis; ++k) FLEXPIPE_RETURN_IF_ERROR(check_out_dim(y, k, x.dims[k], "Gather"));
+    for (int k = 0; k < axis; ++k) FLEXPIPE_RETURN_IF_ERROR(check_out_dim(y, k, x.dims[k], c.name));
     for (int k = 0; k < idx.rank; ++k)
-        FLEXPIPE_RETURN_IF_ERROR(check_out_dim(y, axis + k, idx.dims[k], "Gather"));
+        FLEXPIPE_RETURN_IF_ERROR(check_out_dim(y, axis + k, idx.dims[k], c.name));
     for (int k = axis + 1; k < x.rank; ++k)
-        FLEXPIPE_RETURN_IF_ERROR(check_out_dim(y, k + idx.rank - 1, x.dims[k], "Gather"));
+        FLEXPIPE_RETURN_IF_ERROR(check_out_dim(y, k + idx.rank - 1, x.dims[k], c.name));
     const int64_t n = x.dims[axis];
-    FLEXPIPE_RETURN_IF_ERROR(check_indices_range(idx, n, 1, 0, "Gather"));
+    FLEXPIPE_RETURN_IF_ERROR(check_indices_range(idx, n, 1, 0, c.name));
     if (y.numel == 0) return Status::ok();
     const int64_t inner = x.span(axis + 1, x.rank);
     const int64_t blocks = x.span(0, axis) * idx.numel;
@@ -84,16 +76,9 @@ Status op_gather(const OpCall& c) {
 
 // GatherElements. in: data (rank r >= 1), indices (int32/int64, rank r, dims <= data's off the
 // axis). out: y with indices' dims. ints: [axis] (non-negative).
-Status op_gather_elements(const OpCall& c) {
-    FLEXPIPE_RETURN_IF_ERROR(expect_arity(c, "GatherElements", 2, 2, 1, 1));
-    FLEXPIPE_RETURN_IF_ERROR(expect_ints(c, "GatherElements", 1));
-    const TensorView& x = c.in[0];
-    const TensorView& idx = c.in[1];
-    const TensorView& y = c.out[0];
-    FLEXPIPE_RETURN_IF_ERROR(check_elem_size(x, "GatherElements"));
-    FLEXPIPE_RETURN_IF_ERROR(expect_same_dtype(x, y, "GatherElements"));
-    FLEXPIPE_RETURN_IF_ERROR(check_indices_dtype(idx, "GatherElements"));
-    FLEXPIPE_RETURN_IF_ERROR(tensor_ops::check_axis(c.ints[0], x.rank, "GatherElements"));
+static Status gather_elements(const OpCall& c, const TensorView& x, const TensorView& idx,
+                              const TensorView& y) {
+    FLEXPIPE_RETURN_IF_ERROR(tensor_ops::check_axis(c.ints[0], x.rank, c.name));
     const int axis = static_cast<int>(c.ints[0]);
     FLEXPIPE_CHECK_ARG(
         idx.rank == x.rank && same_dims(idx, y),
@@ -105,7 +90,7 @@ Status op_gather_elements(const OpCall& c) {
             "failed to run GatherElements: indices dim %d exceeds data (indices=%lld, data=%lld)", k,
             static_cast<long long>(idx.dims[k]), static_cast<long long>(x.dims[k]));
     }
-    FLEXPIPE_RETURN_IF_ERROR(check_indices_range(idx, x.dims[axis], 1, 0, "GatherElements"));
+    FLEXPIPE_RETURN_IF_ERROR(check_indices_range(idx, x.dims[axis], 1, 0, c.name));
     if (y.numel == 0) return Status::ok();
     int64_t strides[max_rank];
     dense_strides(x, strides);
@@ -120,14 +105,7 @@ Status op_gather_elements(const OpCall& c) {
 // GatherND. in: data (rank r), indices (int32/int64, rank q >= 1, last dim m with
 // batch_dims + m <= r, leading batch_dims dims equal to data's). out: y with dims
 // indices.dims[0..q-1) ++ data.dims[batch_dims+m..r). ints: [batch_dims].
-Status op_gather_nd(const OpCall& c) {
-    FLEXPIPE_RETURN_IF_ERROR(expect_arity(c, "GatherND", 2, 2, 1, 1));
-    const TensorView& x = c.in[0];
-    const TensorView& idx = c.in[1];
-    const TensorView& y = c.out[0];
-    FLEXPIPE_RETURN_IF_ERROR(check_elem_size(x, "GatherND"));
-    FLEXPIPE_RETURN_IF_ERROR(expect_same_dtype(x, y, "GatherND"));
-    FLEXPIPE_RETURN_IF_ERROR(check_indices_dtype(idx, "GatherND"));
+static Status gather_nd(const OpCall& c, const TensorView& x, const TensorView& idx, const TensorView& y) {
     const int64_t b = c.int_at(0, 0);
     FLEXPIPE_CHECK_ARG(idx.rank >= 1 && b >= 0 && b < idx.rank,
                        "failed to run GatherND: bad batch_dims (batch_dims=%lld)", static_cast<long long>(b));
@@ -146,11 +124,11 @@ Status op_gather_nd(const OpCall& c) {
                        "failed to run GatherND: output rank is %d, expected %d", y.rank,
                        idx.rank - 1 + x.rank - nb - depth);
     for (int k = 0; k < idx.rank - 1; ++k)
-        FLEXPIPE_RETURN_IF_ERROR(check_out_dim(y, k, idx.dims[k], "GatherND"));
+        FLEXPIPE_RETURN_IF_ERROR(check_out_dim(y, k, idx.dims[k], c.name));
     for (int k = nb + depth; k < x.rank; ++k)
-        FLEXPIPE_RETURN_IF_ERROR(check_out_dim(y, idx.rank - 1 + k - nb - depth, x.dims[k], "GatherND"));
+        FLEXPIPE_RETURN_IF_ERROR(check_out_dim(y, idx.rank - 1 + k - nb - depth, x.dims[k], c.name));
     for (int k = 0; k < depth; ++k)
-        FLEXPIPE_RETURN_IF_ERROR(check_indices_range(idx, x.dims[nb + k], m, k, "GatherND"));
+        FLEXPIPE_RETURN_IF_ERROR(check_indices_range(idx, x.dims[nb + k], m, k, c.name));
     if (y.numel == 0) return Status::ok();
     const int64_t batch = x.span(0, nb);
     const int64_t blocks = idx.numel / m;
@@ -162,16 +140,29 @@ Status op_gather_nd(const OpCall& c) {
     return Status::ok();
 }
 
+// The gathers' shared operands: data x, indices idx (int32 or int64), y of x's dtype.
+template <Status (*Gather)(const OpCall&, const TensorView&, const TensorView&, const TensorView&)>
+static Status gather_op(const OpCall& c) {
+    const TensorView& x = c.in[0];
+    const TensorView& idx = c.in[1];
+    const TensorView& y = c.out[0];
+    FLEXPIPE_RETURN_IF_ERROR(tensor_ops::check_moved(x, y, c.name));
+    FLEXPIPE_RETURN_IF_ERROR(check_indices_dtype(idx, c.name));
+    return Gather(c, x, idx, y);
+}
+
+Status op_gather(const OpCall& c) { return gather_op<gather>(c); }
+Status op_gather_elements(const OpCall& c) { return gather_op<gather_elements>(c); }
+Status op_gather_nd(const OpCall& c) { return gather_op<gather_nd>(c); }
+
 // OneHot. in: indices (int32/int64/float32/float64, any rank q), values (2 elements of y's dtype:
 // off, on). out: y (rank q + 1, y.dims[axis] = depth, other dims the indices'). ints: [axis, depth].
 Status op_one_hot(const OpCall& c) {
-    FLEXPIPE_RETURN_IF_ERROR(expect_arity(c, "OneHot", 2, 2, 1, 1));
-    FLEXPIPE_RETURN_IF_ERROR(expect_ints(c, "OneHot", 2));
     const TensorView& idx = c.in[0];
     const TensorView& values = c.in[1];
     const TensorView& y = c.out[0];
-    FLEXPIPE_RETURN_IF_ERROR(check_elem_size(y, "OneHot"));
-    FLEXPIPE_RETURN_IF_ERROR(expect_same_dtype(values, y, "OneHot"));
+    FLEXPIPE_RETURN_IF_ERROR(check_elem_size(y, c.name));
+    FLEXPIPE_RETURN_IF_ERROR(expect_same_dtype(values, y, c.name));
     FLEXPIPE_CHECK_ARG(values.numel == 2 && values.data != nullptr,
                        "failed to run OneHot: values must hold 2 elements");
     IndexKind kind;
@@ -185,14 +176,14 @@ Status op_one_hot(const OpCall& c) {
                                  "failed to run OneHot: unsupported indices dtype %s", dtype_name(idx.dtype));
     }
     FLEXPIPE_CHECK_ARG(idx.numel == 0 || idx.data != nullptr, "failed to run OneHot: indices have no data");
-    FLEXPIPE_RETURN_IF_ERROR(tensor_ops::check_axis(c.ints[0], idx.rank + 1, "OneHot"));
+    FLEXPIPE_RETURN_IF_ERROR(tensor_ops::check_axis(c.ints[0], idx.rank + 1, c.name));
     const int axis = static_cast<int>(c.ints[0]);
     const int64_t depth = c.ints[1];
     FLEXPIPE_CHECK_ARG(y.rank == idx.rank + 1, "failed to run OneHot: output rank is %d, expected %d", y.rank,
                        idx.rank + 1);
     for (int k = 0; k < y.rank; ++k) {
         const int64_t want = k < axis ? idx.dims[k] : k == axis ? depth : idx.dims[k - 1];
-        FLEXPIPE_RETURN_IF_ERROR(check_out_dim(y, k, want, "OneHot"));
+        FLEXPIPE_RETURN_IF_ERROR(check_out_dim(y, k, want, c.name));
     }
     if (y.numel == 0) return Status::ok();
     const int64_t outer = idx.span(0, axis);

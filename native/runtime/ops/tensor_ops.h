@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-// The tensor op group (data movement, shape ops, reductions): op declarations and shared helpers.
+// Helpers the tensor op group (data movement, shape ops, reductions) shares.
 #pragma once
 
 #include <cstdint>
@@ -8,29 +8,11 @@
 #include "common/status.h"
 #include "kernels/copy/copy.h"
 #include "runtime/op_call.h"
+#include "runtime/ops/ops.h"
 #include "runtime/ops/op_helpers.h"
 #include "runtime/parallel.h"
 
 namespace flexpipe {
-
-Status op_transpose(const OpCall& call);
-Status op_slice(const OpCall& call);
-Status op_expand(const OpCall& call);
-Status op_tile(const OpCall& call);
-Status op_concat(const OpCall& call);
-Status op_split(const OpCall& call);
-Status op_pad(const OpCall& call);
-Status op_trilu(const OpCall& call);
-Status op_fill(const OpCall& call);
-Status op_range(const OpCall& call);
-Status op_eye_like(const OpCall& call);
-Status op_gather(const OpCall& call);
-Status op_gather_elements(const OpCall& call);
-Status op_gather_nd(const OpCall& call);
-Status op_one_hot(const OpCall& call);
-Status op_reduce(const OpCall& call);
-Status op_arg_reduce(const OpCall& call);
-Status op_cumsum(const OpCall& call);
 
 namespace tensor_ops {
 
@@ -48,6 +30,20 @@ inline Status check_elem_size(const TensorView& t, const char* op) {
                              dtype_name(t.dtype));
     }
     return Status::ok();
+}
+
+// An op that moves x's elements into y: x has a known dtype and its data, y the same dtype.
+inline Status check_moved(const TensorView& x, const TensorView& y, const char* op) {
+    FLEXPIPE_RETURN_IF_ERROR(check_elem_size(x, op));
+    return expect_same_dtype(x, y, op);
+}
+
+// An op whose body moves the elements of x = in[0] into y = out[0] (check_moved first):
+// Status op_slice(const OpCall& c) { return moved_op<slice>(c); }.
+template <Status (*Body)(const OpCall& c, const TensorView& x, const TensorView& y)>
+Status moved_op(const OpCall& c) {
+    FLEXPIPE_RETURN_IF_ERROR(check_moved(c.in[0], c.out[0], c.name));
+    return Body(c, c.in[0], c.out[0]);
 }
 
 // Normalizes an axis given by the encoder (already non-negative) and checks it against rank.

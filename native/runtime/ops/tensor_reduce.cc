@@ -45,10 +45,9 @@ ReduceShape make_reduce_shape(const TensorView& x, const int64_t* flags) {
 // removed. ints: [kind (0 sum, 1 mean, 2 max, 3 min, 4 prod, 5 L1, 6 L2, 7 LogSum, 8 LogSumExp,
 // 9 SumSquare), reduced[0..r) (1 when axis k is reduced)]. dtypes: float32, float64, int32, int64.
 Status op_reduce(const OpCall& c) {
-    FLEXPIPE_RETURN_IF_ERROR(expect_arity(c, "Reduce", 1, 1, 1, 1));
     const TensorView& x = c.in[0];
     const TensorView& y = c.out[0];
-    FLEXPIPE_RETURN_IF_ERROR(expect_same_dtype(x, y, "Reduce"));
+    FLEXPIPE_RETURN_IF_ERROR(expect_same_dtype(x, y, c.name));
     FLEXPIPE_CHECK_ARG(c.n_ints == 1 + x.rank, "failed to run Reduce: expected %d ints (got %d)", 1 + x.rank,
                        c.n_ints);
     const int64_t kind = c.ints[0];
@@ -74,29 +73,8 @@ Status op_reduce(const OpCall& c) {
     const ReduceShape s = make_reduce_shape(x, flags);
     const auto rk = static_cast<ReduceKind>(kind);
     const int threads = tensor_ops::threads_for(c, x.numel);
-    switch (x.dtype) {
-        case DType::f32:
-            parallel_for(y.numel, threads, [&](int64_t b, int64_t e) {
-                reduce_f32__ref(y.as<float>(), x.as<float>(), s, rk, b, e);
-            });
-            break;
-        case DType::f64:
-            parallel_for(y.numel, threads, [&](int64_t b, int64_t e) {
-                reduce_f64__ref(y.as<double>(), x.as<double>(), s, rk, b, e);
-            });
-            break;
-        case DType::i32:
-            parallel_for(y.numel, threads, [&](int64_t b, int64_t e) {
-                reduce_i32__ref(y.as<int32_t>(), x.as<int32_t>(), s, rk, b, e);
-            });
-            break;
-        case DType::i64:
-            parallel_for(y.numel, threads, [&](int64_t b, int64_t e) {
-                reduce_i64__ref(y.as<int64_t>(), x.as<int64_t>(), s, rk, b, e);
-            });
-            break;
-        default: return unsupported_dtype("Reduce", x.dtype);
-    }
+    if (!reduce_dtype_supported(x.dtype)) return unsupported_dtype(c.name, x.dtype);
+    parallel_for(y.numel, threads, [&](int64_t b, int64_t e) { reduce__ref(x.dtype, y.data, x.data, s, rk, b, e); });
     return Status::ok();
 }
 
@@ -104,12 +82,10 @@ Status op_reduce(const OpCall& c) {
 // the axis set to 1 or removed). ints: [axis (non-negative), is_min (0/1), select_last (0/1)].
 // dtypes: float32, float64, int32, int64.
 Status op_arg_reduce(const OpCall& c) {
-    FLEXPIPE_RETURN_IF_ERROR(expect_arity(c, "ArgReduce", 1, 1, 1, 1));
-    FLEXPIPE_RETURN_IF_ERROR(expect_ints(c, "ArgReduce", 3));
     const TensorView& x = c.in[0];
     const TensorView& y = c.out[0];
-    FLEXPIPE_RETURN_IF_ERROR(expect_dtype(y, DType::i64, "ArgReduce", "output"));
-    FLEXPIPE_RETURN_IF_ERROR(tensor_ops::check_axis(c.ints[0], x.rank, "ArgReduce"));
+    FLEXPIPE_RETURN_IF_ERROR(expect_dtype(y, DType::i64, c.name, "output"));
+    FLEXPIPE_RETURN_IF_ERROR(tensor_ops::check_axis(c.ints[0], x.rank, c.name));
     const int axis = static_cast<int>(c.ints[0]);
     const int64_t n = x.dims[axis];
     const int64_t inner = x.span(axis + 1, x.rank);
@@ -124,29 +100,10 @@ Status op_arg_reduce(const OpCall& c) {
     const bool last = c.ints[2] != 0;
     const int threads = tensor_ops::threads_for(c, x.numel);
     int64_t* d = y.as<int64_t>();
-    switch (x.dtype) {
-        case DType::f32:
-            parallel_for(y.numel, threads, [&](int64_t b, int64_t e) {
-                arg_reduce_f32__ref(d, x.as<float>(), n, inner, is_min, last, b, e);
-            });
-            break;
-        case DType::f64:
-            parallel_for(y.numel, threads, [&](int64_t b, int64_t e) {
-                arg_reduce_f64__ref(d, x.as<double>(), n, inner, is_min, last, b, e);
-            });
-            break;
-        case DType::i32:
-            parallel_for(y.numel, threads, [&](int64_t b, int64_t e) {
-                arg_reduce_i32__ref(d, x.as<int32_t>(), n, inner, is_min, last, b, e);
-            });
-            break;
-        case DType::i64:
-            parallel_for(y.numel, threads, [&](int64_t b, int64_t e) {
-                arg_reduce_i64__ref(d, x.as<int64_t>(), n, inner, is_min, last, b, e);
-            });
-            break;
-        default: return unsupported_dtype("ArgReduce", x.dtype);
-    }
+    if (!reduce_dtype_supported(x.dtype)) return unsupported_dtype(c.name, x.dtype);
+    parallel_for(y.numel, threads, [&](int64_t b, int64_t e) {
+        arg_reduce__ref(x.dtype, d, x.data, n, inner, is_min, last, b, e);
+    });
     return Status::ok();
 }
 
@@ -154,19 +111,17 @@ Status op_arg_reduce(const OpCall& c) {
 // overrides ints[0]). out: y (same dims and dtype). ints: [axis (non-negative), exclusive (0/1),
 // reverse (0/1)]. dtypes: float32, float64, int32, int64.
 Status op_cumsum(const OpCall& c) {
-    FLEXPIPE_RETURN_IF_ERROR(expect_arity(c, "CumSum", 1, 2, 1, 1));
-    FLEXPIPE_RETURN_IF_ERROR(expect_ints(c, "CumSum", 3));
     const TensorView& x = c.in[0];
     const TensorView& y = c.out[0];
-    FLEXPIPE_RETURN_IF_ERROR(expect_same_dtype(x, y, "CumSum"));
+    FLEXPIPE_RETURN_IF_ERROR(expect_same_dtype(x, y, c.name));
     FLEXPIPE_CHECK_ARG(same_dims(x, y), "failed to run CumSum: output dims differ from input (rank=%d)",
                        x.rank);
     int64_t axis64 = c.ints[0];
     if (c.n_in > 1 && c.in[1].present()) {
-        FLEXPIPE_RETURN_IF_ERROR(tensor_ops::read_scalar_int(c.in[1], "CumSum", &axis64));
+        FLEXPIPE_RETURN_IF_ERROR(tensor_ops::read_scalar_int(c.in[1], c.name, &axis64));
         if (axis64 < 0) axis64 += x.rank;
     }
-    FLEXPIPE_RETURN_IF_ERROR(tensor_ops::check_axis(axis64, x.rank, "CumSum"));
+    FLEXPIPE_RETURN_IF_ERROR(tensor_ops::check_axis(axis64, x.rank, c.name));
     if (y.numel == 0) return Status::ok();
     const int axis = static_cast<int>(axis64);
     const int64_t n = x.dims[axis];
@@ -175,29 +130,10 @@ Status op_cumsum(const OpCall& c) {
     const bool excl = c.ints[1] != 0;
     const bool rev = c.ints[2] != 0;
     const int threads = tensor_ops::threads_for(c, x.numel);
-    switch (x.dtype) {
-        case DType::f32:
-            parallel_for(outer, threads, [&](int64_t b, int64_t e) {
-                cumsum_f32__ref(y.as<float>(), x.as<float>(), n, inner, excl, rev, b, e);
-            });
-            break;
-        case DType::f64:
-            parallel_for(outer, threads, [&](int64_t b, int64_t e) {
-                cumsum_f64__ref(y.as<double>(), x.as<double>(), n, inner, excl, rev, b, e);
-            });
-            break;
-        case DType::i32:
-            parallel_for(outer, threads, [&](int64_t b, int64_t e) {
-                cumsum_i32__ref(y.as<int32_t>(), x.as<int32_t>(), n, inner, excl, rev, b, e);
-            });
-            break;
-        case DType::i64:
-            parallel_for(outer, threads, [&](int64_t b, int64_t e) {
-                cumsum_i64__ref(y.as<int64_t>(), x.as<int64_t>(), n, inner, excl, rev, b, e);
-            });
-            break;
-        default: return unsupported_dtype("CumSum", x.dtype);
-    }
+    if (!reduce_dtype_supported(x.dtype)) return unsupported_dtype(c.name, x.dtype);
+    parallel_for(outer, threads, [&](int64_t b, int64_t e) {
+        cumsum__ref(x.dtype, y.data, x.data, n, inner, excl, rev, b, e);
+    });
     return Status::ok();
 }
 
