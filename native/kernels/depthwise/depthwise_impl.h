@@ -8,6 +8,13 @@
 // computes two output rows per step from four input rows loaded once. Larger planes, where borders are a
 // small share of the row, vectorize the interior in place and compute the borders like __ref.
 // One partial sum per kernel row (three short FMA chains instead of one of nine), summed at the end.
+//
+// Kept specialised (own files, not this template): depthwise_f32_3x3__avx512, which reads planes of at
+// most 16 columns in place with write-masked FMAs, lane shifts (valignd) and 16x16 transposes across
+// channels, none of which the other ISAs have as single instructions (as a Vec template it would be
+// the padded-copy path above, which that kernel exists to beat on 7x7 and 14x14 planes); and AVX2's
+// stride-2 split-plane layout (depthwise_f32_3x3__avx2.cc), whose column-parity split is two shuffles
+// and two lane permutes per 8 floats, where NEON's de-interleaving load (load_taps_s2) needs no split.
 #pragma once
 
 #include <cstdint>

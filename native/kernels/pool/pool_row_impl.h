@@ -7,6 +7,9 @@
 // reads the even elements in the ISA's raw lane order (load_evens_raw: one in-lane shuffle on AVX2, a
 // de-interleaving load on NEON); every tap has the same order, so a window's max or sum is taken in it and
 // one evens_order puts the result in place. Sums add in __ref's order in float.
+// Kept specialised: pool_max3x3s2_f32__avx512 (the only AVX-512 pool kernel), whose two-source permute
+// and carried valignd lane replace this template's per-tap even/odd loads; the other AVX-512 entries
+// of the table are the AVX2 instantiations.
 #pragma once
 
 #include <cstdint>

@@ -13,6 +13,9 @@
 // Pixels moves a row of a tile between pixels and lanes: WinogradPixels<Vec> loads A pixels of L channels
 // as L x L transposes (A a multiple of L) and stores an output row by transposes (T::M > 2) or through a
 // buffer (F(2,3)'s two pixels); an ISA may pass its own (the AVX2 F(2,3) input pairs channels l, l + 4).
+// Kept specialised: winograd_f32_6x16__avx512 (12 FMA chains over even and odd channels where this
+// template's 6 would leave two 512-bit FMA pipes idle; its file says why); the AVX-512 table uses the
+// AVX2 input and output transforms (8 channels per call, so a 16-lane vector would be half empty).
 // Everything here has internal linkage (anonymous namespace): each ISA translation unit gets its own copy
 // compiled with its own flags, so no AVX2 code can leak into baseline code (STYLE.md §3).
 #pragma once
