@@ -33,7 +33,7 @@ export function fusedPoolAttrs(conv: Node): Map<string, AttrValue> {
 
 const ints = (v: AttrValue | undefined): number[] | undefined => (Array.isArray(v) && v.every((x) => typeof x === 'number') ? (v as number[]) : undefined)
 
-/** native/kernels/im2col/im2col_rows.h rows_applies, on ONNX attributes (2-D only). */
+/** native/kernels/conv_stem/conv_stem_rows.h stem_applies, on ONNX attributes (2-D only). */
 export function convRunsByRows(conv: Node, x: ValueInfo, w: ValueInfo): boolean {
   if (x.dtype !== 'float32' || x.dims.length !== 4 || w.dims.length !== 4) return false
   const c = x.dims[1]

@@ -128,7 +128,7 @@ export interface PrepackResult {
   data: ArrayBuffer
 }
 
-/** What quantizeLayer returns (native/runtime/quantize.h, FPQ1 layout in lib/package/quant-blob.ts). */
+/** What quantizeLayer returns (native/runtime/quant/outlier_quantize.h, FPQ1 layout in lib/package/quant-blob.ts). */
 export interface QuantizedLayer {
   /** One FPQ1 blob per shard, in shard order (shard s = weights [s*n/shardCount, (s+1)*n/shardCount)). */
   blobs: Uint8Array[]

@@ -33,7 +33,7 @@ export function gaussianLayer(o: LayerOptions): Float32Array {
   return w
 }
 
-/** log-likelihood < threshold, evaluated as native/runtime/quantize.h states (same operations, same order). */
+/** log-likelihood < threshold, evaluated as native/runtime/quant/outlier_quantize.h states (same operations, same order). */
 export function outlierTest(mean: number, std: number, threshold: number): (w: number) => boolean {
   const ll0 = -0.5 * Math.log(2 * Math.PI * std * std)
   const denom = 2 * std * std
