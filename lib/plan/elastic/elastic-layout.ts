@@ -16,7 +16,8 @@
 //
 // The load queue: one job per layer, its staged shard versions in order; layer k's first op needs job
 // k (and the jobs before it), job k waits for the last op of layer k - window (whose staging slot it
-// reuses). The 'load-then-execute' baseline waits for every job before the first op.
+// reuses), and the first jobs for the embedding rows' Gather. The 'load-then-execute' baseline waits for
+// every job before the first op.
 import { alignUp } from '../../align.js'
 import { ArgumentError } from '../../errors.js'
 import type { DType } from '../../model/dtype.js'
@@ -243,7 +244,7 @@ function layoutOnce(arena: ElasticArena, plan: RunPlan, constants: PackedConstan
     keepBytes: arena.residentBytes,
     activationBase,
     resident,
-    loads: loadQueue(arena.path, jobs, jobStart, window, layerBegin, layerEnd, ops, plan.schedule ?? 'pipelined'),
+    loads: loadQueue(arena.path, jobs, jobStart, window, layerBegin, layerEnd, ops, plan.schedule ?? 'pipelined', arena.onDemand),
     regions: [
       { name: 'resident', offset: 0, bytes: arena.residentBytes },
       { name: 'constants', offset: arena.residentBytes, bytes: constants.end - arena.residentBytes },
@@ -256,7 +257,12 @@ function layoutOnce(arena: ElasticArena, plan: RunPlan, constants: PackedConstan
   return { runPlan: plan, exec, jobs, jobStart, window, layerBegin, layerEnd, embeddingOffset, preloadBytes, stagingBytes, preloadWanted }
 }
 
-/** The layer jobs as one queue with STI's edges (see the header). */
+/**
+ * The layer jobs as one queue with STI's edges (see the header). With on-demand embeddings the jobs the
+ * staging window does not hold back wait for op 0, the embedding Gather: the rows it reads are the run's
+ * input loads, and reading shards at the same time would delay them and so every op (the planner models
+ * both lanes starting after the embedding read).
+ */
 function loadQueue(
   path: string,
   jobs: readonly Float64Array[],
@@ -266,10 +272,11 @@ function loadQueue(
   layerEnd: readonly number[],
   ops: number,
   schedule: ElasticSchedule,
+  afterEmbeddings: boolean,
 ): LoadQueue {
   const loads = jobStart[jobs.length]!
   const ranges = new Float64Array(loads * 3)
-  const after = new Int32Array(loads).fill(-1)
+  const after = new Int32Array(loads).fill(afterEmbeddings && schedule === 'pipelined' ? 0 : -1)
   jobs.forEach((job, l) => {
     ranges.set(job, jobStart[l]! * 3)
     if (l >= window) after.fill(layerEnd[l - window]! - 1, jobStart[l]!, jobStart[l + 1]!)
