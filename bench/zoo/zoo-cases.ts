@@ -68,7 +68,7 @@ function imageCases(): ZooCase[] {
   return cases
 }
 
-/** BERT-base at 1x128 and GPT-2 small at 1x64, as bench:models exports them (random seeded weights). */
+/** BERT-base at 1x128 and GPT-2 small at its exported length (128), as bench:models exports them (random seeded weights). */
 function transformerCases(): ZooCase[] {
   const cases: ZooCase[] = []
   const bert = join(benchModelDir, 'bert_base.onnx')
@@ -88,12 +88,12 @@ function transformerCases(): ZooCase[] {
   return cases
 }
 
-/** GPT-2 is exported with a fixed sequence length: read it from bench:models' manifest. */
+/** GPT-2 is exported with a fixed sequence length: bench:models' manifest records input_ids' dims. */
 function gpt2Seq(): number {
   const p = join(benchModelDir, 'manifest.json')
-  const m = existsSync(p) ? (JSON.parse(readFileSync(p, 'utf8')) as Record<string, { inputs?: Array<{ dims?: unknown[] }> }>) : {}
-  const d = m.gpt2?.inputs?.[0]?.dims?.[1]
-  return typeof d === 'number' ? d : 64
+  const m = existsSync(p) ? (JSON.parse(readFileSync(p, 'utf8')) as Record<string, { inputs?: Record<string, unknown[]> }>) : {}
+  const d = m.gpt2?.inputs?.input_ids?.[1]
+  return typeof d === 'number' ? d : 128
 }
 
 /**
