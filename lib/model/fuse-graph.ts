@@ -1,11 +1,13 @@
 // SPDX-License-Identifier: Apache-2.0
-// The fusions an ONNX model gets before it runs: activations into their producers, then, where the
+// The fusions an ONNX model gets before it runs: Sigmoid -> Mul pairs into one Swish, activations into
+// their producers, then, where the
 // (symbolic) shapes say so, residual Adds into their Conv, a stem and its max pool into bands of rows,
 // and a conv and the depthwise 3x3 after it. Without shapes only the activations fuse.
 import { fuseActivations } from './fuse-activations.js'
 import { fuseConvDepthwise } from './fuse-conv-depthwise.js'
 import { fuseConvPools } from './fuse-conv-pool.js'
 import { fuseResidualAdds } from './fuse-residual.js'
+import { fuseSwish } from './fuse-swish.js'
 import { inferGraph, type FoldFn, type InferredGraph } from './infer-graph.js'
 import type { Graph, ValueInfo } from './ir.js'
 
@@ -18,7 +20,7 @@ export function fuseGraph(
   inputs: ReadonlyMap<string, ValueInfo>,
   symbolic: (g: Graph) => InferredGraph | undefined,
 ): { readonly graph: Graph; readonly symbolic: InferredGraph | undefined } {
-  let g = fuseActivations(graph)
+  let g = fuseActivations(fuseSwish(graph))
   let shapes = inputs.size === g.inputs.length ? symbolic(g) : undefined
   if (shapes === undefined) return { graph: g, symbolic: undefined }
   const passes: Array<(g: Graph, s: InferredGraph) => Graph> = [

@@ -4,14 +4,14 @@
 //    dense/broadcast rows (equal shapes, scalar and per-channel broadcast reach the kernel as these),
 //    with NaN, +-0, +-inf and subnormal operands, in place, every other binary op equal to ref;
 //  - Relu, LeakyRelu, Sqrt and Clip bit-exact, every op without a fast path equal to ref;
-//  - exp, erf, tanh, sigmoid, gelu, gelu_tanh within their stated error (kernels/eltwise/eltwise.h)
+//  - exp, erf, tanh, sigmoid, swish, gelu, gelu_tanh within their stated error (kernels/eltwise/eltwise.h)
 //    of a float64 truth, and within that plus the ref's own error of ref; HardSigmoid and HardSwish
 //    within 2^-22 of ref.
 // Lengths 1..67 and longer, inputs and outputs misaligned by 4 bytes, a canary after the output.
 import t from 'tap'
 import { Guarded, isas, lengths, random, simdIsas, xf } from '../helpers/xf.js'
 
-const U = { relu: 1, sigmoid: 2, tanh: 3, exp: 4, sqrt: 6, erf: 7, abs: 8, hardSigmoid: 28, hardSwish: 29, leakyRelu: 30, gelu: 35, geluTanh: 36 }
+const U = { relu: 1, sigmoid: 2, tanh: 3, exp: 4, sqrt: 6, erf: 7, abs: 8, hardSigmoid: 28, hardSwish: 29, leakyRelu: 30, gelu: 35, geluTanh: 36, swish: 40 }
 const B = { add: 0, sub: 1, mul: 2, div: 3, pow: 4, mod: 5, fmod: 6, max: 7, min: 8, prelu: 9 }
 
 const bits = (a: Float32Array): Uint32Array => new Uint32Array(a.buffer, a.byteOffset, a.length)
@@ -154,6 +154,7 @@ const accuracy: Accuracy[] = [
   { op: U.erf, name: 'erf', lo: -5, hi: 5, truth: erf64, bound: (_, w) => 1.8e-7 * Math.abs(w) + 1e-45 },
   { op: U.tanh, name: 'tanh', lo: -12, hi: 12, truth: Math.tanh, bound: (_, w) => 1.5e-7 * Math.abs(w) + 1e-45 },
   { op: U.sigmoid, name: 'sigmoid', lo: -100, hi: 40, truth: (x) => 1 / (1 + Math.exp(-x)), bound: (x, w) => (x >= -87 ? 2.1e-7 * w : 1.2e-44) },
+  { op: U.swish, name: 'swish', lo: -100, hi: 40, truth: (x) => x / (1 + Math.exp(-x)), bound: (x, w) => (x >= -87 ? 2.8e-7 * Math.abs(w) + 1e-45 : 1.2e-44 * Math.abs(x)) },
   // gelu and gelu_tanh: the rounding of x/sqrt2 (of u) grows into the result as x^2 (as |u|) on the negative side
   { op: U.gelu, name: 'gelu', lo: -12, hi: 12, truth: gelu64, bound: (x, w) => (x >= -5.5 ? (8e-7 + 1e-7 * x * x) * Math.abs(w) + 1e-45 : 8.3e-8) },
   { op: U.geluTanh, name: 'gelu_tanh', lo: -12, hi: 12, truth: geluTanh64, bound: (x, w) => (x >= -9 ? (4e-7 + 3.5e-7 * Math.abs(uOf(x))) * Math.abs(w) + 1e-45 : 1e-27) },

@@ -43,6 +43,7 @@ export const UnaryCode = {
   mish: 37,
   shrink: 38,
   logicalNot: 39,
+  swish: 40,
 } as const
 
 /** ints[0] of the native 'Binary' op. */

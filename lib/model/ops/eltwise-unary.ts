@@ -10,6 +10,7 @@ import { info } from './op-def.js'
 import { input, unsupported } from './op-util.js'
 import { UnaryCode } from './eltwise-codes.js'
 import { requireDtype } from './eltwise-check.js'
+import { isFusedSwish } from '../fuse-swish.js'
 import { FLOAT_DTYPES, NUMERIC_DTYPES, foldValues, normalize } from './eltwise-values.js'
 
 type Fn = (x: number) => number
@@ -43,7 +44,6 @@ const N = NUMERIC_DTYPES
 
 /** Functions with no attributes. */
 const plain: ReadonlyArray<[string, number, readonly DType[], Fn | undefined]> = [
-  ['Sigmoid', UnaryCode.sigmoid, F, undefined],
   ['Tanh', UnaryCode.tanh, F, undefined],
   ['Exp', UnaryCode.exp, F, undefined],
   ['Log', UnaryCode.log, F, undefined],
@@ -128,6 +128,8 @@ const specs: UnarySpec[] = [
     params: (n) => [attrFloat(n, 'lambd', 0.5), attrFloat(n, 'bias', 0)],
   },
   { opType: 'Gelu', code: UnaryCode.gelu, dtypes: F, codeOf: geluCode },
+  // x * sigmoid(x) when fuse-swish.ts absorbed the Mul after it
+  { opType: 'Sigmoid', code: UnaryCode.sigmoid, dtypes: F, codeOf: (ctx) => (isFusedSwish(ctx.node) ? UnaryCode.swish : UnaryCode.sigmoid) },
 ]
 
 function geluCode(ctx: OpContext): number {

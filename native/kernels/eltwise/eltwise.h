@@ -28,7 +28,7 @@
 // scalar broadcast and per-channel NCHW broadcast, whose rows are H*W long with a stride-0 channel
 // value), bit-exact with __ref; unary Relu, LeakyRelu and Clip bit-exact; Sqrt exact (IEEE);
 // HardSigmoid (alpha*x + beta may be fused into one FMA) and HardSwish (x * (1/6) instead of x / 6)
-// within 2^-23 * max(1, |x|) of __ref; Exp, Erf, Tanh, Sigmoid, Gelu through the vector math below;
+// within 2^-23 * max(1, |x|) of __ref; Exp, Erf, Tanh, Sigmoid, Swish, Gelu through the vector math below;
 // every other op falls through to __ref.
 //
 // Vector math (kernels/eltwise/vmath_impl.h, written once over simd/vec.h: the same operations on every ISA),
@@ -38,6 +38,8 @@
 //   erf      all x: 1.8e-7 relative (2.2 ulp, near |x| = 0.48 and 0.9), 1.3e-7 absolute.
 //   tanh     all x: 1.5e-7 relative.
 //   sigmoid  x >= -87: 2.1e-7 relative (below, the result is subnormal: absolute error < 1.1e-45).
+//   swish    x * sigmoid(x): x >= -87: 2.8e-7 relative (sigmoid's and one rounding); below,
+//            absolute error < 1.2e-44 * |x|.
 //   gelu     x/2 * (1 + erf(x/sqrt 2)), the negative side through erfc without cancellation:
 //            x >= -5.5: relative error <= 8e-7 + 1e-7 * x^2 (the rounding of x/sqrt 2 grows as x^2 into
 //            erfc; 2.6e-6 at -5.5); below, |gelu| < 8.2e-8 and the result is 0.
@@ -106,7 +108,8 @@ enum class UnaryOp : int32_t {
     mish = 37,              // x * tanh(softplus(x))
     shrink = 38,            // x < -alpha ? x + beta : x > alpha ? x - beta : 0  (alpha=lambd, beta=bias)
     logical_not = 39,       // bool only: x == 0
-    count = 40,
+    swish = 40,             // x * sigmoid(x) (SiLU; an imported Sigmoid -> Mul pair, lib/model/fuse-swish.ts)
+    count = 41,
 };
 
 // alpha/beta/gamma of the parametric unary functions (unused ones are ignored).

@@ -52,6 +52,7 @@ void unary_f32_vec(UnaryOp op, const UnaryParams& p, const float* x, float* y, i
         case UnaryOp::leaky_relu:
             return eltwise_map<Vec>(x, y, n, [=](V v) { return Vec::select(Vec::lt(v, zero), Vec::mul(alpha, v), v); });
         case UnaryOp::sigmoid: return eltwise_map<Vec>(x, y, n, [](V v) { return Vec::sigmoid(v); });
+        case UnaryOp::swish: return eltwise_map<Vec>(x, y, n, [](V v) { return Vec::mul(v, Vec::sigmoid(v)); });
         case UnaryOp::tanh: return eltwise_map<Vec>(x, y, n, [](V v) { return Vec::tanh(v); });
         case UnaryOp::exp: return eltwise_map<Vec>(x, y, n, [](V v) { return Vec::exp(v); });
         case UnaryOp::erf: return eltwise_map<Vec>(x, y, n, [](V v) { return Vec::erf(v); });

@@ -33,6 +33,12 @@ void unary_float(UnaryOp op, const UnaryParams& p, const T* x, T* y, int64_t n) 
                 const C e = std::exp(v);
                 return e / (one + e);
             });
+        case UnaryOp::swish:  // v * sigmoid(v), sigmoid split by sign as above
+            return map1(x, y, n, [=](C v) {
+                if (v >= 0) return v / (one + std::exp(-v));
+                const C e = std::exp(v);
+                return v * (e / (one + e));
+            });
         case UnaryOp::tanh: return map1(x, y, n, [](C v) { return std::tanh(v); });
         case UnaryOp::exp: return map1(x, y, n, [](C v) { return std::exp(v); });
         case UnaryOp::log: return map1(x, y, n, [](C v) { return std::log(v); });
