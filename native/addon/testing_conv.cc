@@ -9,7 +9,8 @@
 //   convWinogradInput(isa, 63 | 23, {x, plane, h, w, iy, ix, nc, v, vStride})
 //   convWinogradOutput(isa, 63 | 23, {m, mStride, bias?, y, plane, w, rows, cols, nc, clamp?})
 //   convWinogradGemm(isa, {k, a, aStride, b, d, dStride, rows})
-//   convDepthwise(isa, {shape, x, w, bias?, y, clamp?, p0, p1}): one depthwise 3x3 variant
+//   convDepthwise(isa, {shape, x, w, bias?, y, clamp?, p0, p1, kxk?}): one depthwise 3x3 variant, or with
+//   kxk: 1 the kh x kw one (shape's kh, kw, dilation; default 3, 3, 1)
 //   convIm2col({shape, channels, x, p0, p1, nr, col, k0, k1}): the reference im2col
 // shape (2-D): {n, c, m, group, h, w, oh, ow, kh, kw, sh, sw, dh, dw, pt, pl}, unit defaults except
 // n/c/m/group = 1 and pads = 0; depthwise shape: {channels, h, w, oh, ow, stride, pt, pl}.
@@ -201,18 +202,23 @@ Napi::Value conv_depthwise(const Napi::CallbackInfo& info) {
     const KernelTable k = kernels_for(isa_arg(info[0]));
     const Napi::Object o = info[1].As<Napi::Object>();
     const Napi::Object s = o.Get("shape").As<Napi::Object>();
-    const DepthwiseShape d{int_field(s, "channels", 1), int_field(s, "h", 1), int_field(s, "w", 1), int_field(s, "oh", 1), int_field(s, "ow", 1),
-                           int_field(s, "stride", 1), int_field(s, "pt", 0), int_field(s, "pl", 0), int_field(s, "yPlane", 0)};
+    DepthwiseShape d{int_field(s, "channels", 1), int_field(s, "h", 1), int_field(s, "w", 1), int_field(s, "oh", 1), int_field(s, "ow", 1),
+                     int_field(s, "stride", 1), int_field(s, "pt", 0), int_field(s, "pl", 0), int_field(s, "yPlane", 0)};
+    d.kh = int_field(s, "kh", 3);
+    d.kw = int_field(s, "kw", 3);
+    d.dilation = int_field(s, "dilation", 1);
+    const bool kxk = int_field(o, "kxk", 0) != 0;
     const int64_t p0 = int_field(o, "p0", 0), p1 = int_field(o, "p1", d.channels);
     if ((d.stride != 1 && d.stride != 2) || p0 < 0 || p1 < p0 || d.channels < 1 ||
-        (d.y_plane != 0 && d.y_plane < d.oh * d.ow))
+        (d.y_plane != 0 && d.y_plane < d.oh * d.ow) || d.kh < 1 || d.kw < 1 || d.dilation < 1 ||
+        (!kxk && (d.kh != 3 || d.kw != 3 || d.dilation != 1)))
         throw Napi::RangeError::New(info.Env(), "bad depthwise arguments");
     const int64_t c_max = p1 > d.channels ? d.channels : p1;
     const float* x = floats(o, "x", p1 * d.h * d.w);
-    const float* w = floats(o, "w", c_max * 9);
+    const float* w = floats(o, "w", c_max * d.kh * d.kw);
     const float* bias = floats(o, "bias", c_max, false);
     float* y = floats(o, "y", p1 == 0 ? 0 : (p1 - 1) * depthwise_y_plane(d) + d.oh * d.ow);
-    k.conv.depthwise_3x3(d, x, w, bias, y, act_field(o), p0, p1);
+    (kxk ? k.conv.depthwise_kxk : k.conv.depthwise_3x3)(d, x, w, bias, y, act_field(o), p0, p1);
     return info.Env().Undefined();
 }
 

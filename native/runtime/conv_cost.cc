@@ -46,9 +46,10 @@ bool conv_algo_applies(ConvAlgo a, const ConvShape& s) {
             return is_2d_3x3_unit(s) && s.groups == 1 && s.stride[1] == 1 && s.stride[2] == 1;
         case ConvAlgo::narrow:
             return s.groups == 1;
-        case ConvAlgo::depthwise:
-            return is_2d_3x3_unit(s) && s.groups == s.in_channels && s.groups == s.out_channels &&
-                   s.stride[1] == s.stride[2] && (s.stride[1] == 1 || s.stride[1] == 2);
+        case ConvAlgo::depthwise:  // any kh x kw (depthwise_kxk unless 3x3 undilated), equal dilations
+            return s.in[0] == 1 && s.out[0] == 1 && s.kernel[0] == 1 && s.dilation[1] == s.dilation[2] &&
+                   s.groups == s.in_channels && s.groups == s.out_channels && s.stride[1] == s.stride[2] &&
+                   (s.stride[1] == 1 || s.stride[1] == 2);
     }
     return false;
 }

@@ -48,12 +48,16 @@ Status conv_run(const KernelTable& k, ConvAlgo a, const ConvShape& s, const Conv
         case ConvAlgo::narrow:
             return conv_narrow(k.gemm, k.conv.im2col, s, args, ws_bytes);
         case ConvAlgo::depthwise: {
-            const DepthwiseShape d{s.in_channels, s.in[1], s.in[2], s.out[1], s.out[2], s.stride[1], s.pad[1],
-                                   s.pad[2]};
-            const int64_t planes = s.batch * s.in_channels, unit = depthwise_plane_unit(d);
+            DepthwiseShape d{s.in_channels, s.in[1], s.in[2], s.out[1], s.out[2], s.stride[1], s.pad[1],
+                             s.pad[2]};
+            d.kh = s.kernel[1];
+            d.kw = s.kernel[2];
+            d.dilation = s.dilation[1];
+            const bool three = d.kh == 3 && d.kw == 3 && d.dilation == 1;
+            const DepthwiseFn fn = three ? k.conv.depthwise_3x3 : k.conv.depthwise_kxk;
+            const int64_t planes = s.batch * s.in_channels, unit = three ? depthwise_plane_unit(d) : 1;
             parallel_for((planes + unit - 1) / unit, args.threads, [&](int64_t u0, int64_t u1) {
-                k.conv.depthwise_3x3(d, args.x, args.w, args.bias, args.y, args.act, u0 * unit,
-                                     u1 * unit < planes ? u1 * unit : planes);
+                fn(d, args.x, args.w, args.bias, args.y, args.act, u0 * unit, u1 * unit < planes ? u1 * unit : planes);
             });
             return Status::ok();
         }

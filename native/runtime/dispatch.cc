@@ -36,6 +36,7 @@ void fill_avx2(KernelTable& t) {
     c.f23 = {winograd_f32_f23_input__avx2, winograd_f32_f23_output__avx2, winograd_f32_f23_filter_panel__avx2};
     c.winograd_gemm = winograd_f32_6x16__avx2;
     c.depthwise_3x3 = depthwise_f32_3x3__avx2;
+    c.depthwise_kxk = depthwise_f32_kxk__avx2;
     c.im2col = im2col_f32__avx2;
     c.stem_rows = conv_stem_rows_f32__avx2;
     t.attention = {attention_f32__avx2, layernorm_row_f32__avx2, softmax_f32__avx2};
@@ -63,6 +64,7 @@ void fill_avx512(KernelTable& t) {
     c.f63.filter_panel = winograd_f32_f63_filter_panel__avx512;
     c.f23.filter_panel = winograd_f32_f23_filter_panel__avx512;
     c.depthwise_3x3 = depthwise_f32_3x3__avx512;
+    c.depthwise_kxk = depthwise_f32_kxk__avx512;
     c.stem_rows = conv_stem_rows_f32__avx512;
     t.pool.max3x3s2 = pool_max3x3s2_f32__avx512;
 }
@@ -84,6 +86,7 @@ void fill_neon(KernelTable& t) {
     c.f23 = {winograd_f32_f23_input__neon, winograd_f32_f23_output__neon, winograd_f32_f23_filter_panel__neon};
     c.winograd_gemm = winograd_f32_6x16__neon;
     c.depthwise_3x3 = depthwise_f32_3x3__neon;
+    c.depthwise_kxk = depthwise_f32_kxk__neon;
     c.im2col = im2col_f32__neon;
     c.stem_rows = conv_stem_rows_f32__neon;
     t.attention = {attention_f32__neon, layernorm_row_f32__neon, softmax_f32__neon};

@@ -68,6 +68,7 @@ struct ConvKernels {
                            winograd_f32_f23_filter_panel__ref};
     WinogradGemmFn winograd_gemm = winograd_f32_6x16__ref;
     DepthwiseFn depthwise_3x3 = depthwise_f32_3x3__ref;
+    DepthwiseFn depthwise_kxk = depthwise_f32_kxk__ref;  // any kernel size and dilation (depthwise.h)
     Im2colFn im2col = im2col_f32__ref;
     ConvStemRowsFn stem_rows = conv_stem_rows_f32__ref;
 };

@@ -151,6 +151,15 @@ for (const sh of [1, 2]) {
     cases.push({ algos: ['direct', 'im2col', 'depthwise'], s: shape({ n: 2, c: 6, m: 6, group: 6, h, w, sh, sw: sh, pt: 1, pl: 1, pb: sh === 2 ? 0 : 1, pr: 1 }) })
   }
 }
+// Depthwise 5x5, 7x7 and dilated 3x3 (depthwise_kxk), stride 1 and 2.
+for (const sh of [1, 2]) {
+  for (const [h, w] of [[1, 1], [9, 8], [14, 14], [40, 37]] as const) {
+    for (const [k, d] of [[5, 1], [7, 1], [3, 2]] as const) {
+      const p = ((k - 1) * d) / 2
+      cases.push({ algos: ['direct', 'im2col', 'depthwise'], s: shape({ n: 2, c: 5, m: 5, group: 5, h, w, kh: k, kw: k, dh: d, dw: d, sh, sw: sh, pt: p, pl: p, pb: p, pr: p }) })
+    }
+  }
+}
 
 // The narrow GEMM (16-channel weight panels, vectors along output channels): ResNet's 7x7 stage in
 // small (reductions over several k-blocks of 256, output channels that leave a last partial panel

@@ -294,25 +294,32 @@ depthwisePlanes.push([130, 131], [131, 130], [112, 112], [57, 45], [14, 14], [28
  * Runs planes [p0, p1) of 2 x channels planes (two images) of every shape on every ISA and checks them
  * against float64; returns the number of outputs checked (0 after the first failure).
  */
-function checkDepthwise(t: Test, planesOf: ReadonlyArray<[number, number]>, channels: number, p0: number, p1: number): number {
+function checkDepthwise(
+  t: Test, planesOf: ReadonlyArray<[number, number]>, channels: number, p0: number, p1: number,
+  kernel: { kh: number; kw: number; dilation: number; pads?: ReadonlyArray<readonly [number, number, number, number]> } | undefined = undefined,
+): number {
   let checked = 0
+  const kh = kernel?.kh ?? 3
+  const kw = kernel?.kw ?? 3
+  const d = kernel?.dilation ?? 1
+  const padSets = kernel?.pads ?? [[0, 0, 0, 0], [1, 1, 1, 1], [2, 0, 1, 2], [0, 2, 2, 1], [0, 1, 0, 1], [1, 1, 0, 1], [0, 1, 1, 1]]
   for (const stride of [1, 2]) {
     for (const [h, w] of planesOf) {
-      for (const [pt, pl, pb, pr] of [[0, 0, 0, 0], [1, 1, 1, 1], [2, 0, 1, 2], [0, 2, 2, 1], [0, 1, 0, 1], [1, 1, 0, 1], [0, 1, 1, 1]] as const) {
-        const oh = Math.floor((h + pt + pb - 3) / stride) + 1
-        const ow = Math.floor((w + pl + pr - 3) / stride) + 1
+      for (const [pt, pl, pb, pr] of padSets) {
+        const oh = Math.floor((h + pt + pb - ((kh - 1) * d + 1)) / stride) + 1
+        const ow = Math.floor((w + pl + pr - ((kw - 1) * d + 1)) / stride) + 1
         if (oh < 1 || ow < 1) continue
         const planes = 2 * channels
         const x = random(planes * h * w, h * 1000 + w * 10 + stride)
-        const wt = random(channels * 9, 5 + w)
+        const wt = random(channels * kh * kw, 5 + w)
         const bias = random(channels, 6 + h)
         const clamp: [number, number] | undefined = (h + w) % 2 ? [0, Infinity] : undefined
         const yPlane = h % 2 === 1 ? oh * ow + 5 : oh * ow
-        const shape = { channels, h, w, oh, ow, stride, pt, pl, ...(yPlane === oh * ow ? {} : { yPlane }) }
+        const shape = { channels, h, w, oh, ow, stride, pt, pl, ...(yPlane === oh * ow ? {} : { yPlane }), ...(kernel ? { kh, kw, dilation: d } : {}) }
         const yLen = planes * yPlane
         for (const isa of isas) {
           const y = withCanary(yLen, NaN)
-          testing.convDepthwise!(isa, { shape, x, w: wt, bias, y, clamp, p0, p1 })
+          testing.convDepthwise!(isa, { shape, x, w: wt, bias, y, clamp, p0, p1, ...(kernel ? { kxk: 1 } : {}) })
           t.ok(canaryIntact(y, yLen), `${isa} depthwise canary s=${stride} h=${h} w=${w} pads=${[pt, pl, pb, pr]}`)
           let untouched = true
           for (let p = 0; p < planes; p++) {
@@ -328,12 +335,12 @@ function checkDepthwise(t: Test, planesOf: ReadonlyArray<[number, number]>, chan
               for (let ox = 0; ox < ow; ox++) {
                 let want = bias[c]!
                 let s = Math.abs(bias[c]!)
-                for (let ky = 0; ky < 3; ky++) {
-                  for (let kx = 0; kx < 3; kx++) {
-                    const iy = oy * stride - pt + ky
-                    const ix = ox * stride - pl + kx
+                for (let ky = 0; ky < kh; ky++) {
+                  for (let kx = 0; kx < kw; kx++) {
+                    const iy = oy * stride - pt + ky * d
+                    const ix = ox * stride - pl + kx * d
                     if (iy < 0 || iy >= h || ix < 0 || ix >= w) continue
-                    const term = wt[c * 9 + ky * 3 + kx]! * x[(p * h + iy) * w + ix]!
+                    const term = wt[(c * kh + ky) * kw + kx]! * x[(p * h + iy) * w + ix]!
                     want += term
                     s += Math.abs(term)
                   }
@@ -341,7 +348,7 @@ function checkDepthwise(t: Test, planesOf: ReadonlyArray<[number, number]>, chan
                 if (clamp) want = Math.max(want, 0)
                 const g = y[p * yPlane + oy * ow + ox]!
                 if (!(Math.abs(g - want) <= 4 * ulp20 * s)) {
-                  t.fail(`${isa} depthwise s=${stride} h=${h} w=${w} pads=${[pt, pl, pb, pr]} p=${p} oy=${oy} ox=${ox}: got ${g}, want ${want}`)
+                  t.fail(`${isa} depthwise ${kh}x${kw} d=${d} s=${stride} h=${h} w=${w} pads=${[pt, pl, pb, pr]} p=${p} oy=${oy} ox=${ox}: got ${g}, want ${want}`)
                   return 0
                 }
                 checked++
@@ -368,6 +375,18 @@ t.test('depthwise 3x3 on small planes, 16 channels at a time: every ISA matches 
   const small: Array<[number, number]> = [[14, 14], [7, 7], [16, 16], [3, 5], [1, 16], [16, 1], [9, 12], [15, 13]]
   const checked = checkDepthwise(t, small, 20, 3, 40)
   t.ok(checked > 0, `${checked} depthwise outputs within tolerance`)
+})
+
+// depthwise_kxk (MnasNet's and EfficientNet's 5x5, ConvNeXt's 7x7, DeepLabV3's dilated 3x3, a 3x5): planes up
+// to 56x56 take the zero-padded copy, 131x130 (more than 16384 padded floats) the in-place path with
+// scalar borders; rows narrower than a vector (1..7 columns) store through a buffer.
+t.test('depthwise kxk (5x5, 7x7, 3x3 dilated 2, 3x5) stride 1 and 2: every ISA matches float64', async (t) => {
+  const planes: Array<[number, number]> = [[1, 1], [3, 5], [5, 5], [7, 7], [9, 17], [14, 14], [17, 33], [28, 28], [56, 56], [131, 130]]
+  for (const [kh, kw, dilation] of [[5, 5, 1], [7, 7, 1], [3, 3, 2], [3, 5, 1], [5, 5, 2]] as const) {
+    const pads = [[0, 0, 0, 0], [(kh - 1) * dilation / 2, (kw - 1) * dilation / 2, (kh - 1) * dilation / 2, (kw - 1) * dilation / 2], [1, 2, 2, 1], [2, 0, 0, 3]] as const
+    const checked = checkDepthwise(t, planes, 3, 0, 6, { kh, kw, dilation, pads: pads.map((q) => q.map(Math.floor) as unknown as readonly [number, number, number, number]) })
+    t.ok(checked > 0, `${kh}x${kw} dilation ${dilation}: ${checked} outputs within tolerance`)
+  }
 })
 
 t.test('im2col writes the packed column panels exactly on every ISA', async (t) => {

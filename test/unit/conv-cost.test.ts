@@ -8,13 +8,14 @@ import t from 'tap'
 import { chooseConvKernel, defaultConvSlices } from '../../lib/model/ops/nn-conv.js'
 import { convApplies, convCost, narrowGeometry, winogradGeometry, type ConvKernel, type ConvShape, type GemmBlocking } from '../../lib/model/ops/conv-cost.js'
 
-function conv2d(c: number, m: number, hw: number, k: number, opts: { stride?: number; group?: number; batch?: number; pad?: number } = {}): ConvShape {
+function conv2d(c: number, m: number, hw: number, k: number, opts: { stride?: number; group?: number; batch?: number; pad?: number; dilation?: number } = {}): ConvShape {
   const stride = opts.stride ?? 1
-  const pad = opts.pad ?? Math.floor(k / 2)
-  const out = Math.floor((hw + 2 * pad - k) / stride) + 1
+  const d = opts.dilation ?? 1
+  const pad = opts.pad ?? Math.floor(((k - 1) * d + 1) / 2)
+  const out = Math.floor((hw + 2 * pad - ((k - 1) * d + 1)) / stride) + 1
   return {
     batch: opts.batch ?? 1, inChannels: c, outChannels: m, group: opts.group ?? 1,
-    in: [1, hw, hw], out: [1, out, out], kernel: [1, k, k], stride: [1, stride, stride], dilation: [1, 1, 1], pad: [0, pad, pad],
+    in: [1, hw, hw], out: [1, out, out], kernel: [1, k, k], stride: [1, stride, stride], dilation: [1, d, d], pad: [0, pad, pad],
   }
 }
 
@@ -114,7 +115,9 @@ t.test('default algorithm choice on representative layers', async (t) => {
   t.equal(chooseConvKernel(conv2d(256, 1024, 14, 1), true), 'narrow', "ResNet's 1x1 256->1024 at 14x14")
   t.equal(chooseConvKernel(conv2d(256, 1024, 17, 1), true), 'gemm1x1', '289 pixels: vectors along pixels')
   t.equal(chooseConvKernel(conv2d(16, 16, 7, 3), true), 'winograd23', '7x7 with a short reduction (K = 144): Winograd')
-  t.equal(chooseConvKernel(conv2d(32, 32, 28, 5, { group: 32 }), true), 'direct', 'depthwise 5x5: one row per group')
+  t.equal(chooseConvKernel(conv2d(32, 32, 28, 5, { group: 32 }), true), 'depthwise', 'depthwise 5x5: depthwise_kxk')
+  t.equal(chooseConvKernel(conv2d(32, 32, 28, 3, { group: 32, dilation: 2 }), true), 'depthwise', 'dilated depthwise 3x3: depthwise_kxk')
+  t.equal(chooseConvKernel(conv2d(32, 32, 28, 5, { group: 32, stride: 3 }), true), 'direct', 'stride 3: no depthwise kernel')
   t.equal(defaultConvSlices('winograd63', resnet), 1)
   t.equal(defaultConvSlices('im2col', conv2d(3, 32, 224, 3, { stride: 2 })), 1, 'a small column matrix is one slice')
   t.ok(defaultConvSlices('im2col', conv2d(128, 128, 112, 3)) > 4, 'VGG 3x3 128->128 at 112x112 is sliced')

@@ -91,8 +91,9 @@ export function convApplies(kernel: ConvKernel, s: ConvShape): boolean {
     case 'winograd63_lean':
     case 'winograd23_lean':
       return planar3x3 && s.group === 1 && s.stride[1] === 1 && s.stride[2] === 1
-    case 'depthwise':
-      return planar3x3 && s.group === s.inChannels && s.group === s.outChannels && s.stride[1] === s.stride[2] &&
+    case 'depthwise': // any kh x kw and equal dilations (native depthwise_kxk unless 3x3 undilated)
+      return s.in[0] === 1 && s.out[0] === 1 && s.kernel[0] === 1 && s.dilation[1] === s.dilation[2] &&
+        s.group === s.inChannels && s.group === s.outChannels && s.stride[1] === s.stride[2] &&
         (s.stride[1] === 1 || s.stride[1] === 2)
   }
 }

@@ -26,6 +26,9 @@ struct DepthwiseShape {
     int64_t stride = 1;      // 1 or 2 (both axes)
     int64_t pad_top = 0, pad_left = 0;
     int64_t y_plane = 0;     // floats from one output plane to the next; 0: oh * ow (dense)
+    // depthwise_kxk only (the 3x3 variants require kh = kw = 3 and dilation = 1):
+    int64_t kh = 3, kw = 3;  // kernel rows and columns
+    int64_t dilation = 1;    // both axes
 };
 
 // Floats from one output plane to the next (a band of rows of larger planes: ConvDepthwise).
@@ -49,6 +52,44 @@ void depthwise_f32_3x3__avx512(const DepthwiseShape& s, const float* x, const fl
 #endif
 #if defined(__aarch64__)
 void depthwise_f32_3x3__neon(const DepthwiseShape& s, const float* x, const float* w, const float* bias, float* y,
+                             const ConvActivation& act, int64_t plane_begin, int64_t plane_end);
+#endif
+
+// Depthwise kh x kw with dilation (both axes), stride 1 or 2, any padding: MnasNet's, MobileNetV3's and
+// EfficientNet's 5x5, ConvNeXt's 7x7, DeepLabV3's dilated 3x3. w [channels, 1, kh, kw].
+//   y[n, c, oy, ox] = bias[c] + sum_{ky < kh, kx < kw} w[c, ky, kx] * x[n, c, oy*s - pad_top + ky*d, ox*s - pad_left + kx*d]
+// Planes as above (work items are planes; depthwise_plane_unit does not apply: 1). The SIMD variants
+// (depthwise_kxk_impl.h, one template over simd/vec.h) copy a plane that fits into a zero-padded stack
+// buffer and vectorize along the output row (stride 2 by strided loads); larger planes vectorize the
+// interior in place and compute border columns like __ref; kernels of more than 64 taps run __ref.
+// Tolerance: kh * kw products summed in another order (two FMA chains): within
+// 4 * 2^-20 * (sum |x * w| + |bias|) of __ref for up to 64 taps.
+// Output pixel (oy, ox) of plane xp before the activation, taps in the padding skipped: __ref's sum, and
+// the SIMD variants' border pixels. wc: the channel's kh * kw weights.
+static inline float depthwise_kxk_pixel(const DepthwiseShape& s, const float* xp, const float* wc, float b, int64_t oy,
+                                        int64_t ox) {
+    float acc = b;
+    for (int64_t ky = 0; ky < s.kh; ++ky) {
+        const int64_t iy = oy * s.stride - s.pad_top + ky * s.dilation;
+        if (iy < 0 || iy >= s.h) continue;
+        for (int64_t kx = 0; kx < s.kw; ++kx) {
+            const int64_t ix = ox * s.stride - s.pad_left + kx * s.dilation;
+            if (ix >= 0 && ix < s.w) acc += wc[ky * s.kw + kx] * xp[iy * s.w + ix];
+        }
+    }
+    return acc;
+}
+
+void depthwise_f32_kxk__ref(const DepthwiseShape& s, const float* x, const float* w, const float* bias, float* y,
+                            const ConvActivation& act, int64_t plane_begin, int64_t plane_end);
+#if defined(__x86_64__) || defined(_M_X64)
+void depthwise_f32_kxk__avx2(const DepthwiseShape& s, const float* x, const float* w, const float* bias, float* y,
+                             const ConvActivation& act, int64_t plane_begin, int64_t plane_end);
+void depthwise_f32_kxk__avx512(const DepthwiseShape& s, const float* x, const float* w, const float* bias, float* y,
+                               const ConvActivation& act, int64_t plane_begin, int64_t plane_end);
+#endif
+#if defined(__aarch64__)
+void depthwise_f32_kxk__neon(const DepthwiseShape& s, const float* x, const float* w, const float* bias, float* y,
                              const ConvActivation& act, int64_t plane_begin, int64_t plane_end);
 #endif
 

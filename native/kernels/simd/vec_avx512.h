@@ -51,7 +51,13 @@ struct VecAvx512 {
     static V gather(const float* x, const int32_t* idx) {
         return _mm512_i32gather_ps(_mm512_loadu_si512(idx), x, 4);
     }
+    // Stride 2 from p[0..15] and p[15..30] (never p[31]); larger strides gather.
     static V load_strided(const float* p, int64_t s) {
+        if (s == 1) return _mm512_loadu_ps(p);
+        if (s == 2) {
+            const __m512i idx = _mm512_setr_epi32(0, 2, 4, 6, 8, 10, 12, 14, 17, 19, 21, 23, 25, 27, 29, 31);
+            return _mm512_permutex2var_ps(_mm512_loadu_ps(p), idx, _mm512_loadu_ps(p + 15));
+        }
         const __m512i idx = _mm512_mullo_epi32(_mm512_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15),
                                                _mm512_set1_epi32(static_cast<int>(s)));
         return _mm512_i32gather_ps(idx, p, 4);

@@ -1,0 +1,159 @@
+// SPDX-License-Identifier: Apache-2.0
+// Depthwise kh x kw convolution with dilation (depthwise.h, depthwise_kxk) written once over a vector
+// type (simd/vec.h): L = Vec::lanes output columns per step; the AVX2, AVX-512 and NEON files instantiate it.
+//
+// A plane whose zero-padded copy fits on the stack (KxkPlane::capacity floats: MobileNetV3's and
+// EfficientNet's 5x5 layers up to 112x112, ConvNeXt's 7x7 at 56x56) is copied once; every output column
+// of the copy is then an interior one: a step is kh * kw broadcast-weight FMAs on loads at column
+// offsets kx * d (stride 2: Vec::load_strided), in two partial sums. Larger planes vectorize the interior
+// in place and compute the border columns like __ref. A row narrower than L is one step stored through a
+// small buffer; a wider row's last step overlaps the one before (outputs are written, not accumulated).
+#pragma once
+
+#include <cstdint>
+#include <cstring>
+
+#include "common/macros.h"
+#include "kernels/depthwise/depthwise.h"
+
+namespace flexpipe {
+namespace {
+
+constexpr int64_t kxk_max_taps = 64;  // wider kernels run __ref
+
+struct KxkPlane {
+    static constexpr int64_t capacity = 16384;  // floats: 64 KiB on the stack
+    int64_t rows = 0, cols = 0;                 // rows = 0: does not fit
+};
+
+// The padded copy's geometry for L-lane steps: scratch row r is input row r - pad_top, column q input
+// column q - pad_left. A step at output column `at` reads columns at*s + kx*d + j*s (j < L); the last
+// step starts at max(ow - L, 0).
+template <int L>
+inline KxkPlane kxk_plane(const DepthwiseShape& s) {
+    KxkPlane g;
+    const int64_t steps_end = (s.ow > L ? s.ow : L) - 1;  // last output column a step covers
+    g.rows = (s.oh - 1) * s.stride + (s.kh - 1) * s.dilation + 1;
+    const int64_t need = steps_end * s.stride + (s.kw - 1) * s.dilation + 1;
+    const int64_t copied = s.pad_left + s.w;
+    g.cols = ((need > copied ? need : copied) + L - 1) / L * L;
+    if (g.rows * g.cols > KxkPlane::capacity) g.rows = 0;
+    return g;
+}
+
+// L outputs: rows[ky] points at the input element of output column `at`'s tap (ky, 0), or is null
+// (a padding row); wv the broadcast weights.
+template <class Vec>
+inline typename Vec::V kxk_step(const DepthwiseShape& s, const float* const* rows, const typename Vec::V* wv, float b) {
+    using V = typename Vec::V;
+    V acc[2] = {Vec::set1(b), Vec::zero()};
+    int parity = 0;
+    for (int64_t ky = 0; ky < s.kh; ++ky) {
+        const float* r = rows[ky];
+        if (!r) continue;
+        const V* wr = wv + ky * s.kw;
+        if (s.stride == 1) {
+            for (int64_t kx = 0; kx < s.kw; ++kx, parity ^= 1)
+                acc[parity] = Vec::fma(wr[kx], Vec::load(r + kx * s.dilation), acc[parity]);
+        } else {
+            for (int64_t kx = 0; kx < s.kw; ++kx, parity ^= 1)
+                acc[parity] = Vec::fma(wr[kx], Vec::load_strided(r + kx * s.dilation, s.stride), acc[parity]);
+        }
+    }
+    return Vec::add(acc[0], acc[1]);
+}
+
+template <class Vec>
+inline void kxk_store(float* yr, int64_t ow, int64_t at, typename Vec::V acc, const ConvActivation& act,
+                      typename Vec::V vlo, typename Vec::V vhi) {
+    constexpr int L = Vec::lanes;
+    if (act.clamp) acc = Vec::clamp(acc, vlo, vhi);  // NaN stays NaN
+    if (ow >= L) {
+        Vec::store(yr + at, acc);
+        return;
+    }
+    float lanes[L];
+    Vec::store(lanes, acc);
+    for (int64_t i = 0; i < ow; ++i) yr[i] = lanes[i];
+}
+
+template <class Vec>
+void depthwise_kxk_vec(const DepthwiseShape& s, const float* x, const float* w, const float* bias, float* y,
+                       const ConvActivation& act, int64_t plane_begin, int64_t plane_end) {
+    using V = typename Vec::V;
+    constexpr int L = Vec::lanes;
+    const int64_t taps = s.kh * s.kw;
+    FLEXPIPE_DCHECK(s.stride == 1 || s.stride == 2);
+    if (taps > kxk_max_taps || s.kh > kxk_max_taps) {
+        depthwise_f32_kxk__ref(s, x, w, bias, y, act, plane_begin, plane_end);
+        return;
+    }
+    const KxkPlane g = kxk_plane<L>(s);
+    alignas(alignof(V)) float pad[KxkPlane::capacity];
+    if (g.rows > 0) std::memset(pad, 0, static_cast<size_t>(g.rows * g.cols) * sizeof(float));
+    V wv[kxk_max_taps];
+    const float* rows[kxk_max_taps];
+    const V vlo = Vec::set1(act.lo), vhi = Vec::set1(act.hi);
+    // Input columns [0, w) of the interior: output columns whose taps all lie inside a row (in place).
+    int64_t lo = (s.pad_left + s.stride - 1) / s.stride;
+    const int64_t last = s.w - 1 - (s.kw - 1) * s.dilation + s.pad_left;  // ox * stride <= last
+    int64_t hi = last < 0 ? 0 : last / s.stride + 1;
+    if (hi > s.ow) hi = s.ow;
+    if (lo > hi) lo = hi;
+    for (int64_t p = plane_begin; p < plane_end; ++p) {
+        const int64_t c = p % s.channels;
+        const float* wc = w + c * taps;
+        const float b = bias ? bias[c] : 0.0f;
+        for (int64_t i = 0; i < taps; ++i) wv[i] = Vec::set1(wc[i]);
+        const float* xp = x + p * s.h * s.w;
+        float* yp = y + p * depthwise_y_plane(s);
+        if (g.rows > 0) {
+            // The copy: rows [pad_top, pad_top + h) and columns [pad_left, pad_left + w) of the scratch
+            // (the rest stays zero from the memset: every plane writes the same region).
+            for (int64_t iy = 0; iy < s.h; ++iy) {
+                const int64_t r = iy + s.pad_top;
+                if (r >= 0 && r < g.rows) std::memcpy(pad + r * g.cols + s.pad_left, xp + iy * s.w, static_cast<size_t>(s.w) * sizeof(float));
+            }
+            for (int64_t oy = 0; oy < s.oh; ++oy) {
+                for (int64_t ky = 0; ky < s.kh; ++ky) rows[ky] = pad + (oy * s.stride + ky * s.dilation) * g.cols;
+                float* yr = yp + oy * s.ow;
+                for (int64_t ox = 0; ox < s.ow; ox += L) {
+                    const int64_t at = ox + L > s.ow && s.ow >= L ? s.ow - L : ox;
+                    const float* in[kxk_max_taps];
+                    for (int64_t ky = 0; ky < s.kh; ++ky) in[ky] = rows[ky] + at * s.stride;
+                    kxk_store<Vec>(yr, s.ow, at, kxk_step<Vec>(s, in, wv, b), act, vlo, vhi);
+                }
+            }
+            continue;
+        }
+        for (int64_t oy = 0; oy < s.oh; ++oy) {
+            for (int64_t ky = 0; ky < s.kh; ++ky) {
+                const int64_t iy = oy * s.stride - s.pad_top + ky * s.dilation;
+                rows[ky] = iy >= 0 && iy < s.h ? xp + iy * s.w : nullptr;
+            }
+            float* yr = yp + oy * s.ow;
+            auto scalar = [&](int64_t ox) {
+                float v = depthwise_kxk_pixel(s, xp, wc, b, oy, ox);
+                if (act.clamp) v = v < act.lo ? act.lo : (v > act.hi ? act.hi : v);
+                yr[ox] = v;
+            };
+            for (int64_t ox = 0; ox < lo; ++ox) scalar(ox);
+            if (hi - lo < L) {
+                for (int64_t ox = lo; ox < hi; ++ox) scalar(ox);
+            } else {
+                for (int64_t ox = lo; ox < hi; ox += L) {
+                    const int64_t at = ox + L > hi ? hi - L : ox;
+                    const float* in[kxk_max_taps];
+                    for (int64_t ky = 0; ky < s.kh; ++ky) in[ky] = rows[ky] ? rows[ky] + at * s.stride - s.pad_left : nullptr;
+                    V acc = kxk_step<Vec>(s, in, wv, b);
+                    if (act.clamp) acc = Vec::clamp(acc, vlo, vhi);
+                    Vec::store(yr + at, acc);
+                }
+            }
+            for (int64_t ox = hi; ox < s.ow; ++ox) scalar(ox);
+        }
+    }
+}
+
+}  // namespace
+}  // namespace flexpipe
