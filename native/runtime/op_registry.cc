@@ -58,6 +58,7 @@ const std::vector<OpEntry>& op_table() {
         {"Gather", op_gather, {2, 2, 1, 1, 1}},
         {"GatherElements", op_gather_elements, {2, 2, 1, 1, 1}},
         {"GatherND", op_gather_nd, {2, 2, 1, 1, 0}},
+        {"ScatterND", op_scatter_nd, {3, 3, 1, 1, 0}},
         {"OneHot", op_one_hot, {2, 2, 1, 1, 2}},
         {"Reduce", op_reduce, {1, 1, 1, 1, 0}},
         {"ArgReduce", op_arg_reduce, {1, 1, 1, 1, 3}},

@@ -10,7 +10,7 @@ export const nativeOpNames = [
   'LayerNormalization', 'LRN', 'MeanVarianceNormalization', 'Softmax', 'LogSoftmax', 'Hardmax',
   'Resize', 'DepthToSpace', 'SpaceToDepth', 'Attention', 'Transpose', 'Slice',
   'Expand', 'Tile', 'Concat', 'Split', 'Pad', 'Trilu',
-  'Fill', 'Range', 'EyeLike', 'Gather', 'GatherElements', 'GatherND',
+  'Fill', 'Range', 'EyeLike', 'Gather', 'GatherElements', 'GatherND', 'ScatterND',
   'OneHot', 'Reduce', 'ArgReduce', 'CumSum', 'DequantizeShard', 'DequantizeLayer',
 ] as const
 

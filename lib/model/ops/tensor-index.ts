@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-// Index-driven and pattern operators: Gather, GatherElements, GatherND, OneHot, Pad, Trilu, CumSum.
+// Index-driven and pattern operators: Gather, GatherElements, GatherND, ScatterND, OneHot, Pad, Trilu, CumSum.
 import { attrFloat, attrInt, attrInts, attrString } from '../attrs.js'
 import { dimAdd, isConcrete } from '../dims.js'
 import type { Dim } from '../ir.js'
@@ -177,4 +177,39 @@ const cumSum: OpDef = {
   },
 }
 
-export const indexOps: OpDef[] = [gather, gatherElements, gatherND, oneHot, pad, trilu, cumSum]
+/** ScatterND's reduction attribute (opset 16) as the native ScatterReduction code (opset 18's max and min are not supported). */
+const scatterReductions: Readonly<Record<string, number>> = { none: 0, add: 1, mul: 2 }
+
+/**
+ * ScatterND: data with the slices at indices[..., :] replaced by (or, with a reduction, combined with)
+ * updates. Indices outside their dim are the native op's typed error at run time.
+ */
+const scatterND: OpDef = {
+  opType: 'ScatterND',
+  infer(ctx) {
+    const x = input(ctx, 0)
+    const idx = input(ctx, 1)
+    const upd = input(ctx, 2)
+    requireIndexType(ctx, 1)
+    const reduction = attrString(ctx.node, 'reduction', 'none')
+    const code = scatterReductions[reduction]
+    if (code === undefined) throw unsupported(ctx, `reduction '${reduction}' (expected none, add or mul)`)
+    if (code !== 0 && !['float32', 'float64', 'int32', 'int64'].includes(x.dtype)) throw unsupported(ctx, `reduction '${reduction}' on ${x.dtype}`)
+    if (upd.dtype !== x.dtype) throw shapeError(ctx, `updates are ${upd.dtype}, data is ${x.dtype}`)
+    const q = idx.dims.length
+    const m = idx.dims[q - 1]
+    if (q < 1 || m === undefined || !isConcrete(m)) throw unsupported(ctx, 'the last dim of indices must be known')
+    if (m < 1 || m > x.dims.length) throw shapeError(ctx, `index depth ${m} does not fit data of rank ${x.dims.length}`)
+    const want = [...idx.dims.slice(0, q - 1), ...x.dims.slice(m)]
+    const sameDim = (a: Dim | undefined, b: Dim | undefined): boolean => a === b || !isConcrete(a!) || !isConcrete(b!)
+    if (upd.dims.length !== want.length || want.some((d, i) => !sameDim(d, upd.dims[i]))) {
+      throw shapeError(ctx, `updates must have dims [${want.join(', ')}] (got [${upd.dims.join(', ')}])`)
+    }
+    return {
+      outputs: [info(x.dtype, x.dims)],
+      kernel: () => ({ op: 'ScatterND', inputs: [0, 1, 2], ints: [code], floats: [] }),
+    }
+  },
+}
+
+export const indexOps: OpDef[] = [gather, gatherElements, gatherND, scatterND, oneHot, pad, trilu, cumSum]

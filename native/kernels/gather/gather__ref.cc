@@ -93,4 +93,43 @@ void one_hot__ref(void* dst, size_t elem_size, const void* indices, IndexKind ki
     }
 }
 
+namespace {
+
+template <typename T>
+void scatter_combine(T* d, const T* u, int64_t n, ScatterReduction r) {
+    for (int64_t i = 0; i < n; ++i) {
+        switch (r) {
+            case ScatterReduction::add: d[i] = static_cast<T>(d[i] + u[i]); break;
+            case ScatterReduction::mul: d[i] = static_cast<T>(d[i] * u[i]); break;
+            case ScatterReduction::none: d[i] = u[i]; break;
+        }
+    }
+}
+
+}  // namespace
+
+void scatter_nd__ref(void* dst, const void* updates, size_t elem_size, int element, int depth, const int64_t* data_dims,
+                     int64_t slice, const void* indices, bool idx64, int64_t blocks, ScatterReduction r) {
+    auto* d = static_cast<uint8_t*>(dst);
+    const auto* u = static_cast<const uint8_t*>(updates);
+    const size_t block = static_cast<size_t>(slice) * elem_size;
+    for (int64_t q = 0; q < blocks; ++q) {
+        int64_t offset = 0;
+        for (int k = 0; k < depth; ++k)
+            offset = offset * data_dims[k] + wrap_index(index_at(indices, idx64, q * depth + k), data_dims[k]);
+        uint8_t* to = d + static_cast<size_t>(offset) * block;
+        const uint8_t* from = u + static_cast<size_t>(q) * block;
+        if (r == ScatterReduction::none) {
+            std::memcpy(to, from, block);
+            continue;
+        }
+        switch (element) {
+            case 0: scatter_combine(reinterpret_cast<float*>(to), reinterpret_cast<const float*>(from), slice, r); break;
+            case 1: scatter_combine(reinterpret_cast<double*>(to), reinterpret_cast<const double*>(from), slice, r); break;
+            case 2: scatter_combine(reinterpret_cast<int32_t*>(to), reinterpret_cast<const int32_t*>(from), slice, r); break;
+            default: scatter_combine(reinterpret_cast<int64_t*>(to), reinterpret_cast<const int64_t*>(from), slice, r); break;
+        }
+    }
+}
+
 }  // namespace flexpipe

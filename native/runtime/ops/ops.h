@@ -61,6 +61,7 @@ Status op_eye_like(const OpCall& c);
 Status op_gather(const OpCall& c);
 Status op_gather_elements(const OpCall& c);
 Status op_gather_nd(const OpCall& c);
+Status op_scatter_nd(const OpCall& c);
 Status op_one_hot(const OpCall& c);
 Status op_reduce(const OpCall& c);
 Status op_arg_reduce(const OpCall& c);

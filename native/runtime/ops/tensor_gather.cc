@@ -1,5 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
-// Index-driven ops: Gather, GatherElements, GatherND, OneHot (indices are checked here, copied by kernels).
+// Index-driven ops: Gather, GatherElements, GatherND, ScatterND, OneHot (indices are checked here, copied by
+// kernels).
+#include <cstring>
+
 #include "kernels/gather/gather.h"
 #include "runtime/ops/tensor_ops.h"
 
@@ -154,6 +157,53 @@ static Status gather_op(const OpCall& c) {
 Status op_gather(const OpCall& c) { return gather_op<gather>(c); }
 Status op_gather_elements(const OpCall& c) { return gather_op<gather_elements>(c); }
 Status op_gather_nd(const OpCall& c) { return gather_op<gather_nd>(c); }
+
+// ScatterND. in: data (rank r >= 1), indices (int32/int64, rank q >= 1, last dim m <= r), updates
+// (data's dtype, dims indices.dims[0..q-1) ++ data.dims[m..r)). out: y (data's dtype and dims; may be
+// data itself). ints: [reduction] (ScatterReduction; add and mul for float32, float64, int32, int64).
+Status op_scatter_nd(const OpCall& c) {
+    const TensorView& x = c.in[0];
+    const TensorView& idx = c.in[1];
+    const TensorView& upd = c.in[2];
+    const TensorView& y = c.out[0];
+    FLEXPIPE_RETURN_IF_ERROR(tensor_ops::check_moved(x, y, c.name));
+    FLEXPIPE_RETURN_IF_ERROR(check_indices_dtype(idx, c.name));
+    FLEXPIPE_RETURN_IF_ERROR(expect_same_dtype(upd, y, c.name));
+    const int64_t r = c.int_at(0, 0);
+    FLEXPIPE_CHECK_ARG(r >= 0 && r <= 2, "failed to run ScatterND: bad reduction %lld", static_cast<long long>(r));
+    const auto red = static_cast<ScatterReduction>(r);
+    int element = -1;
+    switch (x.dtype) {
+        case DType::f32: element = 0; break;
+        case DType::f64: element = 1; break;
+        case DType::i32: element = 2; break;
+        case DType::i64: element = 3; break;
+        default: break;
+    }
+    FLEXPIPE_CHECK_ARG(red == ScatterReduction::none || element >= 0,
+                       "failed to run ScatterND: reduction %lld needs float32, float64, int32 or int64 (got %s)",
+                       static_cast<long long>(r), dtype_name(x.dtype));
+    FLEXPIPE_CHECK_ARG(idx.rank >= 1 && x.rank >= 1, "failed to run ScatterND: data and indices need rank >= 1");
+    const int64_t m = idx.dims[idx.rank - 1];
+    FLEXPIPE_CHECK_ARG(m >= 1 && m <= x.rank, "failed to run ScatterND: index depth %lld does not fit data of rank %d",
+                       static_cast<long long>(m), x.rank);
+    const int depth = static_cast<int>(m);
+    FLEXPIPE_CHECK_ARG(upd.rank == idx.rank - 1 + x.rank - depth,
+                       "failed to run ScatterND: updates have rank %d, expected %d", upd.rank, idx.rank - 1 + x.rank - depth);
+    for (int k = 0; k < idx.rank - 1; ++k)
+        FLEXPIPE_CHECK_ARG(upd.dims[k] == idx.dims[k], "failed to run ScatterND: updates dim %d is %lld, indices' is %lld", k,
+                           static_cast<long long>(upd.dims[k]), static_cast<long long>(idx.dims[k]));
+    for (int k = depth; k < x.rank; ++k)
+        FLEXPIPE_CHECK_ARG(upd.dims[idx.rank - 1 + k - depth] == x.dims[k],
+                           "failed to run ScatterND: updates dim %d is %lld, data's dim %d is %lld", idx.rank - 1 + k - depth,
+                           static_cast<long long>(upd.dims[idx.rank - 1 + k - depth]), k, static_cast<long long>(x.dims[k]));
+    for (int k = 0; k < depth; ++k) FLEXPIPE_RETURN_IF_ERROR(check_indices_range(idx, x.dims[k], m, k, c.name));
+    if (y.data != x.data && y.numel > 0) std::memmove(y.data, x.data, static_cast<size_t>(y.numel) * dtype_size(y.dtype));
+    if (idx.numel == 0 || y.numel == 0) return Status::ok();
+    scatter_nd__ref(y.data, upd.data, dtype_size(y.dtype), element, depth, x.dims, x.span(depth, x.rank), idx.data,
+                    idx.dtype == DType::i64, idx.numel / m, red);
+    return Status::ok();
+}
 
 // OneHot. in: indices (int32/int64/float32/float64, any rank q), values (2 elements of y's dtype:
 // off, on). out: y (rank q + 1, y.dims[axis] = depth, other dims the indices'). ints: [axis, depth].
