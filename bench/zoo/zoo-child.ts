@@ -64,7 +64,10 @@ type Run = () => Promise<Record<string, { dims: readonly number[]; data: ArrayLi
 const repoRoot = join(fileURLToPath(new URL('.', import.meta.url)), '..', '..', '..')
 const wallNow = (): number => performance.timeOrigin + performance.now()
 
-/** mulberry32: the same inputs in both engines' processes. */
+/**
+ * mulberry32 (as lib/cli/inputs.ts's seededRandom): the same inputs in both engines' processes. A copy,
+ * because importing flexpipe's module here would put its load time into onnxruntime's cold start.
+ */
 function seeded(seed: number): () => number {
   let a = seed >>> 0
   return () => {
