@@ -7,8 +7,8 @@
 // Jobs:
 //   time     open, `warmup` untimed runs, then `runs` timed runs back to back: latency after warm-up.
 //   cold     the first result of a fresh process: the engine's module is imported only now (nothing
-//            of it is loaded before), then open and one run. Reports the wall-clock instant of each
-//            step, so the parent adds the process start it saw.
+//            of it is loaded before), then open and one run. Reports the wall-clock instants of the
+//            open and the first result; the parent measures from the instant it spawned the process.
 //   outputs  one run; writes every output as raw float32 to `outDir/<engine>-<i>.bin` with a JSON
 //            index (conformance is compared by the parent, engine against engine, without either
 //            engine's module loaded twice in one process).
@@ -47,11 +47,8 @@ export interface ChildResult {
   readonly samplesMs?: number[]
   readonly openMs?: number
   readonly firstRunMs?: number
-  readonly importedAt?: number
   readonly openedAt?: number
   readonly firstResultAt?: number
-  /** The process's own start (performance.timeOrigin), for the cold job. */
-  readonly processStartAt?: number
   readonly outputs?: Array<{ name: string; dims: number[]; file: string }>
   readonly opTypes?: Array<{ opType: string; ms: number; count: number }>
   readonly vmHWMBytes?: number
@@ -59,7 +56,7 @@ export interface ChildResult {
 
 type Feed = { dtype: 'float32'; dims: readonly number[]; data: Float32Array } | { dtype: 'int64'; dims: readonly number[]; data: BigInt64Array }
 type Feeds = Record<string, Feed>
-type Run = () => Promise<Record<string, { dims: readonly number[]; data: ArrayLike<number | bigint> }>>
+type Outputs = Record<string, { dims: readonly number[]; data: ArrayLike<number | bigint> }>
 
 const repoRoot = join(fileURLToPath(new URL('.', import.meta.url)), '..', '..', '..')
 const wallNow = (): number => performance.timeOrigin + performance.now()
@@ -97,7 +94,7 @@ function vmHWM(): number | undefined {
 }
 
 interface Opened {
-  readonly run: (feeds: Feeds) => ReturnType<Run>
+  readonly run: (feeds: Feeds) => Promise<Outputs>
   readonly profile?: (feeds: Feeds) => Promise<Array<{ opType: string; ms: number }>>
   readonly close: () => Promise<void>
 }
@@ -150,7 +147,7 @@ async function runJob(job: ChildJob): Promise<ChildResult> {
     const firstRunMs = performance.now() - t0
     switch (job.job) {
       case 'cold':
-        return { ok: true, processStartAt: performance.timeOrigin, openedAt, firstResultAt, openMs, firstRunMs }
+        return { ok: true, openedAt, firstResultAt, openMs, firstRunMs }
       case 'time':
         await timedRuns(o, feeds, Math.max(0, (job.warmup ?? 3) - 1), (job.budgetMs ?? Infinity) / 4)
         return { ok: true, openMs, firstRunMs, samplesMs: await timedRuns(o, feeds, job.runs ?? 10, job.budgetMs), vmHWMBytes: vmHWM() }

@@ -20,8 +20,7 @@ export function compareOutputs(ours: ReadonlyArray<{ name: string; data: Float32
     if (got === undefined || got.data.length !== want.data.length) return { name: want.name, dims: want.dims, maxAbsDiff: NaN, maxAbsOrt }
     let maxAbsDiff = 0
     for (let i = 0; i < want.data.length; i++) {
-      const d = Math.abs(got.data[i]! - want.data[i]!)
-      maxAbsDiff = Number.isNaN(d) ? NaN : Math.max(maxAbsDiff, d)
+      maxAbsDiff = Math.max(maxAbsDiff, Math.abs(got.data[i]! - want.data[i]!)) // NaN stays NaN
       if (Number.isNaN(maxAbsDiff)) break
     }
     return { name: want.name, dims: want.dims, maxAbsDiff, maxAbsOrt }
@@ -68,7 +67,7 @@ export interface ColdRow {
   readonly flexpipeMs: number
   readonly ortMs: number
   readonly ratio: number
-  /** flexpipe: process start to the module imported and the engine open, and the first run (medians). */
+  /** Spawn to the engine open (module imported inside), and the first run, per engine (medians). */
   readonly flexpipeOpenMs: number
   readonly flexpipeFirstRunMs: number
   readonly ortOpenMs: number

@@ -49,7 +49,10 @@ const out = option('out', 'FLEXPIPE_ZOO_OUT') ?? join(resultsDir, 'zoo.json')
 const latencyShapes = option('latency-shapes', 'FLEXPIPE_ZOO_LATENCY_SHAPES') ?? 'all'
 if (latencyShapes !== 'all' && latencyShapes !== 'native') throw new Error(`--latency-shapes: expected native or all, got ${latencyShapes}`)
 
-function child(job: ChildJob): ChildResult & { spawnedAt: number } {
+type Engine = ChildJob['engine']
+type Spawned = ChildResult & { readonly spawnedAt: number }
+
+function child(job: ChildJob): Spawned {
   const spawnedAt = wallNow()
   const r = spawnSync(process.execPath, [childJs, JSON.stringify(job)], { encoding: 'utf8', timeout: timeoutS * 1000, maxBuffer: 16 << 20 })
   const last = (r.stdout ?? '').trim().split('\n').pop() ?? ''
@@ -84,19 +87,19 @@ function conformance(c: ZooCase): Conformance {
   }
 }
 
+/** `processes` rounds of one process per engine, the engines alternating which goes first. */
+function alternating(run: (engine: Engine) => void): void {
+  for (let p = 0; p < processes; p++) for (const engine of p % 2 === 0 ? (['flexpipe', 'ort'] as const) : (['ort', 'flexpipe'] as const)) run(engine)
+}
+
 function latency(c: ZooCase, threads: number): { fp: EngineRuns; ort: EngineRuns } {
-  const fp: EngineRuns = { processMedians: [], errors: [] }
-  const ort: EngineRuns = { processMedians: [], errors: [] }
-  for (let p = 0; p < processes; p++) {
-    const order = p % 2 === 0 ? (['flexpipe', 'ort'] as const) : (['ort', 'flexpipe'] as const)
-    for (const engine of order) {
-      const r = child({ job: 'time', engine, model: c.path, inputs: c.inputs, threads, runs, warmup, budgetMs: budgetS * 1000 })
-      const into = engine === 'flexpipe' ? fp : ort
-      if (r.ok) into.processMedians.push(median(r.samplesMs!))
-      else into.errors.push(r.error!)
-    }
-  }
-  return { fp, ort }
+  const into: Record<Engine, EngineRuns> = { flexpipe: { processMedians: [], errors: [] }, ort: { processMedians: [], errors: [] } }
+  alternating((engine) => {
+    const r = child({ job: 'time', engine, model: c.path, inputs: c.inputs, threads, runs, warmup, budgetMs: budgetS * 1000 })
+    if (r.ok) into[engine].processMedians.push(median(r.samplesMs!))
+    else into[engine].errors.push(r.error!)
+  })
+  return { fp: into.flexpipe, ort: into.ort }
 }
 
 function dropPageCache(): void {
@@ -108,31 +111,23 @@ function dropPageCache(): void {
 }
 
 function coldStart(c: ZooCase, drop: boolean): ColdRow | undefined {
-  const fp: ChildResult[] = []
-  const ort: ChildResult[] = []
-  for (let p = 0; p < processes; p++) {
-    const order = p % 2 === 0 ? (['flexpipe', 'ort'] as const) : (['ort', 'flexpipe'] as const)
-    for (const engine of order) {
-      if (drop) dropPageCache()
-      const r = child({ job: 'cold', engine, model: c.path, inputs: c.inputs, threads: coldThreads })
-      if (!r.ok) continue
-      const total = r.firstResultAt! - r.spawnedAt
-      ;(engine === 'flexpipe' ? fp : ort).push({ ...r, samplesMs: [total] })
-    }
-  }
+  const done: Record<Engine, Spawned[]> = { flexpipe: [], ort: [] }
+  alternating((engine) => {
+    if (drop) dropPageCache()
+    const r = child({ job: 'cold', engine, model: c.path, inputs: c.inputs, threads: coldThreads })
+    if (r.ok) done[engine].push(r)
+  })
+  const { flexpipe: fp, ort } = done
   if (fp.length === 0 || ort.length === 0) return undefined
-  const m = (rs: ChildResult[], f: (r: ChildResult) => number) => round(median(rs.map(f)), 1)
-  const flexpipeMs = m(fp, (r) => r.samplesMs![0]!)
-  const ortMs = m(ort, (r) => r.samplesMs![0]!)
+  const m = (rs: Spawned[], f: (r: Spawned) => number) => round(median(rs.map(f)), 1)
+  const total = (r: Spawned) => r.firstResultAt! - r.spawnedAt
+  const opened = (r: Spawned) => r.openedAt! - r.spawnedAt
+  const firstRun = (r: Spawned) => r.firstRunMs!
+  const flexpipeMs = m(fp, total)
+  const ortMs = m(ort, total)
   return {
-    key: c.key,
-    flexpipeMs,
-    ortMs,
-    ratio: round(flexpipeMs / ortMs),
-    flexpipeOpenMs: m(fp, (r) => r.openedAt! - (r as ChildResult & { spawnedAt: number }).spawnedAt),
-    flexpipeFirstRunMs: m(fp, (r) => r.firstRunMs!),
-    ortOpenMs: m(ort, (r) => r.openedAt! - (r as ChildResult & { spawnedAt: number }).spawnedAt),
-    ortFirstRunMs: m(ort, (r) => r.firstRunMs!),
+    key: c.key, flexpipeMs, ortMs, ratio: round(flexpipeMs / ortMs),
+    flexpipeOpenMs: m(fp, opened), flexpipeFirstRunMs: m(fp, firstRun), ortOpenMs: m(ort, opened), ortFirstRunMs: m(ort, firstRun),
   }
 }
 

@@ -5,7 +5,7 @@
 // Conv+Activation fusion). The fused node keeps its name and gets the activation's output; the
 // clamp travels as the attributes below, which the op definitions turn into the kernel's epilogue.
 import type { AttrValue, Graph, Node, TensorData } from './ir.js'
-import { isExternal } from './ir.js'
+import { isExternal, valueConsumers } from './ir.js'
 import { attrFloat } from './attrs.js'
 
 /** Attribute names carrying a fused clamp: y = min(max(x, min), max). */
@@ -34,10 +34,9 @@ function clampOf(graph: Graph, constants: ReadonlyMap<string, TensorData>, n: No
 
 /** Returns a graph where each producer → clamp pair with no other consumer is one node. */
 export function fuseActivations(graph: Graph): Graph {
-  const consumers = new Map<string, Node[]>()
+  const consumers = valueConsumers(graph)
   const constants = new Map<string, TensorData>()
   for (const n of graph.nodes) {
-    for (const x of n.inputs) consumers.set(x, [...(consumers.get(x) ?? []), n])
     const value = n.attrs.get('value')
     if (n.opType === 'Constant' && value !== undefined && typeof value === 'object' && !Array.isArray(value)) {
       constants.set(n.outputs[0] ?? '', value)

@@ -3,7 +3,7 @@
 // becomes one Sigmoid node that computes x * sigmoid(x) (the native Unary function 'swish'): one pass
 // over x instead of two, and the sigmoid tensor never exists. EfficientNet-B0 has 49 such pairs,
 // EfficientNetV2-S 132. The Sigmoid must have no other consumer and not be a graph output.
-import type { AttrValue, Graph, Node } from './ir.js'
+import { valueConsumers, type AttrValue, type Graph, type Node } from './ir.js'
 
 /** Set (to 1) on a Sigmoid node that computes x * sigmoid(x). */
 export const fusedSwishAttr = '_fused_swish'
@@ -14,8 +14,7 @@ export function isFusedSwish(node: Node): boolean {
 
 /** Returns a graph where each Sigmoid -> Mul(x, sigmoid(x)) pair is one Sigmoid node with the Mul's output. */
 export function fuseSwish(graph: Graph): Graph {
-  const consumers = new Map<string, Node[]>()
-  for (const n of graph.nodes) for (const x of n.inputs) consumers.set(x, [...(consumers.get(x) ?? []), n])
+  const consumers = valueConsumers(graph)
   const outputs = new Set(graph.outputs.map((o) => o.name))
   const absorbed = new Set<Node>()
   const replaced = new Map<Node, Node>()

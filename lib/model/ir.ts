@@ -66,6 +66,19 @@ export interface ValueInfo {
   readonly tensor?: TensorData | ExternalTensor
 }
 
+/** Each value name's consuming nodes in graph order (a node reading a value twice is listed twice). */
+export function valueConsumers(graph: Graph): Map<string, Node[]> {
+  const consumers = new Map<string, Node[]>()
+  for (const n of graph.nodes) {
+    for (const x of n.inputs) {
+      const list = consumers.get(x)
+      if (list === undefined) consumers.set(x, [n])
+      else list.push(n)
+    }
+  }
+  return consumers
+}
+
 export function numel(dims: readonly number[]): number {
   let n = 1
   for (const d of dims) n *= d

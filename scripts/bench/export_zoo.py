@@ -17,7 +17,6 @@ networks) to ONNX for the latency/conformance benchmark."""
 # heads get random weights, so that outputs are not degenerate. One input `input` (NCHW float32), one
 # output `output`; batch is always dynamic, height and width where the network allows.
 
-import argparse
 import hashlib
 import json
 import os
@@ -31,7 +30,7 @@ import torch
 import torch.nn as nn
 import torchvision
 
-from export_common import dims_of, seed_everything, sha256
+from export_common import dims_of, parse_export_args, seed_everything, sha256
 
 REPO_ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
 DEFAULT_OUT_DIR = os.path.join(REPO_ROOT, ".cache", "zoo-models")
@@ -295,26 +294,17 @@ def save_manifest(path, manifest):
 
 
 def main():
-    ap = argparse.ArgumentParser(description=__doc__)
-    ap.add_argument("--out", "--out-dir", dest="out", default=DEFAULT_OUT_DIR)
-    ap.add_argument("--force", action="store_true", help="re-export models that are up to date")
-    ap.add_argument("--only", help="comma-separated subset of: " + ",".join(ZOO))
-    args = ap.parse_args()
-    names = list(ZOO) if not args.only else [n.strip() for n in args.only.split(",") if n.strip()]
-    unknown = [n for n in names if n not in ZOO]
-    if unknown:
-        ap.error(f"unknown model(s) {', '.join(unknown)}; known: {', '.join(ZOO)}")
-    os.makedirs(args.out, exist_ok=True)
-    manifest_path = os.path.join(args.out, "manifest.json")
+    args, names = parse_export_args(__doc__, ZOO, DEFAULT_OUT_DIR)
+    manifest_path = os.path.join(args.out_dir, "manifest.json")
     manifest = {"models": {}, "skipped": {}}
     if os.path.exists(manifest_path):
         with open(manifest_path) as f:
             manifest.update(json.load(f))
     print(f"torch {torch.__version__}, torchvision {torchvision.__version__}, onnx {onnx.__version__}; "
-          f"out: {args.out}", flush=True)
+          f"out: {args.out_dir}", flush=True)
     t_start = time.time()
     for name in names:
-        spec, path = ZOO[name], os.path.join(args.out, name + ".onnx")
+        spec, path = ZOO[name], os.path.join(args.out_dir, name + ".onnx")
         if not args.force and up_to_date(manifest["models"].get(name), name, spec, path):
             print(f"{name}: up to date, skipped (--force re-exports)", flush=True)
             continue

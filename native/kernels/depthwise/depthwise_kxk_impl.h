@@ -41,16 +41,17 @@ inline KxkPlane kxk_plane(const DepthwiseShape& s) {
     return g;
 }
 
-// L outputs: rows[ky] points at the input element of output column `at`'s tap (ky, 0), or is null
-// (a padding row); wv the broadcast weights.
+// L outputs: rows[ky] + off is the input element of the step's tap (ky, 0); a null rows[ky] is a
+// padding row. wv: the broadcast weights.
 template <class Vec>
-inline typename Vec::V kxk_step(const DepthwiseShape& s, const float* const* rows, const typename Vec::V* wv, float b) {
+inline typename Vec::V kxk_step(const DepthwiseShape& s, const float* const* rows, int64_t off, const typename Vec::V* wv,
+                                float b) {
     using V = typename Vec::V;
     V acc[2] = {Vec::set1(b), Vec::zero()};
     int parity = 0;
     for (int64_t ky = 0; ky < s.kh; ++ky) {
-        const float* r = rows[ky];
-        if (!r) continue;
+        if (!rows[ky]) continue;
+        const float* r = rows[ky] + off;
         const V* wr = wv + ky * s.kw;
         if (s.stride == 1) {
             for (int64_t kx = 0; kx < s.kw; ++kx, parity ^= 1)
@@ -84,7 +85,7 @@ void depthwise_kxk_vec(const DepthwiseShape& s, const float* x, const float* w, 
     constexpr int L = Vec::lanes;
     const int64_t taps = s.kh * s.kw;
     FLEXPIPE_DCHECK(s.stride == 1 || s.stride == 2);
-    if (taps > kxk_max_taps || s.kh > kxk_max_taps) {
+    if (taps > kxk_max_taps) {
         depthwise_f32_kxk__ref(s, x, w, bias, y, act, plane_begin, plane_end);
         return;
     }
@@ -94,7 +95,7 @@ void depthwise_kxk_vec(const DepthwiseShape& s, const float* x, const float* w, 
     V wv[kxk_max_taps];
     const float* rows[kxk_max_taps];
     const V vlo = Vec::set1(act.lo), vhi = Vec::set1(act.hi);
-    // Input columns [0, w) of the interior: output columns whose taps all lie inside a row (in place).
+    // The in-place path's interior: output columns [lo, hi), whose taps all lie inside a row.
     int64_t lo = (s.pad_left + s.stride - 1) / s.stride;
     const int64_t last = s.w - 1 - (s.kw - 1) * s.dilation + s.pad_left;  // ox * stride <= last
     int64_t hi = last < 0 ? 0 : last / s.stride + 1;
@@ -119,9 +120,7 @@ void depthwise_kxk_vec(const DepthwiseShape& s, const float* x, const float* w, 
                 float* yr = yp + oy * s.ow;
                 for (int64_t ox = 0; ox < s.ow; ox += L) {
                     const int64_t at = ox + L > s.ow && s.ow >= L ? s.ow - L : ox;
-                    const float* in[kxk_max_taps];
-                    for (int64_t ky = 0; ky < s.kh; ++ky) in[ky] = rows[ky] + at * s.stride;
-                    kxk_store<Vec>(yr, s.ow, at, kxk_step<Vec>(s, in, wv, b), act, vlo, vhi);
+                    kxk_store<Vec>(yr, s.ow, at, kxk_step<Vec>(s, rows, at * s.stride, wv, b), act, vlo, vhi);
                 }
             }
             continue;
@@ -141,13 +140,9 @@ void depthwise_kxk_vec(const DepthwiseShape& s, const float* x, const float* w, 
             if (hi - lo < L) {
                 for (int64_t ox = lo; ox < hi; ++ox) scalar(ox);
             } else {
-                for (int64_t ox = lo; ox < hi; ox += L) {
+                for (int64_t ox = lo; ox < hi; ox += L) {  // hi - lo >= L, so ow >= L: whole stores
                     const int64_t at = ox + L > hi ? hi - L : ox;
-                    const float* in[kxk_max_taps];
-                    for (int64_t ky = 0; ky < s.kh; ++ky) in[ky] = rows[ky] ? rows[ky] + at * s.stride - s.pad_left : nullptr;
-                    V acc = kxk_step<Vec>(s, in, wv, b);
-                    if (act.clamp) acc = Vec::clamp(acc, vlo, vhi);
-                    Vec::store(yr + at, acc);
+                    kxk_store<Vec>(yr, s.ow, at, kxk_step<Vec>(s, rows, at * s.stride - s.pad_left, wv, b), act, vlo, vhi);
                 }
             }
             for (int64_t ox = hi; ox < s.ow; ++ox) scalar(ox);
