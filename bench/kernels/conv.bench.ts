@@ -54,6 +54,11 @@ const layers: Layer[] = [
   { id: 'pointwise', name: '1x1 256->64 56x56', shape: conv2d(256, 64, 56, 1), kernels: ['gemm1x1', 'narrow', 'im2col', 'direct'] },
   { id: 'pw56e', name: 'ResNet 1x1 64->256 56x56', shape: conv2d(64, 256, 56, 1), kernels: ['gemm1x1', 'narrow', 'direct'] },
   { id: 'vgg', name: 'VGG 3x3 128->128 112x112', shape: conv2d(128, 128, 112, 3), kernels: ['winograd63', 'winograd23', 'winograd63_lean', 'winograd23_lean', 'im2col', 'narrow', 'direct'] },
+  { id: 'rgx7', name: 'RegNetX-400MF 3x3 400ch g25 7x7', shape: conv2d(400, 400, 7, 3, 1, 25), kernels: ['grouped', 'im2col', 'direct'] },
+  { id: 'rgx56s2', name: 'RegNetX-400MF 3x3 s2 32ch g2 112x112', shape: conv2d(32, 32, 112, 3, 2, 2), kernels: ['grouped', 'im2col', 'direct'] },
+  { id: 'rgy14', name: 'RegNetY-400MF 3x3 208ch g26 14x14', shape: conv2d(208, 208, 14, 3, 1, 26), kernels: ['grouped', 'im2col', 'direct'] },
+  { id: 'rnx56', name: 'ResNeXt-50 3x3 128ch g32 56x56', shape: conv2d(128, 128, 56, 3, 1, 32), kernels: ['grouped', 'im2col', 'direct'] },
+  { id: 'rnx7', name: 'ResNeXt-50 3x3 1024ch g32 7x7', shape: conv2d(1024, 1024, 7, 3, 1, 32), kernels: ['grouped', 'im2col', 'direct'] },
   { id: 'dw-s1', name: 'MobileNetV2 dw 3x3 s1 144ch 56x56', shape: conv2d(144, 144, 56, 3, 1, 144), kernels: ['depthwise', 'im2col', 'direct'] },
   { id: 'dw-s2', name: 'MobileNetV2 dw 3x3 s2 144ch 56x56', shape: conv2d(144, 144, 56, 3, 2, 144), kernels: ['depthwise', 'im2col', 'direct'] },
   { id: 'dw14', name: 'MobileNetV2 dw 3x3 s1 384ch 14x14', shape: conv2d(384, 384, 14, 3, 1, 384), kernels: ['depthwise', 'direct'] },
@@ -104,14 +109,14 @@ function nativeShape(s: ConvShape) {
   return { n: s.batch, c: s.inChannels, m: s.outChannels, group: s.group, h: s.in[1], w: s.in[2], oh: s.out[1], ow: s.out[2], kh: s.kernel[1], kw: s.kernel[2], sh: s.stride[1], sw: s.stride[2], pt: s.pad[1], pl: s.pad[2] }
 }
 
-/** A ready-to-run Conv call: inputs (filter transformed for Winograd, in panels for narrow), outputs with the workspace, ints. */
+/** A ready-to-run Conv call: inputs (filter transformed for Winograd, in panels for narrow, packed by group for grouped), outputs with the workspace, ints. */
 function prepare(s: ConvShape, kernel: ConvKernel, slices: number, wsBytes: number) {
   const cg = s.inChannels / s.group
   const [kh, kw] = [s.kernel[1], s.kernel[2]]
   let w = f32([s.outChannels, cg, kh, kw], random(s.outChannels * cg * kh * kw, 2))
   const transform = convWeightTransform(kernel)
   if (transform !== undefined) {
-    const r = native.prepack(transform, w, [])
+    const r = native.prepack(transform, w, kernel === 'grouped' ? [s.group] : [])
     w = f32(r.dims, new Float32Array(r.data))
   }
   const inputs = [f32([s.batch, s.inChannels, s.in[1], s.in[2]], random(s.batch * s.inChannels * s.in[1] * s.in[2], 1)), w, f32([s.outChannels], random(s.outChannels, 3))]

@@ -30,6 +30,8 @@ export function formShape(dtype: DType, dims: readonly number[], form: string, n
       return winograd(16)
     case 'conv_narrow_filter': // [M, C, kernel...] -> 16-channel panels [ceil(M / 16), C * kernel volume, 16]
       return { dtype: 'float32', dims: [Math.ceil(dims[0]! / 16), numel(dims) / dims[0]!, 16] }
+    case 'grouped_filter': // [M, C / group, kh, kw] -> [group, C / group * kh * kw, M / group]
+      return { dtype: 'float32', dims: [p.ints[0]!, numel(dims) / dims[0]!, dims[0]! / p.ints[0]!] }
     case 'gemm_pack_b': {
       const transposed = p.ints[0] === 1
       const k = transposed ? dims[1]! : dims[0]!

@@ -17,6 +17,7 @@ import { stat } from 'node:fs/promises'
 import { availableParallelism } from 'node:os'
 import { basename } from 'node:path'
 import { ArgumentError, MemoryBudgetError } from '../errors.js'
+import { attrInt } from '../model/attrs.js'
 import { fuseActivations } from '../model/fuse-activations.js'
 import { fuseConvDepthwise } from '../model/fuse-conv-depthwise.js'
 import { fuseConvPools } from '../model/fuse-conv-pool.js'
@@ -141,11 +142,19 @@ export async function prepare(modelPath: string, outPath: string, options: Prepa
   const virtual = new Map<string, BlobEntry>()
   const stored = new Map<string, { dtype: StoredConstant['dtype']; dims: number[]; forms: Record<string, string> }>()
   const blobName = (name: string, form: string): string => (form === 'raw' ? name : `${name}${form}`)
+  // The grouped kernel's packed filter takes the group count of the Convs reading the weight.
+  const groupsOf = new Map<string, Set<number>>()
+  for (const node of planned.graph.nodes) {
+    const group = node.opType === 'Conv' ? attrInt(node, 'group', 1) : 1
+    const w = node.inputs[1]
+    if (group > 1 && w !== undefined) groupsOf.set(w, (groupsOf.get(w) ?? new Set<number>()).add(group))
+  }
   const formsOf = (name: string, v: ValueInfo): Record<string, string> => {
     const forms: Record<string, string> = {}
-    for (const form of ['raw', '#winograd_f63_filter()', '#winograd_f23_filter()', '#conv_narrow_filter()', '#gemm_pack_b(0)', '#gemm_pack_b(1)']) {
+    const grouped = [...(groupsOf.get(name) ?? [])].map((g) => `#grouped_filter(${g})`)
+    for (const form of ['raw', '#winograd_f63_filter()', '#winograd_f23_filter()', '#conv_narrow_filter()', '#gemm_pack_b(0)', '#gemm_pack_b(1)', ...grouped]) {
       const convWeight = v.dims.length >= 3 && v.dims.length <= 5
-      const fits = form === 'raw' || (v.dims.length === 4 && form.startsWith('#winograd')) || (convWeight && form.startsWith('#conv_narrow')) || (v.dims.length === 2 && form.startsWith('#gemm'))
+      const fits = form === 'raw' || (v.dims.length === 4 && (form.startsWith('#winograd') || form.startsWith('#grouped'))) || (convWeight && form.startsWith('#conv_narrow')) || (v.dims.length === 2 && form.startsWith('#gemm'))
       const shape = fits ? formShape(v.dtype, v.dims as number[], form, nr) : undefined
       if (shape === undefined) continue
       const b = blobName(name, form)

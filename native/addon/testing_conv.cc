@@ -4,7 +4,7 @@
 //       with the GEMM blocking of that ISA's table (runtime/conv_cost.h). algo: a ConvAlgo name.
 //   convRun(isa, algo, o) -> threads used: the whole algorithm with that ISA's table on caller-owned
 //       Float32Arrays (y written in place). o: {shape, x, w (raw [M, C/g, kh, kw]), bias?, residual? (as y), y, slices?,
-//       threads?, clamp?: [lo, hi]}. Winograd filters are transformed first; the workspace is exactly
+//       threads?, clamp?: [lo, hi]}. Winograd, narrow and grouped filters are transformed first; the workspace is exactly
 //       conv_cost(threads) bytes, 4 bytes off alignment, followed by a canary that must survive.
 //   convWinogradInput(isa, 63 | 23, {x, plane, h, w, iy, ix, nc, v, vStride})
 //   convWinogradOutput(isa, 63 | 23, {m, mStride, bias?, y, plane, w, rows, cols, nc, clamp?})
@@ -123,6 +123,10 @@ Napi::Value conv_run(const Napi::CallbackInfo& info) {
     if (a == ConvAlgo::winograd63 || a == ConvAlgo::winograd23) {
         u.resize(static_cast<size_t>(winograd_filter_floats(a, M, C)));
         (a == ConvAlgo::winograd63 ? winograd_f32_f63_filter__ref : winograd_f32_f23_filter__ref)(w, M, C, u.data());
+        args.w = u.data();
+    } else if (a == ConvAlgo::grouped) {
+        u.resize(static_cast<size_t>(M * (C / s.groups) * kvol));
+        grouped_pack_filter(w, s.groups, M / s.groups, C / s.groups * kvol, u.data());
         args.w = u.data();
     } else if (a == ConvAlgo::narrow || is_winograd_lean(a)) {
         const int64_t K = C * kvol;

@@ -21,6 +21,7 @@ const char* conv_algo_name(ConvAlgo a) {
         case ConvAlgo::narrow: return "narrow";
         case ConvAlgo::winograd63_lean: return "winograd63_lean";
         case ConvAlgo::winograd23_lean: return "winograd23_lean";
+        case ConvAlgo::grouped: return "grouped";
     }
     return "unknown";
 }
@@ -50,6 +51,9 @@ bool conv_algo_applies(ConvAlgo a, const ConvShape& s) {
             return s.in[0] == 1 && s.out[0] == 1 && s.kernel[0] == 1 && s.dilation[1] == s.dilation[2] &&
                    s.groups == s.in_channels && s.groups == s.out_channels && s.stride[1] == s.stride[2] &&
                    (s.stride[1] == 1 || s.stride[1] == 2);
+        case ConvAlgo::grouped:  // kernels/grouped/grouped.h: 2-D, group > 1, equal strides (1 or 2) and dilations
+            return s.in[0] == 1 && s.out[0] == 1 && s.kernel[0] == 1 && s.groups > 1 && s.dilation[1] == s.dilation[2] &&
+                   s.stride[1] == s.stride[2] && (s.stride[1] == 1 || s.stride[1] == 2);
     }
     return false;
 }
@@ -76,6 +80,17 @@ WinogradGeometry winograd_geometry(ConvAlgo a, const ConvShape& s, int64_t slice
 int64_t winograd_filter_floats(ConvAlgo a, int64_t M, int64_t C) {
     const int64_t a2 = is_winograd63(a) ? 64 : 16;
     return a2 * ceil_div(M, 16) * C * 16;
+}
+
+GroupedShape grouped_shape(const ConvShape& s) {
+    GroupedShape g;
+    g.groups = s.groups;
+    g.cg = s.in_channels / s.groups, g.mg = s.out_channels / s.groups;
+    g.h = s.in[1], g.w = s.in[2], g.oh = s.out[1], g.ow = s.out[2];
+    g.kh = s.kernel[1], g.kw = s.kernel[2];
+    g.stride = s.stride[1], g.dilation = s.dilation[1];
+    g.pad_top = s.pad[1], g.pad_left = s.pad[2];
+    return g;
 }
 
 Im2colGeometry im2col_geometry(const ConvShape& s, int64_t slices) {
@@ -113,6 +128,9 @@ ConvCost conv_cost(ConvAlgo a, const ConvShape& s, int64_t slices, int threads, 
     switch (a) {
         case ConvAlgo::direct:
         case ConvAlgo::depthwise:
+            break;
+        case ConvAlgo::grouped:
+            c.workspace_bytes = 64 + p * round_up(4 * grouped_geometry(grouped_shape(s)).scratch_floats, 64);
             break;
         case ConvAlgo::im2col: {
             const Im2colGeometry g = im2col_geometry(s, slices);

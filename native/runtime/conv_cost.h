@@ -22,6 +22,9 @@
 //       K x S for 3-D; nothing for a 1x1, stride 1, unpadded one, read in place) + 64 + T *
 //       round_up(4 * 32 * min(columns, 256), 64), each thread's Cᵀ tile. Its weight is the prepacked
 //       [ceil(M / 16), K, 16].
+//   grouped: 64 + P * round_up(4 * scratch_floats, 64), grouped_geometry (kernels/grouped/grouped.h): the
+//       group's repacked weights (M / group * K floats) and one band's zero-padded input rows of C / group
+//       channels (about 64 KiB) per thread.
 //   direct, depthwise: 0.
 // The GEMM part depends on the ISA's blocking (mr, nr, mc, kc of GemmKernels); the TS mirror takes the
 // blocking as a parameter and defaults to an upper bound over every ISA.
@@ -35,6 +38,7 @@
 #include <cstdint>
 
 #include "kernels/conv/conv.h"
+#include "kernels/grouped/grouped.h"
 #include "runtime/dispatch.h"
 
 namespace flexpipe {
@@ -44,9 +48,9 @@ namespace flexpipe {
 // filter's bytes, and keep most of Winograd's speed).
 enum class ConvAlgo : int {
     direct = 0, im2col = 1, gemm1x1 = 2, winograd63 = 3, winograd23 = 4, depthwise = 5, narrow = 6,
-    winograd63_lean = 7, winograd23_lean = 8
+    winograd63_lean = 7, winograd23_lean = 8, grouped = 9
 };
-constexpr int conv_algo_count = 9;
+constexpr int conv_algo_count = 10;
 const char* conv_algo_name(ConvAlgo a);
 inline bool is_winograd(ConvAlgo a) {
     return a == ConvAlgo::winograd63 || a == ConvAlgo::winograd23 || a == ConvAlgo::winograd63_lean ||
@@ -85,6 +89,9 @@ struct Im2colGeometry {
     int64_t slice_pixels = 0;  // columns of one slice
 };
 Im2colGeometry im2col_geometry(const ConvShape& s, int64_t slices);
+
+// The grouped kernel's view of a 2-D grouped convolution (conv_algo_applies(grouped) holds).
+GroupedShape grouped_shape(const ConvShape& s);
 
 // Workspace, FLOPs and weight bytes of algorithm a on shape s with `slices` (>= 1) input slices and a
 // workspace sized for `threads` threads, with the GEMM blocking of g (im2col, gemm1x1).

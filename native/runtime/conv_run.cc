@@ -2,6 +2,9 @@
 // Dispatch of one convolution to its algorithm's driver (see conv_run.h).
 #include "runtime/conv_run.h"
 
+#include <algorithm>
+
+#include "common/align.h"
 #include "runtime/conv_gemm.h"
 #include "runtime/conv_narrow.h"
 #include "runtime/parallel.h"
@@ -58,6 +61,24 @@ Status conv_run(const KernelTable& k, ConvAlgo a, const ConvShape& s, const Conv
             const int64_t planes = s.batch * s.in_channels, unit = three ? depthwise_plane_unit(d) : 1;
             parallel_for((planes + unit - 1) / unit, args.threads, [&](int64_t u0, int64_t u1) {
                 fn(d, args.x, args.w, args.bias, args.y, args.act, u0 * unit, u1 * unit < planes ? u1 * unit : planes);
+            });
+            return Status::ok();
+        }
+        case ConvAlgo::grouped: {
+            // Work items (image, group, band of rows) in a few ranges per thread, each thread with its own
+            // scratch (conv_cost's workspace), zeroed once per range.
+            const GroupedShape gs = grouped_shape(s);
+            const GroupedGeometry g = grouped_geometry(gs);
+            const int64_t per = (g.scratch_floats + 15) / 16 * 16;
+            const int threads = args.threads < 1 ? 1 : args.threads;
+            if (64 + static_cast<size_t>(threads * per) * sizeof(float) > ws_bytes)
+                return Status::error(StatusCode::invalid_argument, "failed to run Conv: workspace too small for grouped");
+            float* scratch = reinterpret_cast<float*>(align_ptr(args.workspace, arena_alignment));
+            const int64_t items = s.batch * s.groups * g.bands;
+            const int64_t ranges = threads == 1 ? 1 : std::min<int64_t>(items, threads * chunks_per_thread);
+            parallel_items(ranges, threads, [&](int64_t c, int slot) {
+                k.conv.grouped(gs, args.x, args.w, args.bias, args.y, args.act, scratch + slot * per, items * c / ranges,
+                               items * (c + 1) / ranges);
             });
             return Status::ok();
         }

@@ -37,6 +37,7 @@ void fill_avx2(KernelTable& t) {
     c.winograd_gemm = winograd_f32_6x16__avx2;
     c.depthwise_3x3 = depthwise_f32_3x3__avx2;
     c.depthwise_kxk = depthwise_f32_kxk__avx2;
+    c.grouped = grouped_conv_f32__avx2;
     c.im2col = im2col_f32__avx2;
     c.stem_rows = conv_stem_rows_f32__avx2;
     t.attention = {attention_f32__avx2, layernorm_row_f32__avx2, softmax_f32__avx2};
@@ -65,6 +66,7 @@ void fill_avx512(KernelTable& t) {
     c.f23.filter_panel = winograd_f32_f23_filter_panel__avx512;
     c.depthwise_3x3 = depthwise_f32_3x3__avx512;
     c.depthwise_kxk = depthwise_f32_kxk__avx512;
+    c.grouped = grouped_conv_f32__avx512;
     c.stem_rows = conv_stem_rows_f32__avx512;
     t.pool.max3x3s2 = pool_max3x3s2_f32__avx512;
 }
@@ -87,6 +89,7 @@ void fill_neon(KernelTable& t) {
     c.winograd_gemm = winograd_f32_6x16__neon;
     c.depthwise_3x3 = depthwise_f32_3x3__neon;
     c.depthwise_kxk = depthwise_f32_kxk__neon;
+    c.grouped = grouped_conv_f32__neon;
     c.im2col = im2col_f32__neon;
     c.stem_rows = conv_stem_rows_f32__neon;
     t.attention = {attention_f32__neon, layernorm_row_f32__neon, softmax_f32__neon};

@@ -21,6 +21,7 @@
 #include "kernels/eltwise/eltwise.h"
 #include "kernels/gemm/gemm.h"
 #include "kernels/gemm/narrow.h"
+#include "kernels/grouped/grouped.h"
 #include "kernels/im2col/im2col.h"
 #include "kernels/norm/norm.h"
 #include "kernels/pool/pool.h"
@@ -57,8 +58,8 @@ struct WinogradTransforms {
     WinogradFilterPanelFn filter_panel = nullptr;  // the lean kernels' run-time filter transform
 };
 
-// Convolutions: Winograd transforms and the tile GEMM, depthwise 3x3, the direct convolution (also
-// grouped ones other than depthwise 3x3, and 3-D ones), im2col and the stem convolution by rows; im2col's
+// Convolutions: Winograd transforms and the tile GEMM, depthwise 3x3 and kxk, grouped 2-D, the direct
+// convolution (3-D ones, and any shape the others do not take), im2col and the stem convolution by rows; im2col's
 // GEMM and the 1x1 GEMM go through the GEMM part.
 struct ConvKernels {
     ConvFn direct = conv_f32__ref;
@@ -69,6 +70,7 @@ struct ConvKernels {
     WinogradGemmFn winograd_gemm = winograd_f32_6x16__ref;
     DepthwiseFn depthwise_3x3 = depthwise_f32_3x3__ref;
     DepthwiseFn depthwise_kxk = depthwise_f32_kxk__ref;  // any kernel size and dilation (depthwise.h)
+    GroupedConvFn grouped = grouped_conv_f32__ref;       // 2-D grouped, not depthwise (grouped.h)
     Im2colFn im2col = im2col_f32__ref;
     ConvStemRowsFn stem_rows = conv_stem_rows_f32__ref;
 };

@@ -37,7 +37,7 @@ interface Shape {
   pb: number
   pr: number
 }
-type Algo = 'direct' | 'im2col' | 'gemm1x1' | 'winograd63' | 'winograd23' | 'depthwise' | 'narrow' | 'winograd63_lean' | 'winograd23_lean'
+type Algo = 'direct' | 'im2col' | 'gemm1x1' | 'winograd63' | 'winograd23' | 'depthwise' | 'narrow' | 'winograd63_lean' | 'winograd23_lean' | 'grouped'
 
 const tolScale: Record<Algo, number> = {
   direct: 16 * 2 ** -20,
@@ -45,6 +45,7 @@ const tolScale: Record<Algo, number> = {
   gemm1x1: 16 * 2 ** -20,
   depthwise: 16 * 2 ** -20,
   narrow: 16 * 2 ** -20,
+  grouped: 16 * 2 ** -20,
   winograd23: 2 ** -18,
   winograd63: 2 ** -14,
   winograd23_lean: 2 ** -18,
@@ -172,6 +173,23 @@ cases.push({ algos: ['direct', 'narrow'], s: shape({ c: 48, m: 64, h: 14, w: 14,
 // floats, B 20 planes of 23 x 21).
 cases.push({ algos: ['direct', 'narrow'], s: shape({ c: 96, m: 24, h: 14, w: 14, kh: 1, kw: 1, pt: 0, pl: 0, pb: 0, pr: 0 }) })
 cases.push({ algos: ['direct', 'narrow'], s: shape({ c: 20, m: 24, h: 21, w: 19 }) })
+// The grouped kernel (kernels/grouped/grouped.h): RegNet's 16 channels per group and ResNeXt's 4, 18 and
+// 24 per group (tiles of 16 + 2 and 16 + 8, or 8s on AVX2), at strides 1 and 2, on rows wider than four
+// vectors (70 columns), around 16, of at most 8 (AVX-512 runs its 8-lane path) and narrower than one
+// vector; a 5x5, a dilated 3x3, a 3x5, ShuffleNet v1's grouped 1x1, asymmetric padding, two images.
+for (const sh of [1, 2]) {
+  for (const [c, m, group] of [[32, 32, 2], [32, 32, 8], [24, 36, 2], [48, 48, 2], [6, 9, 3]] as const) {
+    for (const [h, w] of [[3, 3], [7, 7], [9, 17], [14, 14], [6, 70]] as const) {
+      cases.push({ algos: ['direct', 'grouped'], s: shape({ n: c === 6 ? 2 : 1, c, m, group, h, w, sh, sw: sh, pt: 1, pl: 1, pb: sh === 2 ? 0 : 1, pr: 1 }) })
+    }
+  }
+  cases.push({ algos: ['direct', 'grouped'], s: shape({ c: 16, m: 32, group: 4, h: 19, w: 23, kh: 5, kw: 5, sh, sw: sh, pt: 2, pl: 2, pb: 1, pr: 2 }) })
+  cases.push({ algos: ['direct', 'grouped'], s: shape({ c: 16, m: 16, group: 2, h: 12, w: 33, dh: 2, dw: 2, sh, sw: sh, pt: 2, pl: 2, pb: 2, pr: 2 }) })
+  cases.push({ algos: ['direct', 'grouped'], s: shape({ c: 8, m: 8, group: 2, h: 10, w: 21, kh: 3, kw: 5, sh, sw: sh, pt: 0, pl: 2, pb: 1, pr: 1 }) })
+  cases.push({ algos: ['direct', 'grouped', 'gemm1x1'].filter((a) => sh === 1 || a !== 'gemm1x1') as Algo[], s: shape({ n: 2, c: 24, m: 48, group: 3, h: 11, w: 20, kh: 1, kw: 1, sh, sw: sh, pt: 0, pl: 0, pb: 0, pr: 0 }) })
+}
+// ... and the depthwise shapes above (one channel per group).
+for (const c of cases) if (c.algos.includes('depthwise')) c.algos.push('grouped')
 // ... and every other case of group 1 (narrow computes any convolution without groups).
 for (const c of cases) if (c.s.group === 1 && !c.algos.includes('narrow')) c.algos.push('narrow')
 // The lean Winograd kernels (the filter transformed per panel at run time from narrow's panels) wherever

@@ -16,7 +16,7 @@ type Fn = (...args: unknown[]) => unknown
 const native = binding()
 const testing = native._testing as unknown as Record<string, Fn> & { isas(): string[] }
 const isas = testing.isas()
-const kernels: ConvKernel[] = ['direct', 'im2col', 'gemm1x1', 'winograd63', 'winograd23', 'depthwise', 'narrow', 'winograd63_lean', 'winograd23_lean']
+const kernels: ConvKernel[] = ['direct', 'im2col', 'gemm1x1', 'winograd63', 'winograd23', 'depthwise', 'narrow', 'winograd63_lean', 'winograd23_lean', 'grouped']
 
 function nativeShape(s: ConvShape) {
   return {
@@ -85,11 +85,11 @@ function random(n: number, seed: number): Float32Array {
   return out
 }
 
-/** The weight as `kernel` reads it: transformed (Winograd), in 16-channel panels (narrow) or raw. */
-function weightForm(kernel: ConvKernel, w: NativeTensor): NativeTensor {
+/** The weight as `kernel` reads it: transformed (Winograd), in 16-channel panels (narrow), packed by group (grouped) or raw. */
+function weightForm(kernel: ConvKernel, w: NativeTensor, group: number): NativeTensor {
   const transform = convWeightTransform(kernel)
   if (transform === undefined) return w
-  const r = native.prepack(transform, w, [])
+  const r = native.prepack(transform, w, kernel === 'grouped' ? [group] : [])
   return f32(r.dims, new Float32Array(r.data))
 }
 
@@ -98,7 +98,7 @@ function runConv(s: ConvShape, kernel: ConvKernel, slices: number, wsBytes: numb
   const [kh, kw] = [s.kernel[1], s.kernel[2]]
   const cg = s.inChannels / s.group
   const x = random(s.batch * s.inChannels * s.in[1] * s.in[2], seed)
-  const w = weightForm(kernel, f32([s.outChannels, cg, kh, kw], random(s.outChannels * cg * kh * kw, seed + 1)))
+  const w = weightForm(kernel, f32([s.outChannels, cg, kh, kw], random(s.outChannels * cg * kh * kw, seed + 1)), s.group)
   const bias = random(s.outChannels, seed + 2)
   const y = new Float32Array(s.batch * s.outChannels * s.out[1] * s.out[2])
   const outs: NativeTensor[] = [f32([s.batch, s.outChannels, s.out[1], s.out[2]], y)]
@@ -177,7 +177,7 @@ t.test('a fused Relu/Clip reaches the Conv kernels as a clamp epilogue', async (
   // The native op applies it for every algorithm that computes this shape.
   const x = f32([1, s.inChannels, s.in[1], s.in[2]], random(s.inChannels * s.in[1] * s.in[2], 6))
   for (const kernel of kernels.filter((k) => convApplies(k, s))) {
-    const w = weightForm(kernel, f32([s.outChannels, s.inChannels, 3, 3], wData))
+    const w = weightForm(kernel, f32([s.outChannels, s.inChannels, 3, 3], wData), 1)
     const ws = convCost(kernel, s, 2, { threads: maxKernelThreads }).workspaceBytes
     const run = (act: number, floats: number[]): Float32Array => {
       const y = new Float32Array(s.outChannels * s.out[1] * s.out[2])
@@ -227,4 +227,32 @@ t.test('conv_narrow_filter: 16-channel panels, the shape formShape predicts, and
   const ints = [1, 2, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, convAlgoCode.narrow, 1, 0]
   const x = f32([1, s.inChannels, s.in[1], s.in[2]], random(s.inChannels * s.in[1] * s.in[2], 4))
   t.throws(() => native.runOp('Conv', [x, raw, null], outs, ints, [], 1), /narrow needs the packed filter \[3, 288, 16\]/)
+})
+
+t.test('grouped_filter: each group as [tap][channel], the shape formShape predicts, and typed refusals', async (t) => {
+  const { formShape } = await import('../../lib/model/forms.js')
+  const cases: Array<[number[], number]> = [[[32, 16, 3, 3], 2], [[48, 4, 3, 3], 8], [[24, 16, 1, 1], 3], [[6, 5, 3, 5], 3]]
+  for (const [dims, group] of cases) {
+    const n = dims.reduce((a, b) => a * b, 1)
+    const data = random(n, group)
+    const r = native.prepack('grouped_filter', f32([...dims], data), [group])
+    t.strictSame(r.dims, formShape('float32', [...dims], `#grouped_filter(${group})`, 16)!.dims, `dims of ${JSON.stringify(dims)} in ${group} groups`)
+    const [k, mg] = [n / dims[0]!, dims[0]! / group]
+    const packed = new Float32Array(r.data)
+    let bad = 0
+    for (let m = 0; m < dims[0]!; m++) {
+      for (let p = 0; p < k; p++) if (packed[(Math.floor(m / mg) * k + p) * mg + (m % mg)] !== data[m * k + p]) bad++
+    }
+    t.equal(bad, 0, `${JSON.stringify(dims)}: W(m, p) at group m / mg, tap p, channel m % mg`)
+  }
+  t.throws(() => native.prepack('grouped_filter', f32([4, 4, 3], new Float32Array(48)), [2]), /float32 \[M, C\/group, kh, kw\]/, 'a rank-3 weight')
+  t.throws(() => native.prepack('grouped_filter', f32([6, 4, 1, 1], new Float32Array(24)), [4]), /group > 1 dividing M = 6/, 'a group count that does not divide M')
+  t.throws(() => native.prepack('grouped_filter', f32([6, 4, 1, 1], new Float32Array(24)), []), /expected ints \[group\]/, 'no ints')
+  // The Conv op refuses a raw filter for grouped, saying which form it needs.
+  const ws = 4096
+  const raw = f32([8, 2, 3, 3], random(8 * 2 * 9, 5))
+  const outs: NativeTensor[] = [f32([1, 8, 5, 5], new Float32Array(200)), { dtype: 2, dims: [ws], data: new Uint8Array(ws) }]
+  const ints = [4, 2, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, convAlgoCode.grouped, 1, 0]
+  const x = f32([1, 8, 5, 5], random(200, 6))
+  t.throws(() => native.runOp('Conv', [x, raw, null], outs, ints, [], 1), /grouped needs the packed filter \[4, 18, 2\]/)
 })

@@ -6,7 +6,7 @@
 // numbers against the native cost model.
 import t from 'tap'
 import { chooseConvKernel, defaultConvSlices } from '../../lib/model/ops/nn-conv.js'
-import { convApplies, convCost, narrowGeometry, winogradGeometry, type ConvKernel, type ConvShape, type GemmBlocking } from '../../lib/model/ops/conv-cost.js'
+import { convApplies, convCost, groupedGeometry, narrowGeometry, winogradGeometry, type ConvKernel, type ConvShape, type GemmBlocking } from '../../lib/model/ops/conv-cost.js'
 
 function conv2d(c: number, m: number, hw: number, k: number, opts: { stride?: number; group?: number; batch?: number; pad?: number; dilation?: number } = {}): ConvShape {
   const stride = opts.stride ?? 1
@@ -21,6 +21,7 @@ function conv2d(c: number, m: number, hw: number, k: number, opts: { stride?: nu
 
 const resnet = conv2d(64, 64, 56, 3)
 const kernels: ConvKernel[] = ['direct', 'im2col', 'gemm1x1', 'winograd63', 'winograd23', 'depthwise']
+const withGrouped: ConvKernel[] = [...kernels, 'grouped']
 // The blockings of runtime/dispatch_gemm.cc (ref, avx2, neon, avx512) when this was written; the native
 // test (test/kernels/conv-cost.test.ts) reads the live ones.
 const blockings: GemmBlocking[] = [
@@ -36,6 +37,24 @@ t.test('which algorithms apply', async (t) => {
   t.strictSame(kernels.filter((k) => convApplies(k, conv2d(144, 144, 56, 3, { group: 144, stride: 2 }))), ['direct', 'im2col', 'depthwise'])
   t.strictSame(kernels.filter((k) => convApplies(k, conv2d(64, 64, 56, 3, { stride: 2 }))), ['direct', 'im2col'])
   t.strictSame(kernels.filter((k) => convApplies(k, conv2d(64, 64, 56, 1, { stride: 2 }))), ['direct', 'im2col'])
+  t.strictSame(withGrouped.filter((k) => convApplies(k, conv2d(64, 64, 56, 3, { group: 4, stride: 2 }))), ['direct', 'im2col', 'grouped'])
+  t.strictSame(withGrouped.filter((k) => convApplies(k, conv2d(144, 144, 56, 3, { group: 144, dilation: 2 }))), ['direct', 'im2col', 'depthwise', 'grouped'])
+  t.notOk(convApplies('grouped', conv2d(64, 64, 56, 3)), 'group 1 is not grouped')
+  t.notOk(convApplies('grouped', conv2d(64, 64, 56, 3, { group: 4, stride: 3 })), 'stride 3')
+})
+
+t.test("the grouped kernel's bands and scratch", async (t) => {
+  // RegNetX-400MF's 3x3 at 7x7, 25 groups of 16: one band of 7 rows; 16 x 9 rows of 32 columns (7 + 2
+  // padded to 16 lanes, 16 + 2 rounded up to 32), plus one row, after the 144 taps' int64 offsets
+  t.same(groupedGeometry(conv2d(400, 400, 7, 3, { group: 25 })), { bandRows: 7, bands: 1, scratchFloats: 2 * 144 + (16 * 9 + 1) * 32 })
+  // 2 groups whose rows would fit one band: each plane is cut into 4 bands so that 8 items share the threads
+  t.same(groupedGeometry(conv2d(16, 16, 28, 3, { group: 2 })).bands, 4)
+  // stride 2 from 112 columns: halves of 64 (56 outputs + 1), 3 output rows read 7 input rows of 16 x 128
+  t.equal(groupedGeometry(conv2d(32, 32, 112, 3, { group: 2, stride: 2 })).bandRows, 3)
+  // 112 + 2 columns of 16 channels: 7 KiB a row, so a band reads about 64 KiB of rows
+  const g = groupedGeometry(conv2d(64, 64, 112, 3, { group: 4 }))
+  t.equal(g.bandRows, 6, '8 rows of 128 columns fill the 16384-float target')
+  t.equal(convCost('grouped', conv2d(64, 64, 112, 3, { group: 4 }), 1, { threads: 2 }).workspaceBytes, 64 + 2 * Math.ceil((4 * g.scratchFloats) / 64) * 64)
 })
 
 t.test('slices shrink the workspace and leave FLOPs alone', async (t) => {
@@ -118,6 +137,11 @@ t.test('default algorithm choice on representative layers', async (t) => {
   t.equal(chooseConvKernel(conv2d(32, 32, 28, 5, { group: 32 }), true), 'depthwise', 'depthwise 5x5: depthwise_kxk')
   t.equal(chooseConvKernel(conv2d(32, 32, 28, 3, { group: 32, dilation: 2 }), true), 'depthwise', 'dilated depthwise 3x3: depthwise_kxk')
   t.equal(chooseConvKernel(conv2d(32, 32, 28, 5, { group: 32, stride: 3 }), true), 'direct', 'stride 3: no depthwise kernel')
+  t.equal(chooseConvKernel(conv2d(400, 400, 7, 3, { group: 25 }), true), 'grouped', "RegNetX-400MF's 3x3, 16 channels per group")
+  t.equal(chooseConvKernel(conv2d(128, 128, 56, 3, { group: 32 }), true), 'grouped', "ResNeXt's 3x3, 4 channels per group")
+  t.equal(chooseConvKernel(conv2d(128, 128, 56, 3, { group: 32 }), false), 'im2col', '... only with a constant weight (its filter is packed once)')
+  t.equal(chooseConvKernel(conv2d(240, 480, 28, 1, { group: 3 }), true), 'grouped', "ShuffleNet v1's grouped 1x1")
+  t.equal(chooseConvKernel(conv2d(64, 64, 28, 3, { group: 4, stride: 3 }), true), 'im2col', 'stride 3: per-group im2col')
   t.equal(defaultConvSlices('winograd63', resnet), 1)
   t.equal(defaultConvSlices('im2col', conv2d(3, 32, 224, 3, { stride: 2 })), 1, 'a small column matrix is one slice')
   t.ok(defaultConvSlices('im2col', conv2d(128, 128, 112, 3)) > 4, 'VGG 3x3 128->128 at 112x112 is sliced')

@@ -4,7 +4,7 @@
 // latency for memory per layer without the addon; test/kernels/conv-cost.test.ts checks it against the
 // native numbers on random shapes for every ISA.
 
-export type ConvKernel = 'direct' | 'im2col' | 'gemm1x1' | 'winograd63' | 'winograd23' | 'depthwise' | 'narrow' | 'winograd63_lean' | 'winograd23_lean'
+export type ConvKernel = 'direct' | 'im2col' | 'gemm1x1' | 'winograd63' | 'winograd23' | 'depthwise' | 'narrow' | 'winograd63_lean' | 'winograd23_lean' | 'grouped'
 
 /** The Winograd kernels; the lean ones read the narrow GEMM's raw-sized panels and transform each at run time. */
 export type WinogradKernel = 'winograd63' | 'winograd23' | 'winograd63_lean' | 'winograd23_lean'
@@ -24,6 +24,7 @@ export const convAlgoCode: Readonly<Record<ConvKernel, number>> = {
   narrow: 6,
   winograd63_lean: 7,
   winograd23_lean: 8,
+  grouped: 9,
 }
 
 /** A convolution in the native 3-D form: 1-D and 2-D shapes have leading unit axes (kernel 1, no pad). */
@@ -95,7 +96,39 @@ export function convApplies(kernel: ConvKernel, s: ConvShape): boolean {
       return s.in[0] === 1 && s.out[0] === 1 && s.kernel[0] === 1 && s.dilation[1] === s.dilation[2] &&
         s.group === s.inChannels && s.group === s.outChannels && s.stride[1] === s.stride[2] &&
         (s.stride[1] === 1 || s.stride[1] === 2)
+    case 'grouped': // 2-D, group > 1, equal strides (1 or 2) and dilations (native kernels/grouped/grouped.h)
+      return s.in[0] === 1 && s.out[0] === 1 && s.kernel[0] === 1 && s.group > 1 && s.dilation[1] === s.dilation[2] &&
+        s.stride[1] === s.stride[2] && (s.stride[1] === 1 || s.stride[1] === 2)
   }
+}
+
+/** native/kernels/grouped/grouped.h's scratch target (floats of a band's input rows) and least items per image. */
+const GROUPED_SCRATCH_TARGET = 16384
+const GROUPED_MIN_ITEMS = 8
+
+/**
+ * The grouped kernel's work and scratch (grouped_geometry): output rows per band, bands per (image,
+ * group), and one thread's scratch floats (the taps' offset table, the band's zero-padded input rows
+ * of one group and one row for the stride-2 copy), columns sized for 16 lanes.
+ */
+export function groupedGeometry(s: ConvShape): { bandRows: number; bands: number; scratchFloats: number } {
+  const [kh, kw, d, stride] = [s.kernel[1], s.kernel[2], s.dilation[1], s.stride[1]]
+  const cg = s.inChannels / s.group
+  const [oh, ow] = [s.out[1], s.out[2]]
+  const spanH = (kh - 1) * d + 1
+  const spanW = (kw - 1) * d + 1
+  const widest = Math.max(ow, 16) - 1
+  const copied = s.pad[2] + s.in[2]
+  const cols = stride === 1
+    ? roundUp(Math.max(widest + spanW, copied), 16)
+    : 2 * roundUp(Math.max(widest + Math.floor((spanW - 1) / 2) + 1, ceilDiv(copied, 2)), 16)
+  const fit = Math.floor(GROUPED_SCRATCH_TARGET / (cg * cols))
+  let rows = fit > spanH ? Math.floor((fit - spanH) / stride) + 1 : 1
+  if (s.group < GROUPED_MIN_ITEMS) rows = Math.min(rows, ceilDiv(oh, Math.min(oh, ceilDiv(GROUPED_MIN_ITEMS, s.group))))
+  rows = Math.max(1, Math.min(rows, oh))
+  const inRows = (rows - 1) * stride + spanH
+  const offsetFloats = roundUp(2 * cg * kh * kw, 16) // the taps' offsets, int64
+  return { bandRows: rows, bands: ceilDiv(oh, rows), scratchFloats: offsetFloats + (cg * inRows + 1) * cols }
 }
 
 export interface WinogradGeometry {
@@ -188,6 +221,8 @@ function workspaceBytes(kernel: ConvKernel, s: ConvShape, slices: number, thread
     case 'direct':
     case 'depthwise':
       return 0
+    case 'grouped':
+      return 64 + threads * align64(4 * groupedGeometry(s).scratchFloats)
     case 'im2col': {
       const sp = slicePixels(s, slices)
       const cols = g === undefined ? sp + 15 : roundUp(sp, g.nr)

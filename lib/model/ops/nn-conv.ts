@@ -120,10 +120,13 @@ function isStridedPointwiseOverLargePlane(s: ConvShape): boolean {
  * weight at plan time (its filter is transformed once) and >= 8 input and output channels to amortize
  * its transforms; F(6,3) needs >= 16 6x6 tiles per image to amortize its 7x larger filter (measured on
  * avx2: at 14x14 F(2,3) is 1.7x faster with 128+ channels, from 20x20 up F(6,3) wins), else F(2,3).
- * Grouped convolutions with 1..3 output channels per group are direct (such a GEMM wastes its tile).
+ * Other grouped 2-D convolutions of stride 1 or 2 take the grouped kernel (RegNet, ResNeXt, ShuffleNet
+ * v1: no per-group GEMM, whose tile of mr rows a group's few channels leave mostly empty; see
+ * native/kernels/grouped/grouped.h); the rest with 1..3 output channels per group are direct.
  */
 export function chooseConvKernel(s: ConvShape, constantWeight: boolean): ConvKernel {
   if (convApplies('depthwise', s)) return 'depthwise'
+  if (constantWeight && convApplies('grouped', s)) return 'grouped'
   if (constantWeight && prefersNarrow(s)) return 'narrow'
   if (convApplies('gemm1x1', s)) return s.outChannels / s.group >= 4 ? 'gemm1x1' : 'direct'
   const implicit = constantWeight && prefersImplicitNarrow(s)
@@ -160,7 +163,7 @@ function convCall(ctx: OpContext, s: ConvShape, ints: readonly number[]): Kernel
     ints: [...ints, convAlgoCode[kernel], slices, clamp === undefined ? 0 : 2],
     floats: clamp === undefined ? [] : [clamp.min, clamp.max],
     ...(workspace > 0 ? { workspace } : {}),
-    ...convPrepack(kernel),
+    ...convPrepack(kernel, s.group),
   }
 }
 
@@ -172,12 +175,14 @@ export function convWeightTransform(kernel: ConvKernel): string | undefined {
     narrow: 'conv_narrow_filter',
     winograd63_lean: 'conv_narrow_filter',
     winograd23_lean: 'conv_narrow_filter',
+    grouped: 'grouped_filter',
   }[kernel as string]
 }
 
-function convPrepack(kernel: ConvKernel): Pick<KernelCall, 'prepack'> {
+/** The prepack of `kernel`'s filter: grouped_filter takes the group count. */
+function convPrepack(kernel: ConvKernel, group: number): Pick<KernelCall, 'prepack'> {
   const transform = convWeightTransform(kernel)
-  return transform === undefined ? {} : { prepack: [{ input: 1, transform, ints: [] }] }
+  return transform === undefined ? {} : { prepack: [{ input: 1, transform, ints: kernel === 'grouped' ? [group] : [] }] }
 }
 
 const conv: OpDef = {
@@ -402,7 +407,7 @@ export function withConvKernel(call: KernelCall, c: ConvCallInts, kernel: ConvKe
     ...rest,
     ints,
     ...(workspace > 0 ? { workspace } : {}),
-    ...convPrepack(kernel),
+    ...convPrepack(kernel, c.shape.group),
   }
 }
 

@@ -73,9 +73,9 @@ static Status check_conv_tensors(const OpCall& c, const SpatialAttrs& sa, ConvSh
 // ints: [group, nsp, kernel[nsp], strides[nsp], dilations[nsp], pads_begin[nsp], pads_end[nsp],
 //        algo = 0, slices = 1, act = 0] (auto_pad already resolved into explicit pads; the last three are
 // optional). algo is a ConvAlgo (runtime/conv_cost.h: 0 direct, 1 im2col, 2 gemm1x1, 3 winograd63,
-// 4 winograd23, 5 depthwise, 6 narrow, 7 winograd63_lean, 8 winograd23_lean); for Winograd, W arrives
-// transformed by the prepack winograd_f63_filter / winograd_f23_filter, for narrow and the lean
-// Winograd kernels packed by conv_narrow_filter. slices: input
+// 4 winograd23, 5 depthwise, 6 narrow, 7 winograd63_lean, 8 winograd23_lean, 9 grouped); for Winograd, W
+// arrives transformed by the prepack winograd_f63_filter / winograd_f23_filter, for narrow and the lean
+// Winograd kernels packed by conv_narrow_filter, for grouped by grouped_filter. slices: input
 // slices (im2col, gemm1x1, narrow, Winograd tile blocks). act: 0 none, 1 Relu, 2 Clip with floats [min, max]. Y's spatial dims must equal
 // floor((in + pad_begin + pad_end - ((kernel - 1) * dilation + 1)) / stride) + 1.
 struct ConvPlan {
@@ -97,8 +97,8 @@ static Status read_conv_plan(const OpCall& c, int at, ConvPlan* p) {
     return Status::ok();
 }
 
-// W checks: [M, C/group, kernel...] raw, the transformed Winograd filter [ceil(M/16), a², C, 16], or
-// narrow's panels [ceil(M/16), K, 16].
+// W checks: [M, C/group, kernel...] raw, the transformed Winograd filter [ceil(M/16), a², C, 16],
+// narrow's panels [ceil(M/16), K, 16], or grouped's [group, K, M/group].
 // W is [A, B/group, ...]: Conv's W is [M, C/group, ...], ConvTranspose's [C, M/group, ...].
 static Status check_weight_dims(const TensorView& w, const char* op, char a_name, int64_t a, char b_name,
                                 int64_t b, int64_t groups) {
@@ -132,6 +132,15 @@ static Status check_conv_weight(const TensorView& w, const ConvShape& cs, ConvAl
                            static_cast<long long>(k), w.rank);
         return Status::ok();
     }
+    if (algo == ConvAlgo::grouped) {
+        const int64_t k = cs.in_channels / cs.groups * cs.kernel[0] * cs.kernel[1] * cs.kernel[2];
+        FLEXPIPE_CHECK_ARG(w.rank == 3 && w.dims[0] == cs.groups && w.dims[1] == k && w.dims[2] == cs.out_channels / cs.groups,
+                           "failed to run Conv: grouped needs the packed filter [%lld, %lld, %lld] of grouped_filter "
+                           "(W rank=%d)",
+                           static_cast<long long>(cs.groups), static_cast<long long>(k),
+                           static_cast<long long>(cs.out_channels / cs.groups), w.rank);
+        return Status::ok();
+    }
     return check_weight_dims(w, "Conv", 'M', cs.out_channels, 'C', cs.in_channels, cs.groups);
 }
 
@@ -156,7 +165,7 @@ Status op_conv(const OpCall& c) {
     FLEXPIPE_RETURN_IF_ERROR(read_spatial(c, 1, true, &sa));
     ConvPlan plan;
     FLEXPIPE_RETURN_IF_ERROR(read_conv_plan(c, sa.next, &plan));
-    const bool raw_w = !is_winograd(plan.algo) && plan.algo != ConvAlgo::narrow;
+    const bool raw_w = !is_winograd(plan.algo) && plan.algo != ConvAlgo::narrow && plan.algo != ConvAlgo::grouped;
     ConvShape cs;
     FLEXPIPE_RETURN_IF_ERROR(check_conv_tensors(c, sa, &cs, raw_w));
     FLEXPIPE_RETURN_IF_ERROR(check_conv_weight(c.in[1], cs, plan.algo));

@@ -1,0 +1,204 @@
+// SPDX-License-Identifier: Apache-2.0
+// Grouped convolution (grouped.h) written once over a vector type (simd/vec.h): L = Vec::lanes output
+// columns per vector; the AVX2, AVX-512 and NEON files instantiate it.
+//
+// A call first zeroes its scratch's input rows and writes the taps' offset table (tap (c, ky, kx):
+// channel c's rows, kernel row ky * d, column kx * d; stride 2: the half of kx * d's parity at
+// index kx * d / 2). A work item (image, group, band of output rows) copies the input rows its band
+// reads, of the group's cg channels, between the zeros (stride 2: each row's even columns, then its odd
+// ones), so that every tap of every output column is a plain load at its table offset. Then, per output
+// row, per tile of MT output channels, per step of NV vectors of output columns: MT x NV accumulators
+// start at the bias and take the K taps (per tap NV loads, MT broadcast weights, neighbours in the
+// packed filter, MT x NV FMAs), are clamped and stored once. Tiles: 16, 8, 4, 2, 1 channels as mg
+// decomposes (8 at most with 16 vector registers); steps: NV = 4, 2, 1 as the row allows and the
+// registers hold (MT x NV <= 16 accumulators with 32 vector registers, <= 8 with 16); a row's last
+// columns by one vector overlapping the step before (outputs are written, not accumulated), a row
+// narrower than L by one vector stored through Vec::store_first.
+#pragma once
+
+#include <cstdint>
+#include <cstring>
+
+#include "kernels/grouped/grouped.h"
+
+namespace flexpipe {
+namespace {
+
+template <class Vec>
+struct GroupedRegs {
+    // Accumulators one step may hold: 32-byte vectors are AVX2's 16 registers, the others have 32.
+    static constexpr int budget = sizeof(typename Vec::V) == 32 ? 8 : 16;
+};
+
+// The size of the output-channel tile at m0 (the same decomposition packs and computes).
+template <class Vec>
+inline int grouped_tile(int64_t left) {
+    constexpr int top = GroupedRegs<Vec>::budget;
+    return left >= top ? top : left >= 8 ? 8 : left >= 4 ? 4 : left >= 2 ? 2 : 1;
+}
+
+// Where one row of steps of one tile reads and writes.
+struct GroupedRow {
+    const float* in = nullptr;    // scratch: this output row's input at tap offset 0
+    const int64_t* offs = nullptr;  // per tap (c, ky, kx): its offset from `in` + the output column
+    int64_t taps = 0;             // cg * kh * kw
+    const float* w = nullptr;     // the tile's first output channel in the packed filter [K][mg]
+    int64_t mg = 0;               // floats from one tap's weights to the next
+    const float* bias = nullptr;  // the tile's first bias, or null
+    float* y = nullptr;           // the tile's first output channel, at this output row
+    int64_t out_plane = 0;
+};
+
+// MT channels x NV vectors of output columns from column `at`; a row narrower than L stores its
+// `valid` lanes (valid = L otherwise).
+template <class Vec, int MT, int NV>
+inline void grouped_step(const GroupedRow& r, int64_t at, int64_t valid, const ConvActivation& act) {
+    using V = typename Vec::V;
+    constexpr int L = Vec::lanes;
+    // Every loop over t and j unrolled: an accumulator indexed at run time would live on the stack.
+    V acc[MT][NV];
+#pragma GCC unroll 16
+    for (int t = 0; t < MT; ++t) {
+        const V b = r.bias ? Vec::set1(r.bias[t]) : Vec::zero();
+#pragma GCC unroll 4
+        for (int j = 0; j < NV; ++j) acc[t][j] = b;
+    }
+    const float* base = r.in + at;
+    const float* wp = r.w;
+    for (int64_t i = 0; i < r.taps; ++i, wp += r.mg) {
+        const float* p = base + r.offs[i];
+        V xv[NV];
+#pragma GCC unroll 4
+        for (int j = 0; j < NV; ++j) xv[j] = Vec::load(p + j * L);
+#pragma GCC unroll 16
+        for (int t = 0; t < MT; ++t) {
+            const V wv = Vec::load1(wp + t);
+#pragma GCC unroll 4
+            for (int j = 0; j < NV; ++j) acc[t][j] = Vec::fma(wv, xv[j], acc[t][j]);
+        }
+    }
+    const V lo = Vec::set1(act.lo), hi = Vec::set1(act.hi);
+#pragma GCC unroll 16
+    for (int t = 0; t < MT; ++t) {
+        float* yt = r.y + t * r.out_plane + at;
+#pragma GCC unroll 4
+        for (int j = 0; j < NV; ++j) {
+            V v = acc[t][j];
+            if (act.clamp) v = Vec::clamp(v, lo, hi);  // NaN stays NaN
+            if (valid < L) Vec::store_first(yt, valid, v);
+            else Vec::store(yt + j * L, v);
+        }
+    }
+}
+
+// One output row of one tile of MT channels.
+template <class Vec, int MT>
+inline void grouped_row(int64_t ow, const GroupedRow& r, const ConvActivation& act) {
+    constexpr int L = Vec::lanes;
+    constexpr int wide = GroupedRegs<Vec>::budget / MT;  // vectors per step the registers hold
+    if (ow < L) {
+        grouped_step<Vec, MT, 1>(r, 0, ow, act);
+        return;
+    }
+    int64_t ox = 0;
+    if constexpr (wide >= 4)
+        for (; ox + 4 * L <= ow; ox += 4 * L) grouped_step<Vec, MT, 4>(r, ox, L, act);
+    if constexpr (wide >= 2)
+        for (; ox + 2 * L <= ow; ox += 2 * L) grouped_step<Vec, MT, 2>(r, ox, L, act);
+    for (; ox < ow; ox += L) grouped_step<Vec, MT, 1>(r, ox + L <= ow ? ox : ow - L, L, act);
+}
+
+template <class Vec>
+inline void grouped_row_tiles(const GroupedShape& s, GroupedRow r, const ConvActivation& act) {
+    const float* w0 = r.w;
+    const float* b0 = r.bias;
+    float* y0 = r.y;
+    for (int64_t m0 = 0; m0 < s.mg;) {
+        const int mt = grouped_tile<Vec>(s.mg - m0);
+        r.w = w0 + m0;
+        r.bias = b0 ? b0 + m0 : nullptr;
+        r.y = y0 + m0 * r.out_plane;
+        switch (mt) {
+            case 16: grouped_row<Vec, (GroupedRegs<Vec>::budget >= 16 ? 16 : 8)>(s.ow, r, act); break;
+            case 8: grouped_row<Vec, 8>(s.ow, r, act); break;
+            case 4: grouped_row<Vec, 4>(s.ow, r, act); break;
+            case 2: grouped_row<Vec, 2>(s.ow, r, act); break;
+            default: grouped_row<Vec, 1>(s.ow, r, act); break;
+        }
+        m0 += mt;
+    }
+}
+
+// Input rows [iy0, iy0 + in_rows) of the group's channels into `in`, whose padding is zero from the
+// call's first memset: a row inside the input is copied to columns [pad_left, pad_left + w) (stride
+// 2: into `row`, then its even and odd columns into the two halves, all of them), a row outside is
+// zeroed (a band before may have left one there).
+template <class Vec>
+inline void grouped_fill(const GroupedShape& s, const GroupedGeometry& g, const float* xg, int64_t iy0, float* in,
+                         float* row) {
+    constexpr int L = Vec::lanes;
+    const int64_t half = g.cols / 2;
+    for (int64_t c = 0; c < s.cg; ++c) {
+        const float* xc = xg + c * s.h * s.w;
+        for (int64_t r = 0; r < g.in_rows; ++r) {
+            float* dst = in + (c * g.in_rows + r) * g.cols;
+            const int64_t iy = iy0 + r;
+            if (iy < 0 || iy >= s.h) {
+                std::memset(dst, 0, static_cast<size_t>(g.cols) * sizeof(float));
+                continue;
+            }
+            if (s.stride == 1) {
+                std::memcpy(dst + s.pad_left, xc + iy * s.w, static_cast<size_t>(s.w) * sizeof(float));
+                continue;
+            }
+            std::memcpy(row + s.pad_left, xc + iy * s.w, static_cast<size_t>(s.w) * sizeof(float));
+            // half is a multiple of 16 >= L: whole vectors; load_evens reads row[2 i, 2 i + 2 L - 1).
+            for (int64_t i = 0; i < half; i += L) {
+                Vec::store(dst + i, Vec::load_evens(row + 2 * i));
+                if (2 * i + 2 * L < g.cols) {
+                    Vec::store(dst + half + i, Vec::load_evens(row + 2 * i + 1));
+                } else {  // the last odd vector would read one float past the row
+                    for (int64_t j = 0; j < L; ++j) dst[half + i + j] = row[2 * (i + j) + 1];
+                }
+            }
+        }
+    }
+}
+
+template <class Vec>
+void grouped_conv_vec(const GroupedShape& s, const float* x, const float* w, const float* bias, float* y,
+                      const ConvActivation& act, float* scratch, int64_t item_begin, int64_t item_end) {
+    const GroupedGeometry g = grouped_geometry(s);
+    const int64_t K = s.cg * s.kh * s.kw, out_plane = s.oh * s.ow, half = g.cols / 2;
+    int64_t* offs = reinterpret_cast<int64_t*>(scratch);
+    float* in = scratch + g.offset_floats;
+    float* row = in + s.cg * g.in_rows * g.cols;
+    std::memset(in, 0, static_cast<size_t>(g.scratch_floats - g.offset_floats) * sizeof(float));
+    for (int64_t c = 0, i = 0; c < s.cg; ++c)
+        for (int64_t ky = 0; ky < s.kh; ++ky)
+            for (int64_t kx = 0; kx < s.kw; ++kx, ++i) {
+                const int64_t dx = kx * s.dilation;
+                offs[i] = c * g.in_rows * g.cols + ky * s.dilation * g.cols + (s.stride == 1 ? dx : (dx & 1) * half + (dx >> 1));
+            }
+    for (int64_t item = item_begin; item < item_end; ++item) {
+        const int64_t ng = item / g.bands, band = item % g.bands;  // ng = n * groups + group
+        const int64_t grp = ng % s.groups;
+        const int64_t oy0 = band * g.band_rows, oy1 = oy0 + g.band_rows < s.oh ? oy0 + g.band_rows : s.oh;
+        grouped_fill<Vec>(s, g, x + ng * s.cg * s.h * s.w, oy0 * s.stride - s.pad_top, in, row);
+        for (int64_t oy = oy0; oy < oy1; ++oy) {
+            GroupedRow r;
+            r.in = in + (oy - oy0) * s.stride * g.cols;
+            r.offs = offs;
+            r.taps = K;
+            r.w = w + grp * K * s.mg;
+            r.mg = s.mg;
+            r.bias = bias ? bias + grp * s.mg : nullptr;
+            r.y = y + ng * s.mg * out_plane + oy * s.ow;
+            r.out_plane = out_plane;
+            grouped_row_tiles<Vec>(s, r, act);
+        }
+    }
+}
+
+}  // namespace
+}  // namespace flexpipe
