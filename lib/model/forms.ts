@@ -28,10 +28,12 @@ export function formShape(dtype: DType, dims: readonly number[], form: string, n
       return winograd(64)
     case 'winograd_f23_filter':
       return winograd(16)
-    case 'conv_narrow_filter': // [M, C, kernel...] -> 16-channel panels [ceil(M / 16), C * kernel volume, 16]
-      return { dtype: 'float32', dims: [Math.ceil(dims[0]! / 16), numel(dims) / dims[0]!, 16] }
-    case 'grouped_filter': // [M, C / group, kh, kw] -> [group, C / group * kh * kw, M / group]
-      return { dtype: 'float32', dims: [p.ints[0]!, numel(dims) / dims[0]!, dims[0]! / p.ints[0]!] }
+    case 'conv_narrow_filter': // [M, C, kernel...] -> 16-channel panels [ceil(M / 16), C * kernel volume (or window taps), 16]
+      return { dtype: 'float32', dims: [Math.ceil(dims[0]! / 16), perChannel(dims, p.ints), 16] }
+    case 'conv_window': // [M, C, KH, KW] -> [M, C, ky1 - ky0, kx1 - kx0]
+      return { dtype: 'float32', dims: [dims[0]!, dims[1]!, p.ints[1]! - p.ints[0]!, p.ints[3]! - p.ints[2]!] }
+    case 'grouped_filter': // [M, C / group, kh, kw] -> [group, C / group * kh * kw (or window taps), M / group]
+      return { dtype: 'float32', dims: [p.ints[0]!, perChannel(dims, p.ints.slice(1)), dims[0]! / p.ints[0]!] }
     case 'gemm_pack_b': {
       const transposed = p.ints[0] === 1
       const k = transposed ? dims[1]! : dims[0]!
@@ -41,6 +43,12 @@ export function formShape(dtype: DType, dims: readonly number[], form: string, n
     default:
       return undefined
   }
+}
+
+/** Floats per output channel of a conv filter, or of its tap window [ky0, ky1, kx0, kx1] when given. */
+function perChannel(dims: readonly number[], window: readonly number[]): number {
+  if (window.length !== 4) return numel(dims) / dims[0]!
+  return dims[1]! * (window[1]! - window[0]!) * (window[3]! - window[2]!)
 }
 
 export function formBytes(s: FormShape): number {

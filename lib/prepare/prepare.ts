@@ -17,7 +17,6 @@ import { stat } from 'node:fs/promises'
 import { availableParallelism } from 'node:os'
 import { basename } from 'node:path'
 import { ArgumentError, MemoryBudgetError } from '../errors.js'
-import { attrInt } from '../model/attrs.js'
 import { fuseActivations } from '../model/fuse-activations.js'
 import { fuseConvDepthwise } from '../model/fuse-conv-depthwise.js'
 import { fuseConvPools } from '../model/fuse-conv-pool.js'
@@ -29,7 +28,7 @@ import { hostTensor } from '../model/values.js'
 import { binding } from '../native/binding.js'
 import { PackageWriter, padToBlob, rewritePackageMeta, type BlobEntry } from '../package/index.js'
 import { profilePackage } from './measure-budget-device.js'
-import { constantHost } from '../model/constant-data.js'
+import { constantHost, prepackKey } from '../model/constant-data.js'
 import { runPrepack } from '../runtime/prepack.js'
 import { checkSupported } from '../model/ops/registry.js'
 import { foldNative } from '../runtime/fold-native.js'
@@ -142,19 +141,31 @@ export async function prepare(modelPath: string, outPath: string, options: Prepa
   const virtual = new Map<string, BlobEntry>()
   const stored = new Map<string, { dtype: StoredConstant['dtype']; dims: number[]; forms: Record<string, string> }>()
   const blobName = (name: string, form: string): string => (form === 'raw' ? name : `${name}${form}`)
-  // The grouped kernel's packed filter takes the group count of the Convs reading the weight.
-  const groupsOf = new Map<string, Set<number>>()
-  for (const node of planned.graph.nodes) {
-    const group = node.opType === 'Conv' ? attrInt(node, 'group', 1) : 1
-    const w = node.inputs[1]
-    if (group > 1 && w !== undefined) groupsOf.set(w, (groupsOf.get(w) ?? new Set<number>()).add(group))
+  // Forms that depend on the layer, not only on the weight: the grouped kernel's filter packed for the
+  // Conv's group count, and filters cut to their live taps (conv-taps.ts), in the form the default
+  // kernel reads and in the raw and narrow forms the planner's other kernels read.
+  const layerForms = new Map<string, Set<string>>()
+  const addForm = (name: string | undefined, form: string): void => {
+    if (name !== undefined) layerForms.set(name, (layerForms.get(name) ?? new Set<string>()).add(form))
+  }
+  for (const step of inferred.steps) {
+    const call = step.kernel
+    if (call?.op !== 'Conv') continue
+    for (const p of call.prepack ?? []) {
+      const name = step.node.inputs[p.input]
+      addForm(name, prepackKey(p))
+      const cut = p.transform === 'grouped_filter' ? p.ints.slice(1) : p.ints
+      if (p.transform === 'conv_window' || cut.length === 4) {
+        addForm(name, `#conv_window(${cut.join(',')})`)
+        addForm(name, `#conv_narrow_filter(${cut.join(',')})`)
+      }
+    }
   }
   const formsOf = (name: string, v: ValueInfo): Record<string, string> => {
     const forms: Record<string, string> = {}
-    const grouped = [...(groupsOf.get(name) ?? [])].map((g) => `#grouped_filter(${g})`)
-    for (const form of ['raw', '#winograd_f63_filter()', '#winograd_f23_filter()', '#conv_narrow_filter()', '#gemm_pack_b(0)', '#gemm_pack_b(1)', ...grouped]) {
+    for (const form of ['raw', '#winograd_f63_filter()', '#winograd_f23_filter()', '#conv_narrow_filter()', '#gemm_pack_b(0)', '#gemm_pack_b(1)', ...(layerForms.get(name) ?? [])]) {
       const convWeight = v.dims.length >= 3 && v.dims.length <= 5
-      const fits = form === 'raw' || (v.dims.length === 4 && (form.startsWith('#winograd') || form.startsWith('#grouped'))) || (convWeight && form.startsWith('#conv_narrow')) || (v.dims.length === 2 && form.startsWith('#gemm'))
+      const fits = form === 'raw' || (v.dims.length === 4 && (form.startsWith('#winograd') || form.startsWith('#grouped') || form.startsWith('#conv_window'))) || (convWeight && form.startsWith('#conv_narrow')) || (v.dims.length === 2 && form.startsWith('#gemm'))
       const shape = fits ? formShape(v.dtype, v.dims as number[], form, nr) : undefined
       if (shape === undefined) continue
       const b = blobName(name, form)
@@ -190,7 +201,11 @@ export async function prepare(modelPath: string, outPath: string, options: Prepa
     if (layer.step.node.opType !== 'Conv') continue
     const w = layer.step.node.inputs[1] ?? ''
     const s = stored.get(w)
-    if (s?.forms.raw !== undefined) needed.add(s.forms.raw)
+    // the raw filter, or for one cut to its live taps (conv-taps.ts) the raw cut
+    const cut = layer.step.kernel?.prepack?.find((p) => p.input === 1)
+    const window = cut === undefined ? [] : cut.transform === 'grouped_filter' ? cut.ints.slice(1) : cut.ints
+    const raw = cut !== undefined && (cut.transform === 'conv_window' || window.length === 4) ? s?.forms[`#conv_window(${window.join(',')})`] : s?.forms.raw
+    if (raw !== undefined) needed.add(raw)
     const narrow = s?.forms['#conv_narrow_filter()']
     if (narrow !== undefined && layer.defaultKernel.startsWith('winograd') && layer.options.some((o) => o.sliced?.form === '#conv_narrow_filter()')) needed.add(narrow)
   }

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 // Conv and ConvTranspose (float32, 1-D to 3-D spatial): output dims, pads resolution, native encoding,
 // and the choice of convolution algorithm per shape (depthwise, narrow GEMM, 1x1 GEMM, Winograd, im2col, direct).
-import { convAlgoCode, convApplies, convCost, convDepthwiseWorkspaceBytes, convPoolWorkspaceBytes, convTransposeWorkspaceBytes, defaultConvTransposeSlices, slicePixels, type ConvKernel, type ConvShape } from './conv-cost.js'
+import { convAlgoCode, convApplies, convCost, convDepthwiseWorkspaceBytes, convPoolWorkspaceBytes, convTransposeWorkspaceBytes, defaultConvTransposeSlices, isWinograd, slicePixels, type ConvKernel, type ConvShape } from './conv-cost.js'
 import { attrInt, attrInts } from '../attrs.js'
 import { concrete, dimAdd, dimMul, dimSub, isConcrete } from '../dims.js'
 import { fusedClamp } from '../fuse-activations.js'
@@ -12,6 +12,7 @@ import { maxKernelThreads } from './nn-matmul.js'
 import { info, type KernelCall, type OpContext, type OpDef, type OpResult } from './op-def.js'
 import { input, optionalInput, shapeError, unsupported } from './op-util.js'
 import { type Window, windowAttrs, windowInts, windowOutDims, windowPads } from './nn-spatial.js'
+import { tapWindowInts, trimDeadTaps, type TapWindow } from './conv-taps.js'
 
 /** X and W checked for float32 and equal rank 3..5; returns the spatial rank. */
 function convOperands(ctx: OpContext): { x: ValueInfo; w: ValueInfo; nsp: number } {
@@ -151,9 +152,9 @@ export function defaultConvSlices(kernel: ConvKernel, s: ConvShape): number {
  * The native Conv call: chosen algorithm, its slices, workspace (for maxKernelThreads), prepack, and the
  * clamp of an activation fused into the node (lib/model/fuse-activations.ts) as the kernels' epilogue.
  */
-function convCall(ctx: OpContext, s: ConvShape, ints: readonly number[]): KernelCall {
+function convCall(ctx: OpContext, s: ConvShape, ints: readonly number[], window?: TapWindow): KernelCall {
   const constant = ctx.inputs[1]?.tensor !== undefined
-  const kernel = chooseConvKernel(s, constant)
+  const kernel = window === undefined ? chooseConvKernel(s, constant) : chooseTrimmedKernel(s)
   const slices = defaultConvSlices(kernel, s)
   const workspace = convCost(kernel, s, slices, { threads: maxKernelThreads }).workspaceBytes
   const clamp = fusedClamp(ctx.node)
@@ -163,8 +164,18 @@ function convCall(ctx: OpContext, s: ConvShape, ints: readonly number[]): Kernel
     ints: [...ints, convAlgoCode[kernel], slices, clamp === undefined ? 0 : 2],
     floats: clamp === undefined ? [] : [clamp.min, clamp.max],
     ...(workspace > 0 ? { workspace } : {}),
-    ...convPrepack(kernel, s.group),
+    ...convPrepack(kernel, s.group, window),
   }
+}
+
+/**
+ * The algorithm for a convolution whose filter was cut to its live taps: as for any other, but not
+ * Winograd, whose filter transforms take a whole 3x3 kernel (a cut 5x5 that happens to be 3x3).
+ */
+function chooseTrimmedKernel(s: ConvShape): ConvKernel {
+  const kernel = chooseConvKernel(s, true)
+  if (!isWinograd(kernel)) return kernel
+  return convApplies('narrow', s) ? 'narrow' : 'im2col'
 }
 
 /** The prepack transform `kernel` reads its filter through (Winograd's, narrow's panels), if any. */
@@ -179,10 +190,25 @@ export function convWeightTransform(kernel: ConvKernel): string | undefined {
   }[kernel as string]
 }
 
-/** The prepack of `kernel`'s filter: grouped_filter takes the group count. */
-function convPrepack(kernel: ConvKernel, group: number): Pick<KernelCall, 'prepack'> {
+/**
+ * The prepack of `kernel`'s filter: grouped_filter takes the group count; a filter cut to a window of
+ * live taps takes the window's ints (conv_window for the kernels that read a raw filter).
+ */
+function convPrepack(kernel: ConvKernel, group: number, window?: TapWindow): Pick<KernelCall, 'prepack'> {
   const transform = convWeightTransform(kernel)
-  return transform === undefined ? {} : { prepack: [{ input: 1, transform, ints: kernel === 'grouped' ? [group] : [] }] }
+  const cut = window === undefined ? [] : tapWindowInts(window)
+  if (transform === undefined) return window === undefined ? {} : { prepack: [{ input: 1, transform: 'conv_window', ints: cut }] }
+  return { prepack: [{ input: 1, transform, ints: kernel === 'grouped' ? [group, ...cut] : cut }] }
+}
+
+/** The tap window a Conv call's filter was cut to, from its prepack's ints. */
+function windowOfCall(call: KernelCall): TapWindow | undefined {
+  const p = call.prepack?.find((q) => q.input === 1)
+  if (p === undefined) return undefined
+  const at = p.transform === 'grouped_filter' ? 1 : 0
+  if (p.ints.length !== at + 4) return undefined
+  const [ky0, ky1, kx0, kx1] = p.ints.slice(at) as [number, number, number, number]
+  return { ky0, ky1, kx0, kx1 }
 }
 
 const conv: OpDef = {
@@ -208,7 +234,11 @@ const conv: OpDef = {
       outputs: [info('float32', out)],
       kernel: () => {
         const { s, begin, end } = concreteConv(ctx, x, group, win, out)
-        return convCall(ctx, s, [group, ...windowInts(win, begin, end)])
+        // Taps that only ever read padding are trimmed from a constant 2-D filter (conv-taps.ts).
+        const trimmed = nsp === 2 && ctx.inputs[1]?.tensor !== undefined ? trimDeadTaps(s, [end[0]!, end[1]!]) : undefined
+        if (trimmed === undefined) return convCall(ctx, s, [group, ...windowInts(win, begin, end)])
+        const cut: Window = { ...win, kernel: [trimmed.shape.kernel[1], trimmed.shape.kernel[2]] }
+        return convCall(ctx, trimmed.shape, [group, ...windowInts(cut, [trimmed.shape.pad[1], trimmed.shape.pad[2]], trimmed.padEnd)], trimmed.window)
       },
     }
   },
@@ -373,6 +403,8 @@ export interface ConvCallInts {
   readonly slices: number
   /** Index of the algo int (slices follows it). */
   readonly algoAt: number
+  /** The window of live taps its filter was cut to (conv-taps.ts), if it was. */
+  readonly window?: TapWindow
 }
 
 const convKernelOfCode = new Map(Object.entries(convAlgoCode).map(([k, v]) => [v, k as ConvKernel]))
@@ -384,7 +416,8 @@ export function decodeConvCall(call: KernelCall, x: readonly number[], y: readon
   const algoAt = conv.next
   const kernel = convKernelOfCode.get(call.ints[algoAt]!)
   if (call.op !== 'Conv' || kernel === undefined) throw new Error(`decodeConvCall: not a Conv call (${call.op})`)
-  return { shape: convShape(x, y[1]!, group, conv.win, y.slice(2), conv.begin), kernel, slices: call.ints[algoAt + 1]!, algoAt }
+  const window = windowOfCall(call)
+  return { shape: convShape(x, y[1]!, group, conv.win, y.slice(2), conv.begin), kernel, slices: call.ints[algoAt + 1]!, algoAt, ...(window === undefined ? {} : { window }) }
 }
 
 /** A spatial block of a call's ints (windowInts's layout, pads_end included) at `at`, and the index after it. */
@@ -407,7 +440,7 @@ export function withConvKernel(call: KernelCall, c: ConvCallInts, kernel: ConvKe
     ...rest,
     ints,
     ...(workspace > 0 ? { workspace } : {}),
-    ...convPrepack(kernel, c.shape.group),
+    ...convPrepack(kernel, c.shape.group, c.window),
   }
 }
 

@@ -291,7 +291,7 @@ function emitSliced(b: Builder, step: Step, o: StepOption, call: KernelCall, sli
       // The panel-major forms, Winograd's [panels, a², C, 16] and the narrow GEMM's [panels, K, 16]
       // (which the lean Winograd kernels read too): whole 16-channel panels (c0 is a multiple of 16,
       // the slicing unit of every kernel reading them)
-      const panelForm = sl.form.startsWith('#winograd_') || sl.form === '#conv_narrow_filter()'
+      const panelForm = sl.form.startsWith('#winograd_') || sl.form.startsWith('#conv_narrow_filter(')
       const panels = panelForm && wShape.dims[wShape.dims.length - 1] === 16 && wShape.dims[0] === Math.ceil(y[1]! / 16)
       if (panels) {
         const panelBytes = (numel(wShape.dims) / wShape.dims[0]!) * 4

@@ -78,6 +78,64 @@ inline void kxk_store(float* yr, int64_t ow, int64_t at, typename Vec::V acc, co
     for (int64_t i = 0; i < ow; ++i) yr[i] = lanes[i];
 }
 
+// R output rows x L columns from the padded copy (scratch row r = input row r - pad_top): acc[j] is
+// output row oy + j, column `at`. R rows give 2 R independent FMA chains (a lone row's two chains wait
+// on the FMA latency); a tap's weight is broadcast once for the R rows.
+template <class Vec, int R, int S>
+inline void kxk_rows(const DepthwiseShape& s, const float* pad, int64_t cols, int64_t oy, int64_t at, const float* wc,
+                     float b, typename Vec::V (&out)[R]) {
+    using V = typename Vec::V;
+    V acc[R][2];
+#pragma GCC unroll 4
+    for (int j = 0; j < R; ++j) acc[j][0] = Vec::set1(b), acc[j][1] = Vec::zero();
+    const float* base = pad + oy * S * cols + at * S;
+    // Tap pairs (kx, kx + 1) into the two chains of each row: a chain picked at run time would put the
+    // accumulators on the stack.
+    auto tap = [&](const float* p, const float* wt, int c) {
+        const V w = Vec::load1(wt);
+#pragma GCC unroll 4
+        for (int j = 0; j < R; ++j) {
+            const float* q = p + j * S * cols;
+            acc[j][c] = Vec::fma(w, S == 1 ? Vec::load(q) : Vec::load_strided(q, S), acc[j][c]);
+        }
+    };
+    for (int64_t ky = 0; ky < s.kh; ++ky) {
+        const float* row = base + ky * s.dilation * cols;
+        const float* wr = wc + ky * s.kw;
+        int64_t kx = 0;
+        for (; kx + 1 < s.kw; kx += 2) {
+            tap(row + kx * s.dilation, wr + kx, 0);
+            tap(row + (kx + 1) * s.dilation, wr + kx + 1, 1);
+        }
+        if (kx < s.kw) tap(row + kx * s.dilation, wr + kx, 0);
+    }
+#pragma GCC unroll 4
+    for (int j = 0; j < R; ++j) out[j] = Vec::add(acc[j][0], acc[j][1]);
+}
+
+// Output rows [oy, oy + R) of one plane from its padded copy.
+template <class Vec, int R, int S>
+inline void kxk_row_block(const DepthwiseShape& s, const float* pad, int64_t cols, int64_t oy, const float* wc, float b,
+                          float* yp, const ConvActivation& act, typename Vec::V vlo, typename Vec::V vhi) {
+    constexpr int L = Vec::lanes;
+    typename Vec::V out[R];
+    for (int64_t ox = 0; ox < s.ow; ox += L) {
+        const int64_t at = ox + L > s.ow && s.ow >= L ? s.ow - L : ox;
+        kxk_rows<Vec, R, S>(s, pad, cols, oy, at, wc, b, out);
+#pragma GCC unroll 4
+        for (int j = 0; j < R; ++j) kxk_store<Vec>(yp + (oy + j) * s.ow, s.ow, at, out[j], act, vlo, vhi);
+    }
+}
+
+template <class Vec, int S>
+inline void kxk_plane_rows(const DepthwiseShape& s, const float* pad, int64_t cols, const float* wc, float b, float* yp,
+                           const ConvActivation& act, typename Vec::V vlo, typename Vec::V vhi) {
+    int64_t oy = 0;
+    for (; oy + 4 <= s.oh; oy += 4) kxk_row_block<Vec, 4, S>(s, pad, cols, oy, wc, b, yp, act, vlo, vhi);
+    for (; oy + 2 <= s.oh; oy += 2) kxk_row_block<Vec, 2, S>(s, pad, cols, oy, wc, b, yp, act, vlo, vhi);
+    for (; oy < s.oh; ++oy) kxk_row_block<Vec, 1, S>(s, pad, cols, oy, wc, b, yp, act, vlo, vhi);
+}
+
 template <class Vec>
 void depthwise_kxk_vec(const DepthwiseShape& s, const float* x, const float* w, const float* bias, float* y,
                        const ConvActivation& act, int64_t plane_begin, int64_t plane_end) {
@@ -115,14 +173,8 @@ void depthwise_kxk_vec(const DepthwiseShape& s, const float* x, const float* w, 
                 const int64_t r = iy + s.pad_top;
                 if (r >= 0 && r < g.rows) std::memcpy(pad + r * g.cols + s.pad_left, xp + iy * s.w, static_cast<size_t>(s.w) * sizeof(float));
             }
-            for (int64_t oy = 0; oy < s.oh; ++oy) {
-                for (int64_t ky = 0; ky < s.kh; ++ky) rows[ky] = pad + (oy * s.stride + ky * s.dilation) * g.cols;
-                float* yr = yp + oy * s.ow;
-                for (int64_t ox = 0; ox < s.ow; ox += L) {
-                    const int64_t at = ox + L > s.ow && s.ow >= L ? s.ow - L : ox;
-                    kxk_store<Vec>(yr, s.ow, at, kxk_step<Vec>(s, rows, at * s.stride, wv, b), act, vlo, vhi);
-                }
-            }
+            if (s.stride == 1) kxk_plane_rows<Vec, 1>(s, pad, g.cols, wc, b, yp, act, vlo, vhi);
+            else kxk_plane_rows<Vec, 2>(s, pad, g.cols, wc, b, yp, act, vlo, vhi);
             continue;
         }
         for (int64_t oy = 0; oy < s.oh; ++oy) {
