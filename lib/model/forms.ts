@@ -30,6 +30,8 @@ export function formShape(dtype: DType, dims: readonly number[], form: string, n
       return winograd(16)
     case 'conv_narrow_filter': // [M, C, kernel...] -> 16-channel panels [ceil(M / 16), C * kernel volume (or window taps), 16]
       return { dtype: 'float32', dims: [Math.ceil(dims[0]! / 16), perChannel(dims, p.ints), 16] }
+    case 'conv_taps_filter': // [M, C, KH, KW] -> [KH * KW (or window taps), M, C]
+      return { dtype: 'float32', dims: [p.ints.length === 4 ? (p.ints[1]! - p.ints[0]!) * (p.ints[3]! - p.ints[2]!) : dims[2]! * dims[3]!, dims[0]!, dims[1]!] }
     case 'conv_window': // [M, C, KH, KW] -> [M, C, ky1 - ky0, kx1 - kx0]
       return { dtype: 'float32', dims: [dims[0]!, dims[1]!, p.ints[1]! - p.ints[0]!, p.ints[3]! - p.ints[2]!] }
     case 'grouped_filter': // [M, C / group, kh, kw] -> [group, C / group * kh * kw (or window taps), M / group]

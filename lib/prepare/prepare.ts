@@ -165,7 +165,7 @@ export async function prepare(modelPath: string, outPath: string, options: Prepa
     const forms: Record<string, string> = {}
     for (const form of ['raw', '#winograd_f63_filter()', '#winograd_f23_filter()', '#conv_narrow_filter()', '#gemm_pack_b(0)', '#gemm_pack_b(1)', ...(layerForms.get(name) ?? [])]) {
       const convWeight = v.dims.length >= 3 && v.dims.length <= 5
-      const fits = form === 'raw' || (v.dims.length === 4 && (form.startsWith('#winograd') || form.startsWith('#grouped') || form.startsWith('#conv_window'))) || (convWeight && form.startsWith('#conv_narrow')) || (v.dims.length === 2 && form.startsWith('#gemm'))
+      const fits = form === 'raw' || (v.dims.length === 4 && (form.startsWith('#winograd') || form.startsWith('#grouped') || form.startsWith('#conv_window') || form.startsWith('#conv_taps'))) || (convWeight && form.startsWith('#conv_narrow')) || (v.dims.length === 2 && form.startsWith('#gemm'))
       const shape = fits ? formShape(v.dtype, v.dims as number[], form, nr) : undefined
       if (shape === undefined) continue
       const b = blobName(name, form)

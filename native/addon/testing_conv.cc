@@ -124,6 +124,12 @@ Napi::Value conv_run(const Napi::CallbackInfo& info) {
         u.resize(static_cast<size_t>(winograd_filter_floats(a, M, C)));
         (a == ConvAlgo::winograd63 ? winograd_f32_f63_filter__ref : winograd_f32_f23_filter__ref)(w, M, C, u.data());
         args.w = u.data();
+    } else if (a == ConvAlgo::taps) {
+        u.resize(static_cast<size_t>(M * C * kvol));
+        for (int64_t t = 0; t < kvol; ++t)
+            for (int64_t m = 0; m < M; ++m)
+                for (int64_t c = 0; c < C; ++c) u[static_cast<size_t>((t * M + m) * C + c)] = w[(m * C + c) * kvol + t];
+        args.w = u.data();
     } else if (a == ConvAlgo::grouped) {
         u.resize(static_cast<size_t>(M * (C / s.groups) * kvol));
         grouped_pack_filter(w, s.groups, M / s.groups, C / s.groups * kvol, u.data());

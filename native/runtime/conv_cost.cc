@@ -4,6 +4,7 @@
 
 #include "runtime/gemm_driver.h"
 #include "runtime/conv_narrow.h"
+#include "runtime/conv_taps.h"
 
 namespace flexpipe {
 
@@ -22,6 +23,7 @@ const char* conv_algo_name(ConvAlgo a) {
         case ConvAlgo::winograd63_lean: return "winograd63_lean";
         case ConvAlgo::winograd23_lean: return "winograd23_lean";
         case ConvAlgo::grouped: return "grouped";
+        case ConvAlgo::taps: return "taps";
     }
     return "unknown";
 }
@@ -54,6 +56,8 @@ bool conv_algo_applies(ConvAlgo a, const ConvShape& s) {
         case ConvAlgo::grouped:  // kernels/grouped/grouped.h: 2-D, group > 1, equal strides (1 or 2) and dilations
             return s.in[0] == 1 && s.out[0] == 1 && s.kernel[0] == 1 && s.groups > 1 && s.dilation[1] == s.dilation[2] &&
                    s.stride[1] == s.stride[2] && (s.stride[1] == 1 || s.stride[1] == 2);
+        case ConvAlgo::taps:  // runtime/conv_taps.h: 2-D, group 1
+            return s.in[0] == 1 && s.out[0] == 1 && s.kernel[0] == 1 && s.groups == 1;
     }
     return false;
 }
@@ -131,6 +135,10 @@ ConvCost conv_cost(ConvAlgo a, const ConvShape& s, int64_t slices, int threads, 
             break;
         case ConvAlgo::grouped:
             c.workspace_bytes = 64 + p * round_up(4 * grouped_geometry(grouped_shape(s)).scratch_floats, 64);
+            break;
+        case ConvAlgo::taps:
+            c.workspace_bytes = conv_taps_workspace_bytes(gk, s, static_cast<int>(p));
+            c.flops = 2 * s.batch * s.out_channels * s.in_channels * conv_taps_geometry(s).tap_pixels;
             break;
         case ConvAlgo::im2col: {
             const Im2colGeometry g = im2col_geometry(s, slices);

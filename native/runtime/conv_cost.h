@@ -25,10 +25,13 @@
 //   grouped: 64 + P * round_up(4 * scratch_floats, 64), grouped_geometry (kernels/grouped/grouped.h): the
 //       group's repacked weights (M / group * K floats) and one band's zero-padded input rows of C / group
 //       channels (about 64 KiB) per thread.
+//   taps: conv_taps_workspace_bytes (runtime/conv_taps.h): 64 + round_up(4 C Rmax, 64) + round_up(4 M Rmax, 64)
+//       + the GEMM's workspace, Rmax the largest output rectangle of a tap that is copied.
 //   direct, depthwise: 0.
 // The GEMM part depends on the ISA's blocking (mr, nr, mc, kc of GemmKernels); the TS mirror takes the
 // blocking as a parameter and defaults to an upper bound over every ISA.
-// FLOPs count multiply and add separately: 2 * N * M * K * pixels for direct, im2col and gemm1x1;
+// FLOPs count multiply and add separately: 2 * N * M * K * pixels for direct, im2col and gemm1x1
+// (taps: 2 * N * M * C * the tap-pixels it computes);
 // Winograd adds its transforms as dense matrix products (nonzeros of Bᵀ and Aᵀ, twice per pass) to
 // 2 * a² * C * M * tiles; the lean forms add the filter transform (f1d flops of one 1-D pass, 19 for
 // F(6,3) and 6 for F(2,3), times 3 + a passes) per output channel (rounded up to 16) and input channel,
@@ -48,9 +51,9 @@ namespace flexpipe {
 // filter's bytes, and keep most of Winograd's speed).
 enum class ConvAlgo : int {
     direct = 0, im2col = 1, gemm1x1 = 2, winograd63 = 3, winograd23 = 4, depthwise = 5, narrow = 6,
-    winograd63_lean = 7, winograd23_lean = 8, grouped = 9
+    winograd63_lean = 7, winograd23_lean = 8, grouped = 9, taps = 10
 };
-constexpr int conv_algo_count = 10;
+constexpr int conv_algo_count = 11;
 const char* conv_algo_name(ConvAlgo a);
 inline bool is_winograd(ConvAlgo a) {
     return a == ConvAlgo::winograd63 || a == ConvAlgo::winograd23 || a == ConvAlgo::winograd63_lean ||

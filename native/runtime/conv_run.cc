@@ -7,6 +7,7 @@
 #include "common/align.h"
 #include "runtime/conv_gemm.h"
 #include "runtime/conv_narrow.h"
+#include "runtime/conv_taps.h"
 #include "runtime/parallel.h"
 
 namespace flexpipe {
@@ -82,6 +83,8 @@ Status conv_run(const KernelTable& k, ConvAlgo a, const ConvShape& s, const Conv
             });
             return Status::ok();
         }
+        case ConvAlgo::taps:
+            return conv_taps(k.gemm, s, args, ws_bytes);
         case ConvAlgo::direct:
             break;
     }

@@ -37,7 +37,7 @@ interface Shape {
   pb: number
   pr: number
 }
-type Algo = 'direct' | 'im2col' | 'gemm1x1' | 'winograd63' | 'winograd23' | 'depthwise' | 'narrow' | 'winograd63_lean' | 'winograd23_lean' | 'grouped'
+type Algo = 'direct' | 'im2col' | 'gemm1x1' | 'winograd63' | 'winograd23' | 'depthwise' | 'narrow' | 'winograd63_lean' | 'winograd23_lean' | 'grouped' | 'taps'
 
 const tolScale: Record<Algo, number> = {
   direct: 16 * 2 ** -20,
@@ -46,6 +46,7 @@ const tolScale: Record<Algo, number> = {
   depthwise: 16 * 2 ** -20,
   narrow: 16 * 2 ** -20,
   grouped: 16 * 2 ** -20,
+  taps: 16 * 2 ** -20,
   winograd23: 2 ** -18,
   winograd63: 2 ** -14,
   winograd23_lean: 2 ** -18,
@@ -188,6 +189,13 @@ for (const sh of [1, 2]) {
   cases.push({ algos: ['direct', 'grouped'], s: shape({ c: 8, m: 8, group: 2, h: 10, w: 21, kh: 3, kw: 5, sh, sw: sh, pt: 0, pl: 2, pb: 1, pr: 1 }) })
   cases.push({ algos: ['direct', 'grouped', 'gemm1x1'].filter((a) => sh === 1 || a !== 'gemm1x1') as Algo[], s: shape({ n: 2, c: 24, m: 48, group: 3, h: 11, w: 20, kh: 1, kw: 1, sh, sw: sh, pt: 0, pl: 0, pb: 0, pr: 0 }) })
 }
+// Taps mostly in the padding (DeepLabV3's ASPP: dilation past a small map) for the taps algorithm, at
+// strides 1 and 2, with asymmetric pads and a rectangular kernel; then every other case of group 1.
+for (const sh of [1, 2]) {
+  cases.push({ algos: ['direct', 'im2col', 'taps'], s: shape({ c: 16, m: 24, h: 9, w: 9, dh: 6, dw: 6, sh, sw: sh, pt: 6, pl: 6, pb: 6, pr: 6 }) })
+  cases.push({ algos: ['direct', 'im2col', 'taps'], s: shape({ n: 2, c: 5, m: 7, h: 7, w: 10, kh: 3, kw: 5, dh: 4, dw: 3, sh, sw: sh, pt: 5, pl: 2, pb: 3, pr: 7 }) })
+}
+for (const c of cases) if (c.s.group === 1 && !c.algos.includes('taps')) c.algos.push('taps')
 // ... and the depthwise shapes above (one channel per group).
 for (const c of cases) if (c.algos.includes('depthwise')) c.algos.push('grouped')
 // ... and every other case of group 1 (narrow computes any convolution without groups).

@@ -16,7 +16,7 @@ type Fn = (...args: unknown[]) => unknown
 const native = binding()
 const testing = native._testing as unknown as Record<string, Fn> & { isas(): string[] }
 const isas = testing.isas()
-const kernels: ConvKernel[] = ['direct', 'im2col', 'gemm1x1', 'winograd63', 'winograd23', 'depthwise', 'narrow', 'winograd63_lean', 'winograd23_lean', 'grouped']
+const kernels: ConvKernel[] = ['direct', 'im2col', 'gemm1x1', 'winograd63', 'winograd23', 'depthwise', 'narrow', 'winograd63_lean', 'winograd23_lean', 'grouped', 'taps']
 
 function nativeShape(s: ConvShape) {
   return {

@@ -6,7 +6,7 @@
 // numbers against the native cost model.
 import t from 'tap'
 import { chooseConvKernel, defaultConvSlices } from '../../lib/model/ops/nn-conv.js'
-import { convApplies, convCost, groupedGeometry, narrowGeometry, winogradGeometry, type ConvKernel, type ConvShape, type GemmBlocking } from '../../lib/model/ops/conv-cost.js'
+import { convApplies, convCost, groupedGeometry, narrowGeometry, tapsGeometry, winogradGeometry, type ConvKernel, type ConvShape, type GemmBlocking } from '../../lib/model/ops/conv-cost.js'
 
 function conv2d(c: number, m: number, hw: number, k: number, opts: { stride?: number; group?: number; batch?: number; pad?: number; dilation?: number } = {}): ConvShape {
   const stride = opts.stride ?? 1
@@ -142,6 +142,10 @@ t.test('default algorithm choice on representative layers', async (t) => {
   t.equal(chooseConvKernel(conv2d(128, 128, 56, 3, { group: 32 }), false), 'im2col', '... only with a constant weight (its filter is packed once)')
   t.equal(chooseConvKernel(conv2d(240, 480, 28, 1, { group: 3 }), true), 'grouped', "ShuffleNet v1's grouped 1x1")
   t.equal(chooseConvKernel(conv2d(64, 64, 28, 3, { group: 4, stride: 3 }), true), 'im2col', 'stride 3: per-group im2col')
+  t.equal(chooseConvKernel(conv2d(960, 256, 14, 3, { dilation: 12 }), true), 'taps', "DeepLabV3's ASPP at dilation 12 on 14x14: 324 of 1,764 tap-pixels read the input")
+  t.equal(chooseConvKernel(conv2d(960, 256, 14, 3, { dilation: 12 }), false), 'im2col', '... its filter is rearranged once, so only a constant one')
+  t.equal(chooseConvKernel(conv2d(960, 256, 28, 3, { dilation: 6 }), true), 'narrow', 'dilation 6 on 28x28: most taps read the input')
+  t.same(tapsGeometry(conv2d(960, 256, 14, 3, { dilation: 12 })), { tapPixels: 196 + 4 * 28 + 4 * 4, copiedMax: 28, inPlace: true })
   t.equal(defaultConvSlices('winograd63', resnet), 1)
   t.equal(defaultConvSlices('im2col', conv2d(3, 32, 224, 3, { stride: 2 })), 1, 'a small column matrix is one slice')
   t.ok(defaultConvSlices('im2col', conv2d(128, 128, 112, 3)) > 4, 'VGG 3x3 128->128 at 112x112 is sliced')

@@ -4,7 +4,7 @@
 // latency for memory per layer without the addon; test/kernels/conv-cost.test.ts checks it against the
 // native numbers on random shapes for every ISA.
 
-export type ConvKernel = 'direct' | 'im2col' | 'gemm1x1' | 'winograd63' | 'winograd23' | 'depthwise' | 'narrow' | 'winograd63_lean' | 'winograd23_lean' | 'grouped'
+export type ConvKernel = 'direct' | 'im2col' | 'gemm1x1' | 'winograd63' | 'winograd23' | 'depthwise' | 'narrow' | 'winograd63_lean' | 'winograd23_lean' | 'grouped' | 'taps'
 
 /** The Winograd kernels; the lean ones read the narrow GEMM's raw-sized panels and transform each at run time. */
 export type WinogradKernel = 'winograd63' | 'winograd23' | 'winograd63_lean' | 'winograd23_lean'
@@ -25,6 +25,7 @@ export const convAlgoCode: Readonly<Record<ConvKernel, number>> = {
   winograd63_lean: 7,
   winograd23_lean: 8,
   grouped: 9,
+  taps: 10,
 }
 
 /** A convolution in the native 3-D form: 1-D and 2-D shapes have leading unit axes (kernel 1, no pad). */
@@ -99,7 +100,40 @@ export function convApplies(kernel: ConvKernel, s: ConvShape): boolean {
     case 'grouped': // 2-D, group > 1, equal strides (1 or 2) and dilations (native kernels/grouped/grouped.h)
       return s.in[0] === 1 && s.out[0] === 1 && s.kernel[0] === 1 && s.group > 1 && s.dilation[1] === s.dilation[2] &&
         s.stride[1] === s.stride[2] && (s.stride[1] === 1 || s.stride[1] === 2)
+    case 'taps': // 2-D, group 1 (native runtime/conv_taps.h)
+      return s.in[0] === 1 && s.out[0] === 1 && s.kernel[0] === 1 && s.group === 1
   }
+}
+
+/** The outputs [o0, o1) of one axis whose tap k reads inside the input (native conv_tap_span). */
+function tapSpan(inLen: number, outLen: number, stride: number, dilation: number, pad: number, k: number): [number, number] {
+  const off = k * dilation - pad
+  const hi = Math.min(outLen, inLen - 1 - off < 0 ? 0 : Math.floor((inLen - 1 - off) / stride) + 1)
+  const lo = Math.min(hi, off >= 0 ? 0 : Math.ceil(-off / stride))
+  return [lo, hi]
+}
+
+/**
+ * The taps algorithm's work (native conv_taps_geometry): tap-pixels computed (each tap over the output
+ * rectangle that reads inside the input), the largest rectangle copied, and whether a tap multiplies the
+ * input plane in place (whole rows, stride 1, equal widths, column offset 0).
+ */
+export function tapsGeometry(s: ConvShape): { tapPixels: number; copiedMax: number; inPlace: boolean } {
+  let tapPixels = 0
+  let copiedMax = 0
+  let inPlace = false
+  for (let ky = 0; ky < s.kernel[1]; ky++) {
+    for (let kx = 0; kx < s.kernel[2]; kx++) {
+      const [oy0, oy1] = tapSpan(s.in[1], s.out[1], s.stride[1], s.dilation[1], s.pad[1], ky)
+      const [ox0, ox1] = tapSpan(s.in[2], s.out[2], s.stride[2], s.dilation[2], s.pad[2], kx)
+      const r = (oy1 - oy0) * (ox1 - ox0)
+      if (r === 0) continue
+      tapPixels += r
+      if (s.stride[1] === 1 && s.stride[2] === 1 && s.in[2] === s.out[2] && ox0 === 0 && ox1 === s.out[2] && kx * s.dilation[2] === s.pad[2]) inPlace = true
+      else copiedMax = Math.max(copiedMax, r)
+    }
+  }
+  return { tapPixels, copiedMax, inPlace }
 }
 
 /** native/kernels/grouped/grouped.h's scratch target (floats of a band's input rows) and least items per image. */
@@ -223,6 +257,15 @@ function workspaceBytes(kernel: ConvKernel, s: ConvShape, slices: number, thread
       return 0
     case 'grouped':
       return 64 + threads * align64(4 * groupedGeometry(s).scratchFloats)
+    case 'taps': {
+      // conv_taps_workspace_bytes: the copied rectangle's B and T, and the GEMM (in place, or on B)
+      const t = tapsGeometry(s)
+      const m = s.outChannels
+      const c = s.inChannels
+      let gemm = t.inPlace ? gemmWorkspace(m, s.out[1] * s.out[2], c, c, s.in[1] * s.in[2], threads, g) : 0
+      if (t.copiedMax > 0) gemm = Math.max(gemm, gemmWorkspace(m, t.copiedMax, c, c, t.copiedMax, threads, g))
+      return 64 + align64(4 * c * t.copiedMax) + align64(4 * m * t.copiedMax) + gemm
+    }
     case 'im2col': {
       const sp = slicePixels(s, slices)
       const cols = g === undefined ? sp + 15 : roundUp(sp, g.nr)
@@ -254,6 +297,7 @@ export function convCost(kernel: ConvKernel, s: ConvShape, slices: number, optio
   const pixels = s.out[0] * s.out[1] * s.out[2]
   const k = (s.inChannels / s.group) * s.kernel[0] * s.kernel[1] * s.kernel[2]
   const workspace = workspaceBytes(kernel, s, slices, threads, options.gemm)
+  if (kernel === 'taps') return { workspaceBytes: workspace, flops: 2 * s.batch * s.outChannels * s.inChannels * tapsGeometry(s).tapPixels, weightBytes: 4 * s.outChannels * k }
   if (!isWinograd(kernel)) {
     // narrow's weight is its 16-channel panels (conv_narrow_filter), the last one zero-padded
     const rows = kernel === 'narrow' ? roundUp(s.outChannels, 16) : s.outChannels

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 // Conv and ConvTranspose (float32, 1-D to 3-D spatial): output dims, pads resolution, native encoding,
 // and the choice of convolution algorithm per shape (depthwise, narrow GEMM, 1x1 GEMM, Winograd, im2col, direct).
-import { convAlgoCode, convApplies, convCost, convDepthwiseWorkspaceBytes, convPoolWorkspaceBytes, convTransposeWorkspaceBytes, defaultConvTransposeSlices, isWinograd, slicePixels, type ConvKernel, type ConvShape } from './conv-cost.js'
+import { convAlgoCode, convApplies, convCost, convDepthwiseWorkspaceBytes, convPoolWorkspaceBytes, convTransposeWorkspaceBytes, defaultConvTransposeSlices, isWinograd, slicePixels, tapsGeometry, type ConvKernel, type ConvShape } from './conv-cost.js'
 import { attrInt, attrInts } from '../attrs.js'
 import { concrete, dimAdd, dimMul, dimSub, isConcrete } from '../dims.js'
 import { fusedClamp } from '../fuse-activations.js'
@@ -116,6 +116,18 @@ function isStridedPointwiseOverLargePlane(s: ConvShape): boolean {
 }
 
 /**
+ * Whether most of a convolution's tap-pixel products read padding (at most half read the input), so
+ * that the taps algorithm (native runtime/conv_taps.h), which does only the others, beats every dense
+ * one: DeepLabV3's ASPP at dilation 12 on a 14x14 map (324 of 1,764) once its dead taps are trimmed
+ * (conv-taps.ts) is the case in the zoo.
+ */
+function mostlyPadding(s: ConvShape): boolean {
+  const taps = s.kernel[1] * s.kernel[2]
+  if (!convApplies('taps', s) || taps === 1) return false
+  return 2 * tapsGeometry(s).tapPixels <= taps * s.out[1] * s.out[2]
+}
+
+/**
  * The default algorithm for a shape (FlexNN's latency order Winograd -> im2col + GEMM -> direct; the
  * memory planner may pick another one with the costs of lib/model/ops/conv-cost.ts). Winograd needs the
  * weight at plan time (its filter is transformed once) and >= 8 input and output channels to amortize
@@ -128,6 +140,7 @@ function isStridedPointwiseOverLargePlane(s: ConvShape): boolean {
 export function chooseConvKernel(s: ConvShape, constantWeight: boolean): ConvKernel {
   if (convApplies('depthwise', s)) return 'depthwise'
   if (constantWeight && convApplies('grouped', s)) return 'grouped'
+  if (constantWeight && mostlyPadding(s)) return 'taps'
   if (constantWeight && prefersNarrow(s)) return 'narrow'
   if (convApplies('gemm1x1', s)) return s.outChannels / s.group >= 4 ? 'gemm1x1' : 'direct'
   const implicit = constantWeight && prefersImplicitNarrow(s)
@@ -187,6 +200,7 @@ export function convWeightTransform(kernel: ConvKernel): string | undefined {
     winograd63_lean: 'conv_narrow_filter',
     winograd23_lean: 'conv_narrow_filter',
     grouped: 'grouped_filter',
+    taps: 'conv_taps_filter',
   }[kernel as string]
 }
 

@@ -148,7 +148,8 @@ function convOptions(ctx: OptionContext, step: Step, call: KernelCall): StepOpti
     options.push({
       kernel,
       call: probe,
-      sliced: { input: 1, axis: 'conv-out', weight, form, sliceable },
+      // taps' filter is [tap][M][C]: a range of output channels is no one byte range
+      sliced: { input: 1, axis: 'conv-out', weight, form, sliceable: sliceable && kernel !== 'taps' },
       fixedBytes: fixedBytes(ctx, step, probe, 1),
       callFor: (slices) => withConvKernel(call, c, kernel, slices, ctx.threads),
       workspace: (slices) => withConvKernel(call, c, kernel, slices, ctx.threads).workspace ?? 0,

@@ -210,6 +210,34 @@ Status window_run(const TensorView& w, const int64_t* ints, int32_t n_ints, cons
     }, w, ints, n_ints, out);
 }
 
+// conv_taps_filter: W [M, C, KH, KW] float32 -> float32 [KH * KW, M, C], each tap's M x C matrix
+// (runtime/conv_taps.h); ints: none, or a tap window [ky0, ky1, kx0, kx1] (then its taps only).
+Status taps_shape(const TensorView& w, const int64_t* ints, int32_t n_ints, TensorView* out) {
+    FLEXPIPE_CHECK_ARG(w.dtype == DType::f32 && w.rank == 4 && w.numel > 0,
+                       "failed to prepack conv_taps_filter: weight must be a non-empty float32 [M, C, KH, KW] tensor "
+                       "(rank=%d)", w.rank);
+    FLEXPIPE_CHECK_ARG(n_ints == 0 || n_ints == 4,
+                       "failed to prepack conv_taps_filter: expected no ints or a tap window (got %d)", n_ints);
+    TapWindow win;
+    FLEXPIPE_RETURN_IF_ERROR(read_window("conv_taps_filter", w, ints, n_ints, 0, &win));
+    out->dtype = DType::f32;
+    out->rank = 3;
+    out->dims[0] = win.whole ? w.dims[2] * w.dims[3] : win.taps();
+    out->dims[1] = w.dims[0];
+    out->dims[2] = w.dims[1];
+    out->numel = out->dims[0] * w.dims[0] * w.dims[1];
+    return Status::ok();
+}
+
+Status taps_run(const TensorView& w, const int64_t* ints, int32_t n_ints, const TensorView& out) {
+    return windowed_run("conv_taps_filter", taps_shape, 0, [](const float* f, const TensorView&, const TensorView& want, float* o) {
+        const int64_t taps = want.dims[0], M = want.dims[1], C = want.dims[2];
+        for (int64_t t = 0; t < taps; ++t)
+            for (int64_t m = 0; m < M; ++m)
+                for (int64_t c = 0; c < C; ++c) o[(t * M + m) * C + c] = f[(m * C + c) * taps + t];
+    }, w, ints, n_ints, out);
+}
+
 }  // namespace
 
 void register_conv_prepacks(std::vector<PrepackEntry>& table) {
@@ -218,6 +246,7 @@ void register_conv_prepacks(std::vector<PrepackEntry>& table) {
     table.push_back({"conv_narrow_filter", narrow_shape, narrow_run});
     table.push_back({"grouped_filter", grouped_shape_of, grouped_run});
     table.push_back({"conv_window", window_shape, window_run});
+    table.push_back({"conv_taps_filter", taps_shape, taps_run});
 }
 
 }  // namespace flexpipe

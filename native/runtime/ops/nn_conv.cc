@@ -73,9 +73,10 @@ static Status check_conv_tensors(const OpCall& c, const SpatialAttrs& sa, ConvSh
 // ints: [group, nsp, kernel[nsp], strides[nsp], dilations[nsp], pads_begin[nsp], pads_end[nsp],
 //        algo = 0, slices = 1, act = 0] (auto_pad already resolved into explicit pads; the last three are
 // optional). algo is a ConvAlgo (runtime/conv_cost.h: 0 direct, 1 im2col, 2 gemm1x1, 3 winograd63,
-// 4 winograd23, 5 depthwise, 6 narrow, 7 winograd63_lean, 8 winograd23_lean, 9 grouped); for Winograd, W
-// arrives transformed by the prepack winograd_f63_filter / winograd_f23_filter, for narrow and the lean
-// Winograd kernels packed by conv_narrow_filter, for grouped by grouped_filter. slices: input
+// 4 winograd23, 5 depthwise, 6 narrow, 7 winograd63_lean, 8 winograd23_lean, 9 grouped, 10 taps); for
+// Winograd, W arrives transformed by the prepack winograd_f63_filter / winograd_f23_filter, for narrow and
+// the lean Winograd kernels packed by conv_narrow_filter, for grouped by grouped_filter, for taps by
+// conv_taps_filter. slices: input
 // slices (im2col, gemm1x1, narrow, Winograd tile blocks). act: 0 none, 1 Relu, 2 Clip with floats [min, max]. Y's spatial dims must equal
 // floor((in + pad_begin + pad_end - ((kernel - 1) * dilation + 1)) / stride) + 1.
 struct ConvPlan {
@@ -98,7 +99,7 @@ static Status read_conv_plan(const OpCall& c, int at, ConvPlan* p) {
 }
 
 // W checks: [M, C/group, kernel...] raw, the transformed Winograd filter [ceil(M/16), a², C, 16],
-// narrow's panels [ceil(M/16), K, 16], or grouped's [group, K, M/group].
+// narrow's panels [ceil(M/16), K, 16], grouped's [group, K, M/group], or taps' [KH * KW, M, C].
 // W is [A, B/group, ...]: Conv's W is [M, C/group, ...], ConvTranspose's [C, M/group, ...].
 static Status check_weight_dims(const TensorView& w, const char* op, char a_name, int64_t a, char b_name,
                                 int64_t b, int64_t groups) {
@@ -130,6 +131,14 @@ static Status check_conv_weight(const TensorView& w, const ConvShape& cs, ConvAl
                            "(W rank=%d)",
                            conv_algo_name(algo), static_cast<long long>((cs.out_channels + 15) / 16),
                            static_cast<long long>(k), w.rank);
+        return Status::ok();
+    }
+    if (algo == ConvAlgo::taps) {
+        const int64_t taps = cs.kernel[0] * cs.kernel[1] * cs.kernel[2];
+        FLEXPIPE_CHECK_ARG(w.rank == 3 && w.dims[0] == taps && w.dims[1] == cs.out_channels && w.dims[2] == cs.in_channels,
+                           "failed to run Conv: taps needs the filter [%lld, %lld, %lld] of conv_taps_filter (W rank=%d)",
+                           static_cast<long long>(taps), static_cast<long long>(cs.out_channels),
+                           static_cast<long long>(cs.in_channels), w.rank);
         return Status::ok();
     }
     if (algo == ConvAlgo::grouped) {
@@ -165,7 +174,8 @@ Status op_conv(const OpCall& c) {
     FLEXPIPE_RETURN_IF_ERROR(read_spatial(c, 1, true, &sa));
     ConvPlan plan;
     FLEXPIPE_RETURN_IF_ERROR(read_conv_plan(c, sa.next, &plan));
-    const bool raw_w = !is_winograd(plan.algo) && plan.algo != ConvAlgo::narrow && plan.algo != ConvAlgo::grouped;
+    const bool raw_w =
+        !is_winograd(plan.algo) && plan.algo != ConvAlgo::narrow && plan.algo != ConvAlgo::grouped && plan.algo != ConvAlgo::taps;
     ConvShape cs;
     FLEXPIPE_RETURN_IF_ERROR(check_conv_tensors(c, sa, &cs, raw_w));
     FLEXPIPE_RETURN_IF_ERROR(check_conv_weight(c.in[1], cs, plan.algo));
