@@ -67,6 +67,7 @@ void fill_avx512(KernelTable& t) {
     c.depthwise_3x3 = depthwise_f32_3x3__avx512;
     c.depthwise_kxk = depthwise_f32_kxk__avx512;
     c.grouped = grouped_conv_f32__avx512;
+    t.eltwise.unary_f32 = unary_f32__avx512;
     c.stem_rows = conv_stem_rows_f32__avx512;
     t.pool.max3x3s2 = pool_max3x3s2_f32__avx512;
 }

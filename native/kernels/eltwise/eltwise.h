@@ -199,6 +199,7 @@ using UnaryF32Fn = void (*)(UnaryOp op, const UnaryParams& p, const float* x, fl
 using BinaryF32Fn = void (*)(BinaryOp op, const float* a, int64_t sa, const float* b, int64_t sb, float* y, int64_t n);
 using ClipF32Fn = void (*)(const float* x, float* y, int64_t n, float lo, float hi);
 void unary_f32__avx2(UnaryOp op, const UnaryParams& p, const float* x, float* y, int64_t n);
+void unary_f32__avx512(UnaryOp op, const UnaryParams& p, const float* x, float* y, int64_t n);
 void unary_f32__neon(UnaryOp op, const UnaryParams& p, const float* x, float* y, int64_t n);
 void binary_f32__avx2(BinaryOp op, const float* a, int64_t sa, const float* b, int64_t sb, float* y, int64_t n);
 void binary_f32__neon(BinaryOp op, const float* a, int64_t sa, const float* b, int64_t sb, float* y, int64_t n);
