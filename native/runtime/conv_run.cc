@@ -59,7 +59,7 @@ Status conv_run(const KernelTable& k, ConvAlgo a, const ConvShape& s, const Conv
             d.dilation = s.dilation[1];
             const bool three = d.kh == 3 && d.kw == 3 && d.dilation == 1;
             const DepthwiseFn fn = three ? k.conv.depthwise_3x3 : k.conv.depthwise_kxk;
-            const int64_t planes = s.batch * s.in_channels, unit = three ? depthwise_plane_unit(d) : 1;
+            const int64_t planes = s.batch * s.in_channels, unit = three ? depthwise_plane_unit(d) : depthwise_kxk_plane_unit(d);
             parallel_for((planes + unit - 1) / unit, args.threads, [&](int64_t u0, int64_t u1) {
                 fn(d, args.x, args.w, args.bias, args.y, args.act, u0 * unit, u1 * unit < planes ? u1 * unit : planes);
             });

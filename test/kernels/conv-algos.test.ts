@@ -174,12 +174,14 @@ cases.push({ algos: ['direct', 'narrow'], s: shape({ c: 48, m: 64, h: 14, w: 14,
 // floats, B 20 planes of 23 x 21).
 cases.push({ algos: ['direct', 'narrow'], s: shape({ c: 96, m: 24, h: 14, w: 14, kh: 1, kw: 1, pt: 0, pl: 0, pb: 0, pr: 0 }) })
 cases.push({ algos: ['direct', 'narrow'], s: shape({ c: 20, m: 24, h: 21, w: 19 }) })
-// The grouped kernel (kernels/grouped/grouped.h): RegNet's 16 channels per group and ResNeXt's 4, 18 and
-// 24 per group (tiles of 16 + 2 and 16 + 8, or 8s on AVX2), at strides 1 and 2, on rows wider than four
-// vectors (70 columns), around 16, of at most 8 (AVX-512 runs its 8-lane path) and narrower than one
-// vector; a 5x5, a dilated 3x3, a 3x5, ShuffleNet v1's grouped 1x1, asymmetric padding, two images.
+// The grouped kernel (kernels/grouped/grouped.h): RegNet's 16 channels per group and ResNeXt's 4, 18, 24
+// and 32 per group (tiles of 16 + 2 and 16 + 8, or 8s on AVX2), at strides 1 and 2, on rows wider than
+// four vectors (70 columns), around 16, of at most 8 (AVX-512 runs its 8-lane path, or with 16k
+// channels per group its channels-in-lanes path, as AVX2 and NEON do on rows of at most 4 and 2) and
+// narrower than one vector; a 5x5, a dilated 3x3, a 3x5, ShuffleNet v1's grouped 1x1, asymmetric
+// padding, two images.
 for (const sh of [1, 2]) {
-  for (const [c, m, group] of [[32, 32, 2], [32, 32, 8], [24, 36, 2], [48, 48, 2], [6, 9, 3]] as const) {
+  for (const [c, m, group] of [[32, 32, 2], [32, 32, 8], [24, 36, 2], [48, 48, 2], [6, 9, 3], [64, 64, 2]] as const) {
     for (const [h, w] of [[3, 3], [7, 7], [9, 17], [14, 14], [6, 70]] as const) {
       cases.push({ algos: ['direct', 'grouped'], s: shape({ n: c === 6 ? 2 : 1, c, m, group, h, w, sh, sw: sh, pt: 1, pl: 1, pb: sh === 2 ? 0 : 1, pr: 1 }) })
     }

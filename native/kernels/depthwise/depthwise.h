@@ -58,10 +58,12 @@ void depthwise_f32_3x3__neon(const DepthwiseShape& s, const float* x, const floa
 // Depthwise kh x kw with dilation (both axes), stride 1 or 2, any padding: MnasNet's, MobileNetV3's and
 // EfficientNet's 5x5, ConvNeXt's 7x7, DeepLabV3's dilated 3x3. w [channels, 1, kh, kw].
 //   y[n, c, oy, ox] = bias[c] + sum_{ky < kh, kx < kw} w[c, ky, kx] * x[n, c, oy*s - pad_top + ky*d, ox*s - pad_left + kx*d]
-// Planes as above (work items are planes; depthwise_plane_unit does not apply: 1). The SIMD variants
+// Planes as above (work items are planes, handed out in units of depthwise_kxk_plane_unit). The SIMD variants
 // (depthwise_kxk_impl.h, one template over simd/vec.h) copy a plane that fits into a zero-padded stack
-// buffer and vectorize along the output row (stride 2 by strided loads); larger planes vectorize the
-// interior in place and compute border columns like __ref; kernels of more than 64 taps run __ref.
+// buffer and vectorize along the output row (stride 2 by strided loads), 4 rows at a time; planes of at
+// most L / 2 output columns go L at a time with the channels in the lanes (a zero-padded tile of L
+// planes); larger planes vectorize the interior in place and compute border columns like __ref;
+// kernels of more than 64 taps run __ref.
 // Tolerance: kh * kw products summed in another order (two FMA chains): within
 // 4 * 2^-20 * (sum |x * w| + |bias|) of __ref for up to 64 taps.
 // Output pixel (oy, ox) of plane xp before the activation, taps in the padding skipped: __ref's sum, and
@@ -92,6 +94,10 @@ void depthwise_f32_kxk__avx512(const DepthwiseShape& s, const float* x, const fl
 void depthwise_f32_kxk__neon(const DepthwiseShape& s, const float* x, const float* w, const float* bias, float* y,
                              const ConvActivation& act, int64_t plane_begin, int64_t plane_end);
 #endif
+
+// Planes per work item for callers of depthwise_kxk: planes of at most 8 output columns are computed 16
+// (or L) at a time with the channels in the lanes (depthwise_kxk_impl.h), so they are handed out in 16s.
+static inline int64_t depthwise_kxk_plane_unit(const DepthwiseShape& s) { return s.ow <= 8 ? 16 : 1; }
 
 // The range [lo, hi) of output columns whose three taps all lie inside a row of width w.
 static inline void depthwise_interior(const DepthwiseShape& s, int64_t* lo, int64_t* hi) {

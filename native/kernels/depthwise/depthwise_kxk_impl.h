@@ -14,6 +14,7 @@
 #include <cstring>
 
 #include "common/macros.h"
+#include "kernels/conv/channel_lanes_impl.h"
 #include "kernels/depthwise/depthwise.h"
 
 namespace flexpipe {
@@ -136,6 +137,71 @@ inline void kxk_plane_rows(const DepthwiseShape& s, const float* pad, int64_t co
     for (; oy < s.oh; ++oy) kxk_row_block<Vec, 1, S>(s, pad, cols, oy, wc, b, yp, act, vlo, vhi);
 }
 
+// Small planes, channels in the lanes: L planes [p0, p0 + L) copied into a zero-padded tile of
+// (row, column, lane), the taps' weights and the biases gathered per lane; then L output pixels (flat
+// over the plane) per step, each a chain of kh * kw FMAs of a tile vector by a weight vector; the L x L
+// accumulators transposed and stored as L consecutive pixels of each plane. A row of a small plane would
+// fill at most half of a vector of columns. `tile`: KxkPlane::capacity floats, zero outside the copied
+// pixels (the caller zeroes it once: every group writes the same positions).
+struct KxkTile {
+    int64_t rows = 0, cols = 0;  // rows = 0: does not fit
+};
+
+template <int L>
+inline KxkTile kxk_tile(const DepthwiseShape& s) {
+    KxkTile t;
+    if (2 * s.ow > L) return t;
+    t.rows = (s.oh - 1) * s.stride + (s.kh - 1) * s.dilation + 1;
+    t.cols = (s.ow - 1) * s.stride + (s.kw - 1) * s.dilation + 1;
+    if (t.rows * t.cols * L > KxkPlane::capacity) t.rows = 0;
+    return t;
+}
+
+template <class Vec>
+inline void kxk_channels(const DepthwiseShape& s, const KxkTile& t, const float* x, const float* w, const float* bias,
+                         float* y, const ConvActivation& act, int64_t p0, float* tile) {
+    using V = typename Vec::V;
+    constexpr int L = Vec::lanes;
+    const int64_t taps = s.kh * s.kw, plane = s.h * s.w, P = s.oh * s.ow;
+    alignas(alignof(V)) float wt[kxk_max_taps * L];
+    alignas(alignof(V)) float bl[L];
+    for (int lane = 0; lane < L; ++lane) {
+        const int64_t c = (p0 + lane) % s.channels;
+        for (int64_t i = 0; i < taps; ++i) wt[i * L + lane] = w[c * taps + i];
+        bl[lane] = bias ? bias[c] : 0.0f;
+        const float* xp = x + (p0 + lane) * plane;
+        for (int64_t iy = 0; iy < s.h; ++iy) {
+            const int64_t r = iy + s.pad_top;
+            if (r < 0 || r >= t.rows) continue;
+            for (int64_t ix = 0; ix < s.w; ++ix) {
+                const int64_t q = ix + s.pad_left;
+                if (q >= 0 && q < t.cols) tile[(r * t.cols + q) * L + lane] = xp[iy * s.w + ix];
+            }
+        }
+    }
+    const V b = Vec::load(bl);
+    for (int64_t q0 = 0; q0 < P; q0 += L) {
+        const int64_t n = P - q0 < L ? P - q0 : L;
+        int64_t base[L];
+        for (int j = 0; j < L; ++j) {  // a short last step repeats its last pixel
+            const int64_t q = q0 + (j < n ? j : n - 1);
+            base[j] = ((q / s.ow) * s.stride * t.cols + (q % s.ow) * s.stride) * L;
+        }
+        V acc[L];
+#pragma GCC unroll 16
+        for (int j = 0; j < L; ++j) acc[j] = b;
+        for (int64_t ky = 0; ky < s.kh; ++ky) {
+            for (int64_t kx = 0; kx < s.kw; ++kx) {
+                const V wv = Vec::load(wt + (ky * s.kw + kx) * L);
+                const float* src = tile + (ky * s.dilation * t.cols + kx * s.dilation) * L;
+#pragma GCC unroll 16
+                for (int j = 0; j < L; ++j) acc[j] = Vec::fma(Vec::load(src + base[j]), wv, acc[j]);
+            }
+        }
+        store_channel_lanes<Vec>(acc, y + p0 * depthwise_y_plane(s) + q0, depthwise_y_plane(s), n, act);
+    }
+}
+
 template <class Vec>
 void depthwise_kxk_vec(const DepthwiseShape& s, const float* x, const float* w, const float* bias, float* y,
                        const ConvActivation& act, int64_t plane_begin, int64_t plane_end) {
@@ -159,6 +225,13 @@ void depthwise_kxk_vec(const DepthwiseShape& s, const float* x, const float* w, 
     int64_t hi = last < 0 ? 0 : last / s.stride + 1;
     if (hi > s.ow) hi = s.ow;
     if (lo > hi) lo = hi;
+    const KxkTile tile = kxk_tile<L>(s);
+    if (tile.rows > 0 && plane_end - plane_begin >= L) {
+        std::memset(pad, 0, static_cast<size_t>(tile.rows * tile.cols * L) * sizeof(float));
+        for (; plane_begin + L <= plane_end; plane_begin += L)
+            kxk_channels<Vec>(s, tile, x, w, bias, y, act, plane_begin, pad);
+        if (g.rows > 0) std::memset(pad, 0, static_cast<size_t>(g.rows * g.cols) * sizeof(float));
+    }
     for (int64_t p = plane_begin; p < plane_end; ++p) {
         const int64_t c = p % s.channels;
         const float* wc = w + c * taps;

@@ -19,6 +19,7 @@
 #include <cstdint>
 #include <cstring>
 
+#include "kernels/conv/channel_lanes_impl.h"
 #include "kernels/grouped/grouped.h"
 
 namespace flexpipe {
@@ -165,6 +166,47 @@ inline void grouped_fill(const GroupedShape& s, const GroupedGeometry& g, const 
     }
 }
 
+// Small planes, channels in the lanes: L output channels (a vector of the packed filter, whose taps hold
+// a group's mg channels side by side) x L output pixels, flat over the band's rows, per step; per tap
+// one weight vector and L broadcast input values, L FMAs. The L x L accumulators are transposed and
+// stored as L consecutive pixels of each channel's plane (the last step of a band through
+// Vec::store_first). Taken where rows are too short for the pixel steps (grouped_channels_apply).
+template <class Vec>
+inline bool grouped_channels_apply(const GroupedShape& s) {
+    return s.mg % Vec::lanes == 0 && 2 * s.ow <= Vec::lanes;
+}
+
+template <class Vec>
+inline void grouped_channel_steps(const GroupedShape& s, const GroupedGeometry& g, const float* in, const int64_t* offs,
+                                  int64_t taps, const float* wg, const float* bg, float* yg, int64_t oy0, int64_t oy1,
+                                  const ConvActivation& act) {
+    using V = typename Vec::V;
+    constexpr int L = Vec::lanes;
+    const int64_t out_plane = s.oh * s.ow, p0 = oy0 * s.ow, p1 = oy1 * s.ow;
+    for (int64_t m0 = 0; m0 < s.mg; m0 += L) {
+        const V b = bg ? Vec::load(bg + m0) : Vec::zero();
+        for (int64_t p = p0; p < p1; p += L) {
+            const int64_t n = p1 - p < L ? p1 - p : L;
+            int64_t base[L];
+            for (int j = 0; j < L; ++j) {  // a short last step repeats its last pixel
+                const int64_t q = p + (j < n ? j : n - 1);
+                base[j] = (q / s.ow - oy0) * s.stride * g.cols + q % s.ow;
+            }
+            V acc[L];
+#pragma GCC unroll 16
+            for (int j = 0; j < L; ++j) acc[j] = b;
+            const float* wp = wg + m0;
+            for (int64_t i = 0; i < taps; ++i, wp += s.mg) {
+                const V wv = Vec::load(wp);
+                const float* src = in + offs[i];
+#pragma GCC unroll 16
+                for (int j = 0; j < L; ++j) acc[j] = Vec::fma(Vec::load1(src + base[j]), wv, acc[j]);
+            }
+            store_channel_lanes<Vec>(acc, yg + m0 * out_plane + p, out_plane, n, act);
+        }
+    }
+}
+
 template <class Vec>
 void grouped_conv_vec(const GroupedShape& s, const float* x, const float* w, const float* bias, float* y,
                       const ConvActivation& act, float* scratch, int64_t item_begin, int64_t item_end) {
@@ -185,6 +227,11 @@ void grouped_conv_vec(const GroupedShape& s, const float* x, const float* w, con
         const int64_t grp = ng % s.groups;
         const int64_t oy0 = band * g.band_rows, oy1 = oy0 + g.band_rows < s.oh ? oy0 + g.band_rows : s.oh;
         grouped_fill<Vec>(s, g, x + ng * s.cg * s.h * s.w, oy0 * s.stride - s.pad_top, in, row);
+        if (grouped_channels_apply<Vec>(s)) {
+            grouped_channel_steps<Vec>(s, g, in, offs, K, w + grp * K * s.mg, bias ? bias + grp * s.mg : nullptr,
+                                       y + ng * s.mg * out_plane, oy0, oy1, act);
+            continue;
+        }
         for (int64_t oy = oy0; oy < oy1; ++oy) {
             GroupedRow r;
             r.in = in + (oy - oy0) * s.stride * g.cols;
