@@ -31,7 +31,7 @@ export function formShape(dtype: DType, dims: readonly number[], form: string, n
     case 'conv_narrow_filter': // [M, C, kernel...] -> 16-channel panels [ceil(M / 16), C * kernel volume (or window taps), 16]
       return { dtype: 'float32', dims: [Math.ceil(dims[0]! / 16), perChannel(dims, p.ints), 16] }
     case 'conv_taps_filter': // [M, C, KH, KW] -> [KH * KW (or window taps), M, C]
-      return { dtype: 'float32', dims: [p.ints.length === 4 ? (p.ints[1]! - p.ints[0]!) * (p.ints[3]! - p.ints[2]!) : dims[2]! * dims[3]!, dims[0]!, dims[1]!] }
+      return { dtype: 'float32', dims: [p.ints.length === 4 ? windowTaps(p.ints) : dims[2]! * dims[3]!, dims[0]!, dims[1]!] }
     case 'conv_window': // [M, C, KH, KW] -> [M, C, ky1 - ky0, kx1 - kx0]
       return { dtype: 'float32', dims: [dims[0]!, dims[1]!, p.ints[1]! - p.ints[0]!, p.ints[3]! - p.ints[2]!] }
     case 'grouped_filter': // [M, C / group, kh, kw] -> [group, C / group * kh * kw (or window taps), M / group]
@@ -47,10 +47,14 @@ export function formShape(dtype: DType, dims: readonly number[], form: string, n
   }
 }
 
+/** Taps of a window [ky0, ky1, kx0, kx1]. */
+function windowTaps(w: readonly number[]): number {
+  return (w[1]! - w[0]!) * (w[3]! - w[2]!)
+}
+
 /** Floats per output channel of a conv filter, or of its tap window [ky0, ky1, kx0, kx1] when given. */
 function perChannel(dims: readonly number[], window: readonly number[]): number {
-  if (window.length !== 4) return numel(dims) / dims[0]!
-  return dims[1]! * (window[1]! - window[0]!) * (window[3]! - window[2]!)
+  return window.length === 4 ? dims[1]! * windowTaps(window) : numel(dims) / dims[0]!
 }
 
 export function formBytes(s: FormShape): number {

@@ -29,6 +29,8 @@ import { binding } from '../native/binding.js'
 import { PackageWriter, padToBlob, rewritePackageMeta, type BlobEntry } from '../package/index.js'
 import { profilePackage } from './measure-budget-device.js'
 import { constantHost, prepackKey } from '../model/constant-data.js'
+import { tapWindowInts, tapWindowOfPrepack } from '../model/ops/conv-taps.js'
+import { windowOfConvCall } from '../model/ops/nn-conv.js'
 import { runPrepack } from '../runtime/prepack.js'
 import { checkSupported } from '../model/ops/registry.js'
 import { foldNative } from '../runtime/fold-native.js'
@@ -154,11 +156,9 @@ export async function prepare(modelPath: string, outPath: string, options: Prepa
     for (const p of call.prepack ?? []) {
       const name = step.node.inputs[p.input]
       addForm(name, prepackKey(p))
-      const cut = p.transform === 'grouped_filter' ? p.ints.slice(1) : p.ints
-      if (p.transform === 'conv_window' || cut.length === 4) {
-        addForm(name, `#conv_window(${cut.join(',')})`)
-        addForm(name, `#conv_narrow_filter(${cut.join(',')})`)
-      }
+      const window = tapWindowOfPrepack(p)
+      if (window === undefined) continue
+      for (const transform of ['conv_window', 'conv_narrow_filter']) addForm(name, prepackKey({ input: p.input, transform, ints: tapWindowInts(window) }))
     }
   }
   const formsOf = (name: string, v: ValueInfo): Record<string, string> => {
@@ -202,9 +202,8 @@ export async function prepare(modelPath: string, outPath: string, options: Prepa
     const w = layer.step.node.inputs[1] ?? ''
     const s = stored.get(w)
     // the raw filter, or for one cut to its live taps (conv-taps.ts) the raw cut
-    const cut = layer.step.kernel?.prepack?.find((p) => p.input === 1)
-    const window = cut === undefined ? [] : cut.transform === 'grouped_filter' ? cut.ints.slice(1) : cut.ints
-    const raw = cut !== undefined && (cut.transform === 'conv_window' || window.length === 4) ? s?.forms[`#conv_window(${window.join(',')})`] : s?.forms.raw
+    const window = layer.step.kernel === undefined ? undefined : windowOfConvCall(layer.step.kernel)
+    const raw = window === undefined ? s?.forms.raw : s?.forms[prepackKey({ input: 1, transform: 'conv_window', ints: tapWindowInts(window) })]
     if (raw !== undefined) needed.add(raw)
     const narrow = s?.forms['#conv_narrow_filter()']
     if (narrow !== undefined && layer.defaultKernel.startsWith('winograd') && layer.options.some((o) => o.sliced?.form === '#conv_narrow_filter()')) needed.add(narrow)

@@ -27,6 +27,7 @@
 #include "kernels/winograd/winograd.h"
 #include "runtime/conv_cost.h"
 #include "runtime/conv_run.h"
+#include "runtime/conv_taps.h"
 #include "runtime/dispatch.h"
 
 namespace flexpipe {
@@ -126,9 +127,7 @@ Napi::Value conv_run(const Napi::CallbackInfo& info) {
         args.w = u.data();
     } else if (a == ConvAlgo::taps) {
         u.resize(static_cast<size_t>(M * C * kvol));
-        for (int64_t t = 0; t < kvol; ++t)
-            for (int64_t m = 0; m < M; ++m)
-                for (int64_t c = 0; c < C; ++c) u[static_cast<size_t>((t * M + m) * C + c)] = w[(m * C + c) * kvol + t];
+        conv_taps_pack_filter(w, M, C, kvol, u.data());
         args.w = u.data();
     } else if (a == ConvAlgo::grouped) {
         u.resize(static_cast<size_t>(M * (C / s.groups) * kvol));

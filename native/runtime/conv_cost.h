@@ -23,8 +23,8 @@
 //       round_up(4 * 32 * min(columns, 256), 64), each thread's Cᵀ tile. Its weight is the prepacked
 //       [ceil(M / 16), K, 16].
 //   grouped: 64 + P * round_up(4 * scratch_floats, 64), grouped_geometry (kernels/grouped/grouped.h): the
-//       group's repacked weights (M / group * K floats) and one band's zero-padded input rows of C / group
-//       channels (about 64 KiB) per thread.
+//       taps' offset table and one band's zero-padded input rows of C / group channels (about 64 KiB) per
+//       thread (the filter arrives packed by the prepack grouped_filter).
 //   taps: conv_taps_workspace_bytes (runtime/conv_taps.h): 64 + round_up(4 C Rmax, 64) + round_up(4 M Rmax, 64)
 //       + the GEMM's workspace, Rmax the largest output rectangle of a tap that is copied.
 //   direct, depthwise: 0.

@@ -29,6 +29,16 @@ void conv_add_residual(const ConvShape& s, const ConvArgs& args) {
     });
 }
 
+void conv_clamp_output(const ConvShape& s, const ConvArgs& args) {
+    if (!args.act.clamp) return;
+    const int64_t n = s.batch * s.out_channels * s.out[0] * s.out[1] * s.out[2];
+    const ConvActivation act = args.act;
+    float* y = args.y;
+    parallel_for(n, args.threads, [&](int64_t i0, int64_t i1) {
+        for (int64_t i = i0; i < i1; ++i) y[i] = y[i] < act.lo ? act.lo : (y[i] > act.hi ? act.hi : y[i]);
+    });
+}
+
 Status conv_run(const KernelTable& k, ConvAlgo a, const ConvShape& s, const ConvArgs& args, size_t ws_bytes) {
     if (args.residual && a != ConvAlgo::im2col && a != ConvAlgo::gemm1x1 && a != ConvAlgo::narrow) {
         ConvArgs plain = args;
@@ -90,15 +100,7 @@ Status conv_run(const KernelTable& k, ConvAlgo a, const ConvShape& s, const Conv
     }
     parallel_for(conv_work_items(s), args.threads,
                  [&](int64_t i0, int64_t i1) { k.conv.direct(s, args.x, args.w, args.bias, args.y, i0, i1); });
-    if (args.act.clamp) {
-        // The direct kernel has no epilogue: clamp afterwards (max/min written so NaN stays NaN).
-        const int64_t n = s.batch * s.out_channels * s.out[0] * s.out[1] * s.out[2];
-        const ConvActivation act = args.act;
-        float* y = args.y;
-        parallel_for(n, args.threads, [&](int64_t i0, int64_t i1) {
-            for (int64_t i = i0; i < i1; ++i) y[i] = y[i] < act.lo ? act.lo : (y[i] > act.hi ? act.hi : y[i]);
-        });
-    }
+    conv_clamp_output(s, args);  // the direct kernel has no epilogue
     return Status::ok();
 }
 

@@ -23,4 +23,8 @@ Status conv_run(const KernelTable& k, ConvAlgo a, const ConvShape& s, const Conv
 // y = act(y + args.residual) over the whole output, on args.threads.
 void conv_add_residual(const ConvShape& s, const ConvArgs& args);
 
+// y = clamp(y) in place over the whole output when args.act clamps (for algorithms without an epilogue:
+// direct, taps); NaN stays NaN.
+void conv_clamp_output(const ConvShape& s, const ConvArgs& args);
+
 }  // namespace flexpipe

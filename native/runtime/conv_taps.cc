@@ -59,6 +59,12 @@ void conv_tap_span(int64_t in, int64_t out, int64_t stride, int64_t dilation, in
     *o0 = lo, *o1 = hi;
 }
 
+void conv_taps_pack_filter(const float* w, int64_t M, int64_t C, int64_t taps, float* wt) {
+    for (int64_t t = 0; t < taps; ++t)
+        for (int64_t m = 0; m < M; ++m)
+            for (int64_t c = 0; c < C; ++c) wt[(t * M + m) * C + c] = w[(m * C + c) * taps + t];
+}
+
 ConvTapsGeometry conv_taps_geometry(const ConvShape& s) {
     ConvTapsGeometry g;
     for (int64_t ky = 0; ky < s.kernel[1]; ++ky) {
@@ -147,13 +153,8 @@ Status conv_taps(const GemmKernels& g, const ConvShape& s, const ConvArgs& args,
                 }
             });
         }
-        if (args.act.clamp) {
-            const ConvActivation act = args.act;
-            parallel_for(M * P, threads, [&](int64_t i0, int64_t i1) {
-                for (int64_t i = i0; i < i1; ++i) y[i] = y[i] < act.lo ? act.lo : (y[i] > act.hi ? act.hi : y[i]);
-            });
-        }
     }
+    conv_clamp_output(s, args);  // the products have no epilogue
     return Status::ok();
 }
 

@@ -38,6 +38,9 @@ struct ConvTapsGeometry {
 };
 ConvTapsGeometry conv_taps_geometry(const ConvShape& s);
 
+// W [M, C, taps] (a raw filter, or one cut to a window) -> wt [taps][M][C]: the prepack conv_taps_filter.
+void conv_taps_pack_filter(const float* w, int64_t M, int64_t C, int64_t taps, float* wt);
+
 int64_t conv_taps_workspace_bytes(const GemmKernels& g, const ConvShape& s, int threads);
 
 Status conv_taps(const GemmKernels& g, const ConvShape& s, const ConvArgs& args, size_t ws_bytes);

@@ -7,6 +7,7 @@
 // the case: at its 14x14 map, its 3x3 convolutions at dilations 24 and 36 read inside the input through
 // the centre tap only, so they are 1x1 convolutions of a ninth of the work.
 import type { ConvShape } from './conv-cost.js'
+import type { Prepack } from './op-def.js'
 
 /** A window [ky0, ky1) x [kx0, kx1) of a 2-D kernel. */
 export interface TapWindow {
@@ -48,4 +49,16 @@ export function trimDeadTaps(s: ConvShape, padEnd: readonly [number, number]): {
 /** The window's prepack ints [ky0, ky1, kx0, kx1]. */
 export function tapWindowInts(w: TapWindow): number[] {
   return [w.ky0, w.ky1, w.kx0, w.kx1]
+}
+
+/**
+ * The tap window a conv filter's prepack cuts, from its ints: conv_window's four, the four after
+ * grouped_filter's group count, or the four of conv_narrow_filter / conv_taps_filter; undefined for a
+ * whole filter.
+ */
+export function tapWindowOfPrepack(p: Prepack): TapWindow | undefined {
+  const at = p.transform === 'grouped_filter' ? 1 : 0
+  if (p.ints.length !== at + 4) return undefined
+  const [ky0, ky1, kx0, kx1] = p.ints.slice(at) as [number, number, number, number]
+  return { ky0, ky1, kx0, kx1 }
 }

@@ -12,7 +12,7 @@ import { maxKernelThreads } from './nn-matmul.js'
 import { info, type KernelCall, type OpContext, type OpDef, type OpResult } from './op-def.js'
 import { input, optionalInput, shapeError, unsupported } from './op-util.js'
 import { type Window, windowAttrs, windowInts, windowOutDims, windowPads } from './nn-spatial.js'
-import { tapWindowInts, trimDeadTaps, type TapWindow } from './conv-taps.js'
+import { tapWindowInts, tapWindowOfPrepack, trimDeadTaps, type TapWindow } from './conv-taps.js'
 
 /** X and W checked for float32 and equal rank 3..5; returns the spatial rank. */
 function convOperands(ctx: OpContext): { x: ValueInfo; w: ValueInfo; nsp: number } {
@@ -216,13 +216,9 @@ function convPrepack(kernel: ConvKernel, group: number, window?: TapWindow): Pic
 }
 
 /** The tap window a Conv call's filter was cut to, from its prepack's ints. */
-function windowOfCall(call: KernelCall): TapWindow | undefined {
+export function windowOfConvCall(call: KernelCall): TapWindow | undefined {
   const p = call.prepack?.find((q) => q.input === 1)
-  if (p === undefined) return undefined
-  const at = p.transform === 'grouped_filter' ? 1 : 0
-  if (p.ints.length !== at + 4) return undefined
-  const [ky0, ky1, kx0, kx1] = p.ints.slice(at) as [number, number, number, number]
-  return { ky0, ky1, kx0, kx1 }
+  return p === undefined ? undefined : tapWindowOfPrepack(p)
 }
 
 const conv: OpDef = {
@@ -430,7 +426,7 @@ export function decodeConvCall(call: KernelCall, x: readonly number[], y: readon
   const algoAt = conv.next
   const kernel = convKernelOfCode.get(call.ints[algoAt]!)
   if (call.op !== 'Conv' || kernel === undefined) throw new Error(`decodeConvCall: not a Conv call (${call.op})`)
-  const window = windowOfCall(call)
+  const window = windowOfConvCall(call)
   return { shape: convShape(x, y[1]!, group, conv.win, y.slice(2), conv.begin), kernel, slices: call.ints[algoAt + 1]!, algoAt, ...(window === undefined ? {} : { window }) }
 }
 

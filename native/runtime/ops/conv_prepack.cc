@@ -7,6 +7,7 @@
 #include "kernels/grouped/grouped.h"
 #include "kernels/winograd/winograd.h"
 #include "runtime/conv_cost.h"
+#include "runtime/conv_taps.h"
 #include "runtime/prepack.h"
 
 namespace flexpipe {
@@ -231,10 +232,7 @@ Status taps_shape(const TensorView& w, const int64_t* ints, int32_t n_ints, Tens
 
 Status taps_run(const TensorView& w, const int64_t* ints, int32_t n_ints, const TensorView& out) {
     return windowed_run("conv_taps_filter", taps_shape, 0, [](const float* f, const TensorView&, const TensorView& want, float* o) {
-        const int64_t taps = want.dims[0], M = want.dims[1], C = want.dims[2];
-        for (int64_t t = 0; t < taps; ++t)
-            for (int64_t m = 0; m < M; ++m)
-                for (int64_t c = 0; c < C; ++c) o[(t * M + m) * C + c] = f[(m * C + c) * taps + t];
+        conv_taps_pack_filter(f, want.dims[1], want.dims[2], want.dims[0], o);
     }, w, ints, n_ints, out);
 }
 
