@@ -97,7 +97,7 @@ function cases(): Case[] {
   out.push({ kernel: 'add', shape: '1x64x56x56 + same', elems: n, bytes: 12 * n, run: op('Binary', [a, f32(act)], [y], [0]) })
   out.push({ kernel: 'add per-channel', shape: '1x64x56x56 + 1x64x1x1', elems: n, bytes: 8 * n, run: op('Binary', [a, f32([1, 64, 1, 1])], [y], [0]) })
   out.push({ kernel: 'mul scalar', shape: '1x64x56x56 * []', elems: n, bytes: 8 * n, run: op('Binary', [a, f32([])], [y], [2]) })
-  for (const [name, code] of [['relu', 1], ['sigmoid', 2], ['tanh', 3], ['hardswish', 29], ['exp', 4], ['erf', 7], ['sqrt', 6]] as const) {
+  for (const [name, code] of [['relu', 1], ['sigmoid', 2], ['swish', 40], ['tanh', 3], ['hardswish', 29], ['exp', 4], ['erf', 7], ['sqrt', 6]] as const) {
     out.push({ kernel: name, shape: '1x64x56x56', elems: n, bytes: 8 * n, run: op('Unary', [a], [y], [code]) })
   }
   out.push({ kernel: 'clip', shape: '1x64x56x56', elems: n, bytes: 8 * n, run: op('Clip', [a], [y], [1, 1, 0, 0], [0, 6]) })
