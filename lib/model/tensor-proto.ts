@@ -2,14 +2,13 @@
 // Decodes ONNX TensorProto messages (initializers, Constant values, backend test data) into
 // host tensors, or into references to external data files.
 import { isAbsolute, join, normalize, relative } from 'node:path'
-import onnxProto from 'onnx-proto'
 import type { onnx as OnnxTypes } from 'onnx-proto'
 import { ModelFormatError, UnsupportedOperatorError } from '../errors.js'
 import { allocArray, dtypeBytes, dtypeFromCode, type DType, type TypedArray } from './dtype.js'
 import type { ExternalTensor, TensorData } from './ir.js'
 import { numel } from './ir.js'
+import { onnxSchema } from './onnx-schema.js'
 
-const { onnx } = onnxProto
 export type TensorProto = OnnxTypes.ITensorProto
 
 interface LongLike {
@@ -36,7 +35,7 @@ function tensorDType(proto: TensorProto, what: string): DType {
   const code = proto.dataType ?? 0
   const dtype = dtypeFromCode(code)
   if (dtype === undefined) {
-    const name = onnx.TensorProto.DataType[code] ?? String(code)
+    const name = onnxSchema().TensorProto.DataType[code] ?? String(code)
     throw new UnsupportedOperatorError(what, 'Tensor', 0, `tensor data type ${name} is not supported`)
   }
   return dtype
@@ -114,7 +113,7 @@ export function decodeTensor(proto: TensorProto, baseDir: string, fallbackName =
     throw new ModelFormatError(`tensor '${what}': invalid dims [${dims.join(', ')}]`)
   }
   const n = numel(dims)
-  if (proto.dataLocation === onnx.TensorProto.DataLocation.EXTERNAL) {
+  if (proto.dataLocation === onnxSchema().TensorProto.DataLocation.EXTERNAL) {
     return externalRef(proto, dtype, dims, baseDir, what)
   }
   const data = proto.rawData && proto.rawData.byteLength > 0 ? copyRaw(proto.rawData, dtype, n, what) : fromFields(proto, dtype, n, what)
@@ -125,7 +124,7 @@ export function decodeTensor(proto: TensorProto, baseDir: string, fallbackName =
 export function decodeTensorFile(bytes: Uint8Array, what: string): TensorData {
   let proto: TensorProto
   try {
-    proto = onnx.TensorProto.decode(bytes)
+    proto = onnxSchema().TensorProto.decode(bytes)
   } catch (err) {
     throw new ModelFormatError(`${what}: not a serialized ONNX TensorProto`, { cause: err })
   }

@@ -6,8 +6,18 @@
 // sequence between them is cut to max_length minus their count, keeping its head (direction 'Right',
 // the default) or its tail ('Left'). Over-long text is therefore truncated, never rejected; text is
 // also cut to `maxChars` characters before encoding (a bound on work, far beyond what max_length keeps).
-import { Tokenizer } from '@huggingface/tokenizers'
+import { createRequire } from 'node:module'
+import type { Tokenizer } from '@huggingface/tokenizers'
 import { ModelFormatError } from '../errors.js'
+
+type TokenizerClass = typeof Tokenizer
+let tokenizerClass: TokenizerClass | undefined
+
+/** The library's Tokenizer, loaded (its CommonJS build) the first time a text model needs it. */
+function loadTokenizer(): TokenizerClass {
+  tokenizerClass ??= (createRequire(import.meta.url)('@huggingface/tokenizers') as { Tokenizer: TokenizerClass }).Tokenizer
+  return tokenizerClass
+}
 
 export interface Encoded {
   readonly ids: readonly number[]
@@ -32,7 +42,7 @@ export class TextEncoder {
     if (json === null || typeof json !== 'object') throw new ModelFormatError('tokenizer.json is not a JSON object')
     const j = json as { truncation?: { max_length?: number; direction?: string } | null; post_processor?: { type?: string; single?: TemplatePiece[] } | null }
     try {
-      this.tok = new Tokenizer(json, {})
+      this.tok = new (loadTokenizer())(json, {})
     } catch (err) {
       throw new ModelFormatError(`tokenizer.json could not be loaded by @huggingface/tokenizers: ${(err as Error).message}`)
     }

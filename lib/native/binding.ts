@@ -2,9 +2,8 @@
 // Loads the addon (prebuilt or locally built, via node-gyp-build) and types its exports.
 // Nothing else in lib/ imports the .node file.
 import { createRequire } from 'node:module'
-import { dirname, join } from 'node:path'
-import { fileURLToPath } from 'node:url'
 import { AddonLoadError } from '../errors.js'
+import { packageRoot } from '../package-root.js'
 
 /** A tensor argument of runOp: dtype is the ONNX/native code. */
 export interface NativeTensor {
@@ -179,7 +178,7 @@ export interface NativeBinding {
   _testing: NativeTesting
 }
 
-const root = join(dirname(fileURLToPath(import.meta.url)), '..', '..', '..')
+const root = packageRoot
 
 function load(): NativeBinding {
   const require = createRequire(import.meta.url)
