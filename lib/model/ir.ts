@@ -10,6 +10,17 @@ export interface TensorData {
   readonly dtype: DType
   readonly dims: readonly number[]
   readonly data: TypedArray
+  /**
+   * The same elements as stored in the model file (little-endian, possibly unaligned), when they came
+   * from one: an initializer's raw bytes inside the mapped file. Then `data` is made from them (an
+   * aligned copy) only when something reads it, and the engine writes the bytes into its arena directly.
+   */
+  readonly bytes?: Uint8Array
+}
+
+/** A tensor's elements as bytes: its file bytes when it has them, else a view of `data`. */
+export function tensorBytes(t: TensorData): Uint8Array {
+  return t.bytes ?? new Uint8Array(t.data.buffer, t.data.byteOffset, t.data.byteLength)
 }
 
 /** A tensor whose bytes stay in a file until the engine loads them (ONNX external data). */

@@ -116,12 +116,12 @@ export function parseOnnx(bytes: Uint8Array, baseDir: string, what = 'model'): G
   }
 }
 
-/** Reads and parses an ONNX file. */
-export async function loadOnnx(path: string): Promise<Graph> {
+/** Reads and parses an ONNX file; `read` gives its bytes (default: readFile; the engine maps the file). */
+export async function loadOnnx(path: string, read: (path: string) => Uint8Array | Promise<Uint8Array> = readFile): Promise<Graph> {
   const abs = resolve(path)
-  let bytes: Buffer
+  let bytes: Uint8Array
   try {
-    bytes = await readFile(abs)
+    bytes = await read(abs)
   } catch (err) {
     throw new IOError(`failed to read model ${abs}: ${(err as Error).message}`, { cause: err })
   }

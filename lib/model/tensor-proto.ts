@@ -41,14 +41,30 @@ function tensorDType(proto: TensorProto, what: string): DType {
   return dtype
 }
 
-function copyRaw(raw: Uint8Array, dtype: DType, n: number, what: string): TypedArray {
+/**
+ * A tensor of raw bytes: checked now, its typed array made (an aligned copy) the first time `data` is
+ * read. Large weights are usually never read on the host: the engine copies or transforms `bytes`
+ * straight into its arena (lib/runtime/engine.ts), so the file's bytes are not copied twice.
+ */
+function rawTensor(raw: Uint8Array, dtype: DType, dims: number[], what: string): TensorData {
+  const n = numel(dims)
   const want = n * dtypeBytes(dtype)
   if (raw.byteLength !== want) {
     throw new ModelFormatError(`tensor '${what}': raw data has ${raw.byteLength} bytes, its dims need ${want}`)
   }
-  const out = allocArray(dtype, n)
-  new Uint8Array(out.buffer, out.byteOffset, want).set(raw)
-  return out
+  let data: TypedArray | undefined
+  const t = { dtype, dims, bytes: raw } as { dtype: DType; dims: number[]; bytes: Uint8Array; data: TypedArray }
+  Object.defineProperty(t, 'data', {
+    enumerable: true,
+    get: (): TypedArray => {
+      if (data === undefined) {
+        data = allocArray(dtype, n)
+        new Uint8Array(data.buffer, data.byteOffset, want).set(raw)
+      }
+      return data
+    },
+  })
+  return t
 }
 
 function fromFields(proto: TensorProto, dtype: DType, n: number, what: string): TypedArray {
@@ -116,8 +132,8 @@ export function decodeTensor(proto: TensorProto, baseDir: string, fallbackName =
   if (proto.dataLocation === onnxSchema().TensorProto.DataLocation.EXTERNAL) {
     return externalRef(proto, dtype, dims, baseDir, what)
   }
-  const data = proto.rawData && proto.rawData.byteLength > 0 ? copyRaw(proto.rawData, dtype, n, what) : fromFields(proto, dtype, n, what)
-  return { dtype, dims, data }
+  if (proto.rawData && proto.rawData.byteLength > 0) return rawTensor(proto.rawData, dtype, dims, what)
+  return { dtype, dims, data: fromFields(proto, dtype, n, what) }
 }
 
 /** Decodes a serialized TensorProto file (ONNX backend test data: input_0.pb ...). */

@@ -71,6 +71,13 @@ export interface NativePipelineResult extends NativeReadResult {
 export interface NativeSession {
   resize(bytes: number, keepBytes: number): void
   write(offset: number, data: ArrayBufferView): void
+  /**
+   * Writes a plan's resident data on the session's threads, off the JS thread
+   * (native/runtime/write_batch.h): copies, and prepack transforms whose result goes straight to
+   * arena[offset]. Every job is checked (transform, weight, ints, arena bounds) before any is written.
+   * Takes the compute lane.
+   */
+  writeBatch(jobs: readonly WriteBatchJob[]): Promise<void>
   read(offset: number, data: ArrayBufferView): void
   addProgram(program: Float64Array): number
   removeProgram(id: number): void
@@ -154,6 +161,11 @@ export interface NativeTesting {
   [entry: string]: (...args: never[]) => unknown
 }
 
+/** One job of NativeSession.writeBatch: data's bytes, or the transform of the weight {dtype, dims, data}. */
+export type WriteBatchJob =
+  | { readonly offset: number; readonly data: ArrayBufferView }
+  | { readonly offset: number; readonly transform: string; readonly dtype: number; readonly dims: readonly number[]; readonly data: ArrayBufferView; readonly ints: readonly number[] }
+
 export interface NativeBinding {
   Session: new (threads: number, io: 'auto' | 'uring' | 'pread') => NativeSession
   info(): NativeInfo
@@ -167,6 +179,13 @@ export interface NativeBinding {
     threads?: number,
   ): void
   prepack(name: string, weight: NativeTensor, ints: readonly number[]): PrepackResult
+  /** The dtype and dims prepack() would return, without running the transform. */
+  prepackShape(name: string, weight: NativeTensor, ints: readonly number[]): { dtype: number; dims: number[] }
+  /**
+   * A file's bytes as a private copy-on-write memory mapping (unmapped when collected; a plain read
+   * where there is no mmap). Throws an error with code ERR_FLEXPIPE_IO.
+   */
+  mapFile(path: string): ArrayBuffer
   /**
    * Gaussian outlier-aware quantization of one layer (the concatenation of its shards) into FPQ1 blobs,
    * synchronously, on up to info().maxThreads OpenMP threads. Weights whose Gaussian log-likelihood is

@@ -45,6 +45,8 @@ export interface ProgramIo {
 /** Bytes put into the arena when a plan is applied. */
 export type ResidentWrite =
   | { readonly kind: 'data'; readonly offset: number; readonly data: ArrayBufferView }
+  /** A constant's prepack transform (lib/model/ops/op-def.ts Prepack), computed into the arena at `offset`. */
+  | { readonly kind: 'prepack'; readonly offset: number; readonly transform: string; readonly ints: readonly number[]; readonly weight: { readonly dtype: DType; readonly dims: readonly number[]; readonly bytes: Uint8Array } }
   /**
    * Ranges of a file: [fileOffset, bytes, arenaOffset] triples. 'buffered' reads through the page cache;
    * 'as-loads' reads as the load queue does (O_DIRECT and the throttle, when the engine has them).

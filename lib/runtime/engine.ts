@@ -10,7 +10,8 @@ import { constantHost, prepackKey } from '../model/constant-data.js'
 import { fuseGraph, symbolicShapes } from '../model/fuse-graph.js'
 import { graphInputAncestors, inferGraph, type InferredGraph } from '../model/infer-graph.js'
 import type { Graph, TensorData, ValueInfo } from '../model/ir.js'
-import { isExternal, valueBytes } from '../model/ir.js'
+import { isExternal, numel, tensorBytes, valueBytes } from '../model/ir.js'
+import { dtypeBytes } from '../model/dtype.js'
 import { loadOnnx } from '../model/onnx-import.js'
 import type { Prepack } from '../model/ops/op-def.js'
 import { checkSupported } from '../model/ops/registry.js'
@@ -24,7 +25,8 @@ import { EngineBase, opTimings, type EngineStats, type OpTiming } from './engine
 import type { AppliedPlan } from './executor.js'
 import { foldNative } from './fold-native.js'
 import { outputArrays } from './output-arrays.js'
-import { runPrepack } from './prepack.js'
+import { prepackShape } from './prepack.js'
+import { binding } from '../native/binding.js'
 
 export interface OpenOptions {
   /** Threads for compute (OpenMP). Default: available cores, at most 4. */
@@ -55,6 +57,11 @@ function haveDims(tensors: readonly Tensor[], dims: ReadonlyArray<readonly numbe
 
 const activationAlignment = 4096
 
+/** The model file mapped, not copied: initializers are views of it until they are written to the arena. */
+function mapModelFile(path: string): Uint8Array {
+  return Buffer.from(binding().mapFile(path))
+}
+
 export class Engine extends EngineBase {
   readonly kind = 'onnx' as const
   private readonly constants = new ConstantStore()
@@ -84,7 +91,7 @@ export class Engine extends EngineBase {
     const o = checkOptionNames(options, 'onnx', path)
     const common = checkCommon(o)
     const maxPlans = checkInteger(o, 'maxPlans', 1, Number.MAX_SAFE_INTEGER, 16, 'a positive integer')
-    const source = await loadOnnx(path)
+    const source = await loadOnnx(path, mapModelFile)
     checkSupported(source)
     const inputs = new Map<string, ValueInfo>()
     for (const d of source.inputs) if (d.dims !== undefined) inputs.set(d.name, { dtype: d.dtype, dims: d.dims })
@@ -222,14 +229,17 @@ export class Engine extends EngineBase {
       const key = this.constantKey(inferred, name, v, signature, p)
       if (this.constants.get(key) !== undefined) return
       if (p !== undefined) {
-        const host = runPrepack(constantHost(v), p, node)
-        writes.push({ kind: 'data', offset: this.constants.reserve(key, host.dtype, host.dims, host.data.byteLength).offset, data: host.data })
+        // Transformed by the executor's write batch, from the file's bytes straight into the arena.
+        const weight = constantHost(v)
+        const out = prepackShape(weight, p, node)
+        const offset = this.constants.reserve(key, out.dtype, out.dims, numel(out.dims) * dtypeBytes(out.dtype)).offset
+        writes.push({ kind: 'prepack', offset, transform: p.transform, ints: p.ints, weight: { dtype: weight.dtype, dims: weight.dims, bytes: tensorBytes(weight) } })
         return
       }
       const offset = this.constants.reserve(key, v.dtype, v.dims as number[], valueBytes(v)).offset
       const t = v.tensor !== undefined && isExternal(v.tensor) ? v.tensor : undefined
       if (t !== undefined) writes.push({ kind: 'file', path: t.path, ranges: new Float64Array([t.offset, t.length, offset]), mode: 'buffered' })
-      else writes.push({ kind: 'data', offset, data: (hostTensor(v) as TensorData).data })
+      else writes.push({ kind: 'data', offset, data: tensorBytes(hostTensor(v) as TensorData) })
     }
     for (const step of inferred.steps) {
       step.kernel?.inputs.forEach((i, j) => {

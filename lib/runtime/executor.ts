@@ -5,7 +5,8 @@
 // runs the ops, each waiting for the other only at the plan's edges (native/runtime/pipeline_gate.h).
 // Engines decide which plans to apply and when; the executor makes no decisions of its own.
 import { checkLoadQueue, type ExecutionPlan, type LoadQueue, type ResidentWrite } from '../plan/execution-plan.js'
-import type { NativePipelineResult, NativeReadOptions, NativeSession } from '../native/binding.js'
+import type { NativePipelineResult, NativeReadOptions, NativeSession, WriteBatchJob } from '../native/binding.js'
+import { dtypeCode } from '../model/dtype.js'
 import { fromNative } from './native-errors.js'
 
 /** A plan applied to the session: its program is in the session and runnable. */
@@ -53,7 +54,7 @@ export class Executor {
     const s = this.session
     try {
       if (s.stats().arenaBytes !== plan.arenaBytes) s.resize(plan.arenaBytes, Math.min(plan.keepBytes, plan.arenaBytes))
-      for (const w of plan.resident) await this.write(w)
+      await this.writeResident(plan.resident)
       return { plan, program: s.addProgram(plan.program) }
     } catch (err) {
       throw fromNative(err)
@@ -87,9 +88,20 @@ export class Executor {
     }
   }
 
-  private async write(w: ResidentWrite): Promise<void> {
-    if (w.kind === 'data') this.session.write(w.offset, w.data)
-    else if (w.ranges.length > 0) await this.session.readFile(w.path, w.ranges, w.mode === 'as-loads' ? this.read : { direct: false })
+  /**
+   * Data and transforms go to the session in one write batch (on its threads, each weight written once
+   * into the arena, native/runtime/write_batch.h); file ranges are read after it.
+   */
+  private async writeResident(writes: readonly ResidentWrite[]): Promise<void> {
+    const jobs: WriteBatchJob[] = []
+    for (const w of writes) {
+      if (w.kind === 'data') jobs.push({ offset: w.offset, data: w.data })
+      else if (w.kind === 'prepack') jobs.push({ offset: w.offset, transform: w.transform, ints: w.ints, dtype: dtypeCode(w.weight.dtype), dims: w.weight.dims, data: w.weight.bytes })
+    }
+    if (jobs.length > 0) await this.session.writeBatch(jobs)
+    for (const w of writes) {
+      if (w.kind === 'file' && w.ranges.length > 0) await this.session.readFile(w.path, w.ranges, w.mode === 'as-loads' ? this.read : { direct: false })
+    }
   }
 }
 

@@ -3,6 +3,7 @@
 #include <napi.h>
 
 #include "addon/info.h"
+#include "addon/map_file.h"
 #include "addon/prepack.h"
 #include "addon/outlier_quantize.h"
 #include "addon/run_op.h"
@@ -19,6 +20,8 @@ Napi::Object init(Napi::Env env, Napi::Object exports) {
     exports.Set("opNames", Napi::Function::New(env, op_names));
     exports.Set("runOp", Napi::Function::New(env, run_op));
     exports.Set("prepack", Napi::Function::New(env, prepack));
+    exports.Set("prepackShape", Napi::Function::New(env, prepack_shape));
+    exports.Set("mapFile", Napi::Function::New(env, map_file));
     exports.Set("quantizeLayer", Napi::Function::New(env, quantize_layer));
     exports.Set("_testing", make_testing(env));
     return exports;

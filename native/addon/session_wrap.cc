@@ -11,6 +11,7 @@
 #include "addon/workers/lane_run.h"
 #include "addon/workers/pipeline_worker.h"
 #include "addon/workers/read_worker.h"
+#include "addon/workers/write_batch_worker.h"
 
 namespace flexpipe {
 
@@ -19,6 +20,7 @@ static constexpr int64_t max_offset = int64_t{1} << 52;
 Napi::Function SessionWrap::define(Napi::Env env) {
     return DefineClass(env, "Session",
                        {InstanceMethod("resize", &SessionWrap::resize), InstanceMethod("write", &SessionWrap::write),
+                        InstanceMethod("writeBatch", &SessionWrap::write_batch),
                         InstanceMethod("read", &SessionWrap::read),
                         InstanceMethod("addProgram", &SessionWrap::add_program),
                         InstanceMethod("removeProgram", &SessionWrap::remove_program),
@@ -142,6 +144,16 @@ Napi::Value SessionWrap::run(const Napi::CallbackInfo& info) {
         run->args().set_range(info[5], info[6]);             // validates 0 <= opBegin <= opEnd <= op count
         run->args().set_profile(info[4]);
         return runs_.start(info.Env(), lane_.get(), run.release());  // deleted when it settles
+    });
+}
+
+// writeBatch(jobs: Array<{ offset, data } | { offset, data, transform, dtype, dims, ints }>) -> Promise<undefined>
+// (addon/workers/write_batch_worker.h)
+Napi::Value SessionWrap::write_batch(const Napi::CallbackInfo& info) {
+    return start_claimed(info.Env(), "writeBatch", Claim::compute, [&]() -> Napi::Value {
+        auto worker = std::make_unique<WriteBatchWorker>(info.Env(), &compute_busy_, session_.get(), lane_.get());
+        worker->collect(info.This(), info[0]);
+        return StatusWorker::queue(std::move(worker));
     });
 }
 

@@ -21,6 +21,7 @@ class SessionWrap : public Napi::ObjectWrap<SessionWrap> {
   private:
     Napi::Value resize(const Napi::CallbackInfo& info);
     Napi::Value write(const Napi::CallbackInfo& info);
+    Napi::Value write_batch(const Napi::CallbackInfo& info);
     Napi::Value read(const Napi::CallbackInfo& info);
     Napi::Value add_program(const Napi::CallbackInfo& info);
     Napi::Value remove_program(const Napi::CallbackInfo& info);

@@ -19,6 +19,11 @@ struct PrepackEntry {
     Status (*shape)(const TensorView& w, const int64_t* ints, int32_t n_ints, TensorView* out);
     // Writes the transformed weight into out (allocated by the caller with shape()'s dims).
     Status (*run)(const TensorView& w, const int64_t* ints, int32_t n_ints, const TensorView& out);
+    // Optional: writes part `part` of `parts` of run()'s result into the same out (the parts together
+    // write all of it, each a disjoint range), so that one large weight can be packed by several
+    // threads (runtime/write_batch.h). nullptr: the transform runs whole.
+    Status (*run_part)(const TensorView& w, const int64_t* ints, int32_t n_ints, int64_t part, int64_t parts,
+                       const TensorView& out) = nullptr;
 };
 
 const std::vector<PrepackEntry>& prepack_table();

@@ -19,6 +19,15 @@ Status Session::write(uint64_t offset, const uint8_t* src, size_t bytes) {
     return Status::ok();
 }
 
+Status Session::arena_span(uint64_t offset, size_t bytes, uint8_t** dst) {
+    if (!arena_.contains(offset, bytes)) {
+        return Status::error(StatusCode::invalid_argument, "failed to write arena: [%llu, +%zu) is outside it (arena=%zu)",
+                             static_cast<unsigned long long>(offset), bytes, arena_.size());
+    }
+    *dst = arena_.base() + offset;
+    return Status::ok();
+}
+
 Status Session::read(uint64_t offset, uint8_t* dst, size_t bytes) const {
     if (!arena_.contains(offset, bytes)) {
         return Status::error(StatusCode::invalid_argument, "failed to read arena: [%llu, +%zu) is outside it (arena=%zu)",

@@ -51,6 +51,9 @@ class Session {
     Status resize(uint64_t bytes, uint64_t keep) { return arena_.resize(bytes, keep); }
     Status write(uint64_t offset, const uint8_t* src, size_t bytes);
     Status read(uint64_t offset, uint8_t* dst, size_t bytes) const;
+    // The arena's bytes [offset, offset + bytes) in *dst; an error unless they lie inside it. Valid until the
+    // next resize.
+    Status arena_span(uint64_t offset, size_t bytes, uint8_t** dst);
 
     // Decodes a program; returns its id in *id.
     Status add_program(const double* words, size_t n, int32_t* id);

@@ -1,5 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 // Plan-time weight transforms of the gemm family (see runtime/prepack.h).
+#include <algorithm>
+
 #include "runtime/dispatch.h"
 #include "runtime/gemm_driver.h"
 #include "runtime/prepack.h"
@@ -59,10 +61,30 @@ Status pack_b_run(const TensorView& w, const int64_t* ints, int32_t n_ints, cons
     return Status::ok();
 }
 
+// Part `part` of `parts`: the panels [q0, q1) of pack_b_run's result, which are the packing of columns
+// [n0 + q0 NR, min(n1, n0 + q1 NR)) written at panel q0 (the layout above is panel-major).
+Status pack_b_run_part(const TensorView& w, const int64_t* ints, int32_t n_ints, int64_t part, int64_t parts,
+                       const TensorView& out) {
+    PackBArgs a;
+    FLEXPIPE_RETURN_IF_ERROR(pack_b_args(w, ints, n_ints, &a));
+    const GemmKernels& g = kernels().gemm;
+    FLEXPIPE_CHECK_ARG(out.dtype == DType::f32 && out.numel == gemm_packed_b_floats(a.k, a.n1 - a.n0, g.nr),
+                       "failed to prepack gemm_pack_b: output has %lld elements", static_cast<long long>(out.numel));
+    FLEXPIPE_CHECK_ARG(parts >= 1 && part >= 0 && part < parts, "failed to prepack gemm_pack_b: part %lld of %lld",
+                       static_cast<long long>(part), static_cast<long long>(parts));
+    const int64_t panels = (a.n1 - a.n0 + g.nr - 1) / g.nr;
+    const int64_t q0 = panels * part / parts, q1 = panels * (part + 1) / parts;
+    if (q0 == q1) return Status::ok();
+    const int64_t c0 = a.n0 + q0 * g.nr, c1 = std::min(a.n1, a.n0 + q1 * g.nr);
+    const int64_t b_rs = a.trans ? 1 : a.n, b_cs = a.trans ? a.k : 1;
+    gemm_pack_b(g, w.as<float>(), b_rs, b_cs, a.k, c0, c1, out.as<float>() + q0 * a.k * g.nr);
+    return Status::ok();
+}
+
 }  // namespace
 
 void register_gemm_prepacks(std::vector<PrepackEntry>& table) {
-    table.push_back(PrepackEntry{"gemm_pack_b", pack_b_shape, pack_b_run});
+    table.push_back(PrepackEntry{"gemm_pack_b", pack_b_shape, pack_b_run, pack_b_run_part});
 }
 
 }  // namespace flexpipe

@@ -1,0 +1,67 @@
+// SPDX-License-Identifier: Apache-2.0
+// mapFile: mmap + an external ArrayBuffer whose finalizer unmaps.
+#include "addon/map_file.h"
+
+#include <cerrno>
+#include <cstring>
+#include <string>
+
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#if defined(__linux__) || defined(__APPLE__)
+#include <sys/mman.h>
+#define FLEXPIPE_HAS_MMAP 1
+#endif
+
+#include "addon/convert.h"
+
+namespace flexpipe {
+
+static Napi::Error io_error(Napi::Env env, const std::string& what, int err) {
+    Napi::Error e = Napi::Error::New(env, what + ": " + std::strerror(err));
+    e.Set("code", Napi::String::New(env, "ERR_FLEXPIPE_IO"));
+    return e;
+}
+
+namespace {
+
+struct Fd {
+    int fd;
+    ~Fd() {
+        if (fd >= 0) ::close(fd);
+    }
+};
+
+}  // namespace
+
+Napi::Value map_file(const Napi::CallbackInfo& info) {
+    Napi::Env env = info.Env();
+    const std::string path = string_arg(info[0], "path");
+    Fd f{::open(path.c_str(), O_RDONLY | O_CLOEXEC)};
+    if (f.fd < 0) throw io_error(env, "failed to open " + path, errno);
+    struct stat st;
+    if (::fstat(f.fd, &st) != 0) throw io_error(env, "failed to stat " + path, errno);
+    if (!S_ISREG(st.st_mode)) throw io_error(env, "failed to map " + path, EINVAL);
+    const auto size = static_cast<size_t>(st.st_size);
+    if (size == 0) return Napi::ArrayBuffer::New(env, 0);
+#ifdef FLEXPIPE_HAS_MMAP
+    void* p = ::mmap(nullptr, size, PROT_READ | PROT_WRITE, MAP_PRIVATE, f.fd, 0);
+    if (p == MAP_FAILED) throw io_error(env, "failed to map " + path, errno);
+    ::madvise(p, size, MADV_WILLNEED);
+    return Napi::ArrayBuffer::New(env, p, size, [size](Napi::Env, void* data) { ::munmap(data, size); });
+#else
+    Napi::ArrayBuffer buffer = Napi::ArrayBuffer::New(env, size);
+    size_t done = 0;
+    while (done < size) {
+        const ssize_t n = ::pread(f.fd, static_cast<uint8_t*>(buffer.Data()) + done, size - done, static_cast<off_t>(done));
+        if (n < 0 && errno == EINTR) continue;
+        if (n <= 0) throw io_error(env, "failed to read " + path, n < 0 ? errno : EIO);
+        done += static_cast<size_t>(n);
+    }
+    return buffer;
+#endif
+}
+
+}  // namespace flexpipe
