@@ -3,8 +3,15 @@
 #include "runtime/write_batch.h"
 
 #include <algorithm>
+#include <atomic>
+#include <utility>
 #include <cstring>
+#include <memory>
 #include <mutex>
+
+#if defined(__linux__)
+#include <sys/mman.h>
+#endif
 
 #include "common/dtype.h"
 #include "runtime/parallel.h"
@@ -66,10 +73,48 @@ bool aligned_for(const void* p, DType dtype) {
     return reinterpret_cast<uintptr_t>(p) % static_cast<uintptr_t>(dtype_size(dtype)) == 0;
 }
 
-uint8_t* align64(std::vector<uint8_t>& buffer, size_t bytes) {
-    if (buffer.size() < bytes + 64) buffer.resize(bytes + 64);
-    return buffer.data() + (64 - reinterpret_cast<uintptr_t>(buffer.data()) % 64) % 64;
+// Maps every page the jobs write (MADV_POPULATE_WRITE, Linux 5.14+), in chunks, on the threads: one call
+// per chunk instead of a page fault per 4 KiB. Where the kernel lacks it the writes fault as before.
+void populate_destinations(const std::vector<WriteJob>& jobs, int threads) {
+#if defined(__linux__) && defined(MADV_POPULATE_WRITE)
+    constexpr uintptr_t page = 4096;
+    std::vector<std::pair<uint8_t*, size_t>> chunks;
+    for (const WriteJob& j : jobs) {
+        if (j.bytes == 0) continue;
+        const uintptr_t begin = reinterpret_cast<uintptr_t>(j.dst) & ~(page - 1);
+        const uintptr_t end = reinterpret_cast<uintptr_t>(j.dst) + j.bytes;
+        for (uintptr_t c = begin; c < end; c += copy_chunk_bytes)
+            chunks.emplace_back(reinterpret_cast<uint8_t*>(c), std::min<uintptr_t>(copy_chunk_bytes, end - c));
+    }
+    std::atomic<bool> unsupported{false};
+    parallel_items(static_cast<int64_t>(chunks.size()), threads, [&](int64_t k, int) {
+        if (unsupported.load(std::memory_order_relaxed)) return;
+        const auto& c = chunks[static_cast<size_t>(k)];
+        if (::madvise(c.first, c.second, MADV_POPULATE_WRITE) != 0) unsupported.store(true, std::memory_order_relaxed);
+    });
+#else
+    (void)jobs;
+    (void)threads;
+#endif
 }
+
+// Scratch that grows and is not cleared (its bytes are overwritten before they are read): clearing a
+// weight-sized buffer would touch every page once more.
+class Scratch {
+  public:
+    // At least `bytes` bytes at a 64-byte-aligned address.
+    uint8_t* aligned(size_t bytes) {
+        if (size_ < bytes + 64) {
+            memory_.reset(new uint8_t[bytes + 64]);
+            size_ = bytes + 64;
+        }
+        return memory_.get() + (64 - reinterpret_cast<uintptr_t>(memory_.get()) % 64) % 64;
+    }
+
+  private:
+    std::unique_ptr<uint8_t[]> memory_;
+    size_t size_ = 0;
+};
 
 }  // namespace
 
@@ -77,13 +122,12 @@ Status run_write_batch(std::vector<WriteJob>& jobs, int threads) {
     const int t = std::max(1, std::min(threads, max_parallel_threads));
     // A transform packed in parts by several threads reads one aligned copy of its weight, made first
     // (in chunks, by all threads).
-    std::vector<std::vector<uint8_t>> aligned_weights;
+    std::vector<Scratch> aligned_weights(jobs.size());
     std::vector<WriteJob> copies;
     for (WriteJob& j : jobs) {
         if (j.prepack == nullptr || transform_parts(j, t) == 1 || aligned_for(j.weight.data, j.weight.dtype)) continue;
         const size_t bytes = static_cast<size_t>(j.weight.numel) * dtype_size(j.weight.dtype);
-        aligned_weights.emplace_back();
-        uint8_t* to = align64(aligned_weights.back(), bytes);
+        uint8_t* to = aligned_weights[static_cast<size_t>(&j - jobs.data())].aligned(bytes);
         WriteJob copy;
         copy.dst = to;
         copy.src = j.src;
@@ -92,8 +136,9 @@ Status run_write_batch(std::vector<WriteJob>& jobs, int threads) {
         j.weight.data = to;
     }
     if (!copies.empty()) FLEXPIPE_RETURN_IF_ERROR(run_write_batch(copies, t));
+    populate_destinations(jobs, t);
     const std::vector<Item> items = make_items(jobs, t);
-    std::vector<std::vector<uint8_t>> scratch(static_cast<size_t>(t));
+    std::vector<Scratch> scratch(static_cast<size_t>(t));
     std::mutex failed_mutex;
     Status failed;
     parallel_items(static_cast<int64_t>(items.size()), t, [&](int64_t k, int slot) {
@@ -107,7 +152,7 @@ Status run_write_batch(std::vector<WriteJob>& jobs, int threads) {
         TensorView w = j.weight;
         if (!aligned_for(w.data, w.dtype)) {
             const size_t bytes = static_cast<size_t>(w.numel) * dtype_size(w.dtype);
-            uint8_t* aligned = align64(scratch[static_cast<size_t>(slot)], bytes);
+            uint8_t* aligned = scratch[static_cast<size_t>(slot)].aligned(bytes);
             std::memcpy(aligned, j.src, bytes);
             w.data = aligned;
         }

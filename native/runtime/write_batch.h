@@ -6,7 +6,8 @@
 // other on the JS thread, and then copy that array into the arena. Every byte was written twice into
 // memory touched for the first time (a page fault per 4 KiB), on one core. Here each weight is read
 // once from where it lies (the model file's mapping, addon/map_file.h) and written once, to its
-// place in the arena; the work is spread over the threads: copies in chunks of copy_chunk_bytes,
+// place in the arena; the work is spread over the threads: first the destination pages are mapped
+// (one madvise per chunk instead of a fault per page), then copies in chunks of copy_chunk_bytes,
 // transforms one per item, or in parts when the transform can split (PrepackEntry::run_part).
 //
 // A transform's weight must be aligned to its element size; a weight that is not (raw bytes inside a
