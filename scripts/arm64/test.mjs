@@ -167,7 +167,8 @@ if (!noKernels) {
   for (const f of elastic.filter((x) => existsSync(join(root, x)))) kernelsOk = (await runTestFile(f)) && kernelsOk
   // The fused ops computed in bands of rows (FlexNN's slicing across two layers): the NEON rows, GEMM,
   // depthwise and pool kernels on band-sized planes.
-  const banded = ['dist/test/native/conv-pool.test.js', 'dist/test/native/conv-depthwise.test.js']
+  // ... and the write batch: packed panels of the NEON GEMM's width written by the arena's threads.
+  const banded = ['dist/test/native/conv-pool.test.js', 'dist/test/native/conv-depthwise.test.js', 'dist/test/native/write-batch.test.js']
   for (const f of banded.filter((x) => existsSync(join(root, x)))) kernelsOk = (await runTestFile(f)) && kernelsOk
 }
 
