@@ -20,10 +20,49 @@ export function concrete(dims: readonly Dim[], what: string): number[] {
 
 const wrap = (d: Dim): string => (typeof d === 'number' || /^[\w.]+$/.test(d) ? String(d) : `(${d})`)
 
+/** Whether every parenthesis of s closes inside it (never more closed than opened). */
+function balanced(s: string): boolean {
+  let depth = 0
+  for (const c of s) {
+    if (c === '(') depth++
+    else if (c === ')' && --depth < 0) return false
+  }
+  return depth === 0
+}
+
+/** s without parentheses that enclose all of it. */
+function unwrap(s: string): string {
+  while (s.startsWith('(') && s.endsWith(')') && balanced(s.slice(1, -1))) s = s.slice(1, -1)
+  return s
+}
+
+/**
+ * A symbolic dim as a base and a constant offset: 'x+3' -> ['x', 3], '((h-1)/2)+1' -> ['(h-1)/2', 1].
+ * Constants added and subtracted along a chain of layers then fold, so that two paths computing the same
+ * size write it the same way: a 1x1 stride-2 convolution's ((h-1)/2)+1 and a padded 3x3 stride-2 one's
+ * ((h+2-3)/2)+1 (a residual Add of the two is then seen to add equal shapes, lib/model/fuse-residual.ts).
+ */
+function splitOffset(d: string): [string, number] {
+  const m = /^(.*)([+-])(\d+)$/.exec(d)
+  if (m === null || !balanced(m[1]!)) return [d, 0]
+  const [base, off] = splitOffset(unwrap(m[1]!))
+  return [base, off + (m[2] === '+' ? Number(m[3]) : -Number(m[3]))]
+}
+
+function withOffset(base: string, offset: number): Dim {
+  if (offset === 0) return base
+  return `${wrap(base)}${offset > 0 ? '+' : '-'}${Math.abs(offset)}`
+}
+
 export function dimAdd(a: Dim, b: Dim): Dim {
   if (isConcrete(a) && isConcrete(b)) return a + b
   if (b === 0) return a
   if (a === 0) return b
+  if (isConcrete(b)) {
+    const [base, off] = splitOffset(a as string)
+    return withOffset(base, off + b)
+  }
+  if (isConcrete(a)) return dimAdd(b, a)
   return `${wrap(a)}+${wrap(b)}`
 }
 
@@ -31,6 +70,10 @@ export function dimSub(a: Dim, b: Dim): Dim {
   if (isConcrete(a) && isConcrete(b)) return a - b
   if (b === 0) return a
   if (a === b) return 0
+  if (isConcrete(b)) {
+    const [base, off] = splitOffset(a as string)
+    return withOffset(base, off - b)
+  }
   return `${wrap(a)}-${wrap(b)}`
 }
 

@@ -102,3 +102,40 @@ t.test('engines with the fusion match onnxruntime on the unfused graph', async (
   }
   t.ok(sliced > 0, 'at its minimum budget the package slices layers (the residual is sliced with their output channels)')
 })
+
+/**
+ * A downsampling block on an input of symbolic height and width (as torchvision exports them): the
+ * shortcut is a 1x1 stride-2 projection, the main path a padded 3x3 stride-2 conv and a 1x1. Their sizes
+ * are the same expression written two ways (((h-1)/2)+1 and ((h+2-3)/2)+1) until lib/model/dims.ts
+ * folds constants; the block's Add must fuse at open, before any shape is known.
+ */
+function downsampleModel(): Uint8Array {
+  const c = 16
+  return makeModel({
+    inputs: [{ name: 'x', dtype: 'float32', dims: ['batch', c, 'height', 'width'] }],
+    outputs: [{ name: 'y', dtype: 'float32' }],
+    initializers: [weights('wp', [2 * c, c, 1, 1], 0.2), weights('wa', [2 * c, c, 3, 3], 0.1), weights('ba', [2 * c]), weights('wb', [2 * c, 2 * c, 1, 1], 0.1), weights('bb', [2 * c])],
+    nodes: [
+      conv('x', 'wp', undefined, 'p', 1, { stride: 2, pad: 0 }),
+      conv('x', 'wa', 'ba', 'a0', 3, { stride: 2 }), { op: 'Relu', inputs: ['a0'], outputs: ['a'] },
+      conv('a', 'wb', 'bb', 'h', 1), { op: 'Add', inputs: ['p', 'h'], outputs: ['s'] }, { op: 'Relu', inputs: ['s'], outputs: ['y'] },
+    ],
+  })
+}
+
+t.test('a stride-2 block on symbolic height and width fuses its residual at open, and computes what onnxruntime does', async (t) => {
+  const path = tempFile('downsample.onnx', downsampleModel())
+  const engine = await open(path, { threads: 1 })
+  t.teardown(() => engine.close())
+  const graph = (engine as unknown as { graph: Graph }).graph
+  t.equal(graph.nodes.filter((n) => n.attrs.has(fusedResidualAttr)).length, 1, 'the Add is fused into the last conv')
+  t.equal(graph.nodes.filter((n) => n.opType === 'Add').length, 0)
+  t.same(engine.outputs[0]!.dims, ['batch', 32, '((height-1)/2)+1', '((width-1)/2)+1'], 'the output size written once, constants folded')
+  for (const [h, w] of [[16, 16], [15, 9], [7, 20]] as const) {
+    const feeds = { x: seededInput([2, 16, h, w], h * w) }
+    const want = await runOrt(path, feeds)
+    const got = await engine.infer(feeds)
+    const c = compareTensors(got.y!, want.y!, 1e-4, 1e-4)
+    t.ok(c.ok, `${h}x${w}: max |diff| ${c.maxAbsDiff}${c.ok ? '' : ` (${c.reason})`}`)
+  }
+})
