@@ -4,10 +4,13 @@
 //
 // A plane whose zero-padded copy fits on the stack (KxkPlane::capacity floats: MobileNetV3's and
 // EfficientNet's 5x5 layers up to 112x112, ConvNeXt's 7x7 at 56x56) is copied once; every output column
-// of the copy is then an interior one: a step is kh * kw broadcast-weight FMAs on loads at column
-// offsets kx * d (stride 2: Vec::load_strided), in two partial sums. Larger planes vectorize the interior
-// in place and compute the border columns like __ref. A row narrower than L is one step stored through a
-// small buffer; a wider row's last step overlaps the one before (outputs are written, not accumulated).
+// of the copy is then an interior one: a step is kh * kw broadcast-weight FMAs on plain loads, in two
+// partial sums per row. At stride 2 the copy splits the columns into two phase planes (even padded
+// columns, odd ones), so that the taps of L outputs at stride 2 are L consecutive floats of one phase:
+// one load per tap instead of two loads and a permute. Larger planes vectorize the interior in place
+// and compute the border columns like __ref. A row narrower than L is one step stored with a masked
+// store (AVX) or through a small buffer; a wider row's last step overlaps the one before (outputs are
+// written, not accumulated).
 #pragma once
 
 #include <cstdint>
@@ -24,24 +27,50 @@ constexpr int64_t kxk_max_taps = 64;  // wider kernels run __ref
 
 struct KxkPlane {
     static constexpr int64_t capacity = 16384;  // floats: 64 KiB on the stack
-    int64_t rows = 0, cols = 0;                 // rows = 0: does not fit
+    int64_t rows = 0, cols = 0;                 // rows = 0: does not fit; cols: per phase plane
+    int64_t phases = 1;                         // the stride: column phases (1, or 2 at stride 2)
+    int64_t floats() const { return rows * cols * phases; }
 };
 
-// The padded copy's geometry for L-lane steps: scratch row r is input row r - pad_top, column q input
-// column q - pad_left. A step at output column `at` reads columns at*s + kx*d + j*s (j < L); the last
-// step starts at max(ow - L, 0).
+// The padded copy's geometry for L-lane steps: scratch row r is input row r - pad_top; padded column q
+// (input column q - pad_left) is column q / S of phase plane q % S. The taps (ky, kx) of the step at
+// output column `at` are then columns at + (kx d) / S + j (j < L) of phase (kx d) % S, row oy S + ky d;
+// the last step starts at max(ow - L, 0).
 template <int L>
 inline KxkPlane kxk_plane(const DepthwiseShape& s) {
     KxkPlane g;
+    g.phases = s.stride;
     const int64_t steps_end = (s.ow > L ? s.ow : L) - 1;  // last output column a step covers
     g.rows = (s.oh - 1) * s.stride + (s.kh - 1) * s.dilation + 1;
-    const int64_t need = steps_end * s.stride + (s.kw - 1) * s.dilation + 1;
-    const int64_t copied = s.pad_left + s.w;
+    const int64_t need = steps_end + ((s.kw - 1) * s.dilation) / s.stride + 1;
+    const int64_t copied = (s.pad_left + s.w - 1) / s.stride + 1;
     g.cols = ((need > copied ? need : copied) + L - 1) / L * L;
-    if (g.rows * g.cols > KxkPlane::capacity) g.rows = 0;
+    if (g.floats() > KxkPlane::capacity) g.rows = 0;
     return g;
 }
 
+// Input row xr (w floats) into row r of the phase planes: padded column q = ix + pad_left goes to
+// column q / S of phase q % S. Stride 2 splits even and odd columns with Vec::load_evens.
+template <class Vec>
+inline void kxk_copy_row(const DepthwiseShape& s, const KxkPlane& g, const float* xr, float* pad, int64_t r) {
+    constexpr int L = Vec::lanes;
+    if (g.phases == 1) {
+        std::memcpy(pad + r * g.cols + s.pad_left, xr, static_cast<size_t>(s.w) * sizeof(float));
+        return;
+    }
+    for (int64_t e = 0; e < 2; ++e) {
+        // phase e holds padded columns 2 c + e, i.e. input columns 2 c + e - pad_left >= 0
+        const int64_t c0 = (s.pad_left - e + 1) / 2 > 0 ? (s.pad_left - e + 1) / 2 : 0;
+        const int64_t first = 2 * c0 + e - s.pad_left;  // 0 or 1
+        if (first >= s.w) continue;
+        const int64_t n = (s.w - first + 1) / 2;  // input columns first, first + 2, ... < w
+        float* dst = pad + (e * g.rows + r) * g.cols + c0;
+        const float* src = xr + first;
+        int64_t i = 0;
+        for (; first + 2 * (i + L) - 1 <= s.w - 1; i += L) Vec::store(dst + i, Vec::load_evens(src + 2 * i));
+        for (; i < n; ++i) dst[i] = src[2 * i];
+    }
+}
 // L outputs: rows[ky] + off is the input element of the step's tap (ky, 0); a null rows[ky] is a
 // padding row. wv: the broadcast weights.
 template <class Vec>
@@ -74,41 +103,47 @@ inline void kxk_store(float* yr, int64_t ow, int64_t at, typename Vec::V acc, co
         Vec::store(yr + at, acc);
         return;
     }
+    if (Vec::masked_memory) {
+        Vec::store_first(yr, ow, acc);
+        return;
+    }
     float lanes[L];
     Vec::store(lanes, acc);
     for (int64_t i = 0; i < ow; ++i) yr[i] = lanes[i];
 }
 
-// R output rows x L columns from the padded copy (scratch row r = input row r - pad_top): acc[j] is
-// output row oy + j, column `at`. R rows give 2 R independent FMA chains (a lone row's two chains wait
-// on the FMA latency); a tap's weight is broadcast once for the R rows.
+// R output rows x L columns from the padded copy (kxk_plane's layout): acc[j] is output row oy + j,
+// column `at`. R rows give 2 R independent FMA chains (a lone row's two chains wait on the FMA latency);
+// a tap's weight is broadcast once for the R rows.
 template <class Vec, int R, int S>
-inline void kxk_rows(const DepthwiseShape& s, const float* pad, int64_t cols, int64_t oy, int64_t at, const float* wc,
-                     float b, typename Vec::V (&out)[R]) {
+inline void kxk_rows(const DepthwiseShape& s, const float* pad, const KxkPlane& g, int64_t oy, int64_t at,
+                     const float* wc, float b, typename Vec::V (&out)[R]) {
     using V = typename Vec::V;
     V acc[R][2];
 #pragma GCC unroll 4
     for (int j = 0; j < R; ++j) acc[j][0] = Vec::set1(b), acc[j][1] = Vec::zero();
-    const float* base = pad + oy * S * cols + at * S;
+    const int64_t cols = g.cols, plane = g.rows * g.cols;
+    const float* base = pad + oy * S * cols + at;
     // Tap pairs (kx, kx + 1) into the two chains of each row: a chain picked at run time would put the
     // accumulators on the stack.
     auto tap = [&](const float* p, const float* wt, int c) {
         const V w = Vec::load1(wt);
 #pragma GCC unroll 4
-        for (int j = 0; j < R; ++j) {
-            const float* q = p + j * S * cols;
-            acc[j][c] = Vec::fma(w, S == 1 ? Vec::load(q) : Vec::load_strided(q, S), acc[j][c]);
-        }
+        for (int j = 0; j < R; ++j) acc[j][c] = Vec::fma(w, Vec::load(p + j * S * cols), acc[j][c]);
+    };
+    auto at_tap = [&](const float* row, int64_t kx) {
+        const int64_t q = kx * s.dilation;
+        return S == 1 ? row + q : row + (q % S) * plane + q / S;
     };
     for (int64_t ky = 0; ky < s.kh; ++ky) {
         const float* row = base + ky * s.dilation * cols;
         const float* wr = wc + ky * s.kw;
         int64_t kx = 0;
         for (; kx + 1 < s.kw; kx += 2) {
-            tap(row + kx * s.dilation, wr + kx, 0);
-            tap(row + (kx + 1) * s.dilation, wr + kx + 1, 1);
+            tap(at_tap(row, kx), wr + kx, 0);
+            tap(at_tap(row, kx + 1), wr + kx + 1, 1);
         }
-        if (kx < s.kw) tap(row + kx * s.dilation, wr + kx, 0);
+        if (kx < s.kw) tap(at_tap(row, kx), wr + kx, 0);
     }
 #pragma GCC unroll 4
     for (int j = 0; j < R; ++j) out[j] = Vec::add(acc[j][0], acc[j][1]);
@@ -116,29 +151,30 @@ inline void kxk_rows(const DepthwiseShape& s, const float* pad, int64_t cols, in
 
 // Output rows [oy, oy + R) of one plane from its padded copy.
 template <class Vec, int R, int S>
-inline void kxk_row_block(const DepthwiseShape& s, const float* pad, int64_t cols, int64_t oy, const float* wc, float b,
-                          float* yp, const ConvActivation& act, typename Vec::V vlo, typename Vec::V vhi) {
+inline void kxk_row_block(const DepthwiseShape& s, const float* pad, const KxkPlane& g, int64_t oy, const float* wc,
+                          float b, float* yp, const ConvActivation& act, typename Vec::V vlo, typename Vec::V vhi) {
     constexpr int L = Vec::lanes;
     typename Vec::V out[R];
     for (int64_t ox = 0; ox < s.ow; ox += L) {
         const int64_t at = ox + L > s.ow && s.ow >= L ? s.ow - L : ox;
-        kxk_rows<Vec, R, S>(s, pad, cols, oy, at, wc, b, out);
+        kxk_rows<Vec, R, S>(s, pad, g, oy, at, wc, b, out);
 #pragma GCC unroll 4
         for (int j = 0; j < R; ++j) kxk_store<Vec>(yp + (oy + j) * s.ow, s.ow, at, out[j], act, vlo, vhi);
     }
 }
 
 template <class Vec, int S>
-inline void kxk_plane_rows(const DepthwiseShape& s, const float* pad, int64_t cols, const float* wc, float b, float* yp,
-                           const ConvActivation& act, typename Vec::V vlo, typename Vec::V vhi) {
+inline void kxk_plane_rows(const DepthwiseShape& s, const float* pad, const KxkPlane& g, const float* wc, float b,
+                           float* yp, const ConvActivation& act, typename Vec::V vlo, typename Vec::V vhi) {
     int64_t oy = 0;
-    for (; oy + 4 <= s.oh; oy += 4) kxk_row_block<Vec, 4, S>(s, pad, cols, oy, wc, b, yp, act, vlo, vhi);
-    for (; oy + 2 <= s.oh; oy += 2) kxk_row_block<Vec, 2, S>(s, pad, cols, oy, wc, b, yp, act, vlo, vhi);
-    for (; oy < s.oh; ++oy) kxk_row_block<Vec, 1, S>(s, pad, cols, oy, wc, b, yp, act, vlo, vhi);
+    for (; oy + 4 <= s.oh; oy += 4) kxk_row_block<Vec, 4, S>(s, pad, g, oy, wc, b, yp, act, vlo, vhi);
+    for (; oy + 2 <= s.oh; oy += 2) kxk_row_block<Vec, 2, S>(s, pad, g, oy, wc, b, yp, act, vlo, vhi);
+    for (; oy < s.oh; ++oy) kxk_row_block<Vec, 1, S>(s, pad, g, oy, wc, b, yp, act, vlo, vhi);
 }
 
 // Small planes, channels in the lanes: L planes [p0, p0 + L) copied into a zero-padded tile of
-// (row, column, lane), the taps' weights and the biases gathered per lane; then L output pixels (flat
+// (row, column, lane) (L pixels at a time, load_channel_lanes), the taps' weights and the biases gathered
+// per lane; then L output pixels (flat
 // over the plane) per step, each a chain of kh * kw FMAs of a tile vector by a weight vector; the L x L
 // accumulators transposed and stored as L consecutive pixels of each plane. A row of a small plane would
 // fill at most half of a vector of columns. `tile`: KxkPlane::capacity floats, zero outside the copied
@@ -169,24 +205,29 @@ inline void kxk_channels(const DepthwiseShape& s, const KxkTile& t, const float*
         const int64_t c = (p0 + lane) % s.channels;
         for (int64_t i = 0; i < taps; ++i) wt[i * L + lane] = w[c * taps + i];
         bl[lane] = bias ? bias[c] : 0.0f;
-        const float* xp = x + (p0 + lane) * plane;
-        for (int64_t iy = 0; iy < s.h; ++iy) {
-            const int64_t r = iy + s.pad_top;
-            if (r < 0 || r >= t.rows) continue;
-            for (int64_t ix = 0; ix < s.w; ++ix) {
-                const int64_t q = ix + s.pad_left;
-                if (q >= 0 && q < t.cols) tile[(r * t.cols + q) * L + lane] = xp[iy * s.w + ix];
-            }
+    }
+    // The tile: L input pixels of the L planes per step, transposed into (row, column) vectors.
+    int64_t iy = 0, ix = 0;  // pixel i0 + j, counted (a division per pixel costs more than the FMAs)
+    for (int64_t i0 = 0; i0 < plane; i0 += L) {
+        const int64_t n = plane - i0 < L ? plane - i0 : L;
+        V px[L];
+        load_channel_lanes<Vec>(x + p0 * plane + i0, plane, n, px);
+        for (int64_t j = 0; j < n; ++j) {
+            const int64_t r = iy + s.pad_top, q = ix + s.pad_left;
+            if (r >= 0 && r < t.rows && q >= 0 && q < t.cols) Vec::store(tile + (r * t.cols + q) * L, px[j]);
+            if (++ix == s.w) ix = 0, ++iy;
         }
     }
     const V b = Vec::load(bl);
+    int64_t oy = 0, ox = 0;  // output pixel q0, counted
     for (int64_t q0 = 0; q0 < P; q0 += L) {
         const int64_t n = P - q0 < L ? P - q0 : L;
         int64_t base[L];
         for (int j = 0; j < L; ++j) {  // a short last step repeats its last pixel
-            const int64_t q = q0 + (j < n ? j : n - 1);
-            base[j] = ((q / s.ow) * s.stride * t.cols + (q % s.ow) * s.stride) * L;
+            base[j] = (oy * s.stride * t.cols + ox * s.stride) * L;
+            if (j + 1 < n && ++ox == s.ow) ox = 0, ++oy;
         }
+        if (++ox == s.ow) ox = 0, ++oy;  // on to pixel q0 + L (a full step's last pixel was not counted)
         V acc[L];
 #pragma GCC unroll 16
         for (int j = 0; j < L; ++j) acc[j] = b;
@@ -215,7 +256,7 @@ void depthwise_kxk_vec(const DepthwiseShape& s, const float* x, const float* w, 
     }
     const KxkPlane g = kxk_plane<L>(s);
     alignas(alignof(V)) float pad[KxkPlane::capacity];
-    if (g.rows > 0) std::memset(pad, 0, static_cast<size_t>(g.rows * g.cols) * sizeof(float));
+    if (g.rows > 0) std::memset(pad, 0, static_cast<size_t>(g.floats()) * sizeof(float));
     V wv[kxk_max_taps];
     const float* rows[kxk_max_taps];
     const V vlo = Vec::set1(act.lo), vhi = Vec::set1(act.hi);
@@ -230,7 +271,7 @@ void depthwise_kxk_vec(const DepthwiseShape& s, const float* x, const float* w, 
         std::memset(pad, 0, static_cast<size_t>(tile.rows * tile.cols * L) * sizeof(float));
         for (; plane_begin + L <= plane_end; plane_begin += L)
             kxk_channels<Vec>(s, tile, x, w, bias, y, act, plane_begin, pad);
-        if (g.rows > 0) std::memset(pad, 0, static_cast<size_t>(g.rows * g.cols) * sizeof(float));
+        if (g.rows > 0) std::memset(pad, 0, static_cast<size_t>(g.floats()) * sizeof(float));
     }
     for (int64_t p = plane_begin; p < plane_end; ++p) {
         const int64_t c = p % s.channels;
@@ -244,10 +285,10 @@ void depthwise_kxk_vec(const DepthwiseShape& s, const float* x, const float* w, 
             // (the rest stays zero from the memset: every plane writes the same region).
             for (int64_t iy = 0; iy < s.h; ++iy) {
                 const int64_t r = iy + s.pad_top;
-                if (r >= 0 && r < g.rows) std::memcpy(pad + r * g.cols + s.pad_left, xp + iy * s.w, static_cast<size_t>(s.w) * sizeof(float));
+                if (r >= 0 && r < g.rows) kxk_copy_row<Vec>(s, g, xp + iy * s.w, pad, r);
             }
-            if (s.stride == 1) kxk_plane_rows<Vec, 1>(s, pad, g.cols, wc, b, yp, act, vlo, vhi);
-            else kxk_plane_rows<Vec, 2>(s, pad, g.cols, wc, b, yp, act, vlo, vhi);
+            if (s.stride == 1) kxk_plane_rows<Vec, 1>(s, pad, g, wc, b, yp, act, vlo, vhi);
+            else kxk_plane_rows<Vec, 2>(s, pad, g, wc, b, yp, act, vlo, vhi);
             continue;
         }
         for (int64_t oy = 0; oy < s.oh; ++oy) {

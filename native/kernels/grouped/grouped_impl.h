@@ -185,13 +185,15 @@ inline void grouped_channel_steps(const GroupedShape& s, const GroupedGeometry& 
     const int64_t out_plane = s.oh * s.ow, p0 = oy0 * s.ow, p1 = oy1 * s.ow;
     for (int64_t m0 = 0; m0 < s.mg; m0 += L) {
         const V b = bg ? Vec::load(bg + m0) : Vec::zero();
+        int64_t qy = 0, qx = 0;  // pixel p as (row - oy0, column), counted: a division per pixel costs more than its FMAs
         for (int64_t p = p0; p < p1; p += L) {
             const int64_t n = p1 - p < L ? p1 - p : L;
             int64_t base[L];
             for (int j = 0; j < L; ++j) {  // a short last step repeats its last pixel
-                const int64_t q = p + (j < n ? j : n - 1);
-                base[j] = (q / s.ow - oy0) * s.stride * g.cols + q % s.ow;
+                base[j] = qy * s.stride * g.cols + qx;
+                if (j + 1 < n && ++qx == s.ow) qx = 0, ++qy;
             }
+            if (++qx == s.ow) qx = 0, ++qy;  // on to pixel p + L
             V acc[L];
 #pragma GCC unroll 16
             for (int j = 0; j < L; ++j) acc[j] = b;
