@@ -140,3 +140,26 @@ t.test('a shape error has the ShapeError class', async (t) => {
   t.teardown(() => engine.close())
   await t.rejects(engine.infer({ input: randomFloat([1, 4, 64, 64], 1) }), ShapeError)
 })
+
+t.test('an input smaller than a conv or pool window is a shape error naming the node, and larger ones run', async (t) => {
+  // x -> Conv 3x3 stride 2, no padding -> MaxPool 3x3 stride 2 (fused into the conv) -> y
+  const path = tempFile('small-input.onnx', makeModel({
+    inputs: [{ name: 'x', dtype: 'float32', dims: [1, 2, 'h', 'w'] }],
+    outputs: [{ name: 'y', dtype: 'float32' }],
+    initializers: [{ name: 'w', dims: [4, 2, 3, 3], floats: new Array(72).fill(0.1) }],
+    nodes: [
+      { op: 'Conv', inputs: ['x', 'w'], outputs: ['c'], ints: { kernel_shape: [3, 3], strides: [2, 2] } },
+      { op: 'MaxPool', inputs: ['c'], outputs: ['y'], ints: { kernel_shape: [3, 3], strides: [2, 2] } },
+    ],
+  }))
+  const engine = await open(path as `${string}.onnx`, { threads: 1 })
+  t.teardown(() => engine.close())
+  for (const [size, node] of [[2, 'Conv'], [4, 'Conv']] as const) {
+    const err = await engine.infer({ x: randomFloat([1, 2, size, size], size) }).catch((e: unknown) => e)
+    t.ok(err instanceof ShapeError, `${size}x${size}: a ShapeError`)
+    t.equal((err as ShapeError).code, 'ERR_FLEXPIPE_SHAPE')
+    t.match((err as Error).message, new RegExp(`${node}.*smaller than the window.*give a larger input`))
+  }
+  const y = await engine.infer({ x: randomFloat([1, 2, 7, 9], 3) })
+  t.same(y.y!.dims, [1, 4, 1, 1], 'a 7x9 input: conv 3x4, pool 1x1')
+})

@@ -11,7 +11,7 @@ import type { Dim, ValueInfo } from '../ir.js'
 import { maxKernelThreads } from './nn-matmul.js'
 import { info, type KernelCall, type OpContext, type OpDef, type OpResult } from './op-def.js'
 import { input, optionalInput, shapeError, unsupported } from './op-util.js'
-import { type Window, windowAttrs, windowInts, windowOutDims, windowPads } from './nn-spatial.js'
+import { type Window, windowAttrs, windowInts, windowOutDims, windowOutput, windowPads } from './nn-spatial.js'
 import { tapWindowInts, tapWindowOfPrepack, trimDeadTaps, type TapWindow } from './conv-taps.js'
 
 /** X and W checked for float32 and equal rank 3..5; returns the spatial rank. */
@@ -232,7 +232,7 @@ const conv: OpDef = {
     if (isConcrete(m) && m % group !== 0) {
       throw shapeError(ctx, `${m} output channels do not split into ${group} groups`)
     }
-    const out: Dim[] = [x.dims[0]!, m, ...windowOutDims(win, x.dims.slice(2))]
+    const out: Dim[] = [x.dims[0]!, m, ...windowOutput(ctx, win, x.dims.slice(2))]
     if (hasFusedDepthwise(ctx.node)) return convDepthwiseInfer(ctx, x, group, win, out)
     // A residual fused in from the Add after the Conv (lib/model/fuse-residual.ts): Y's shape exactly.
     const r = optionalInput(ctx, 3)
@@ -270,7 +270,7 @@ function concreteConv(ctx: OpContext, x: ValueInfo, group: number, win: Window, 
 function convPoolInfer(ctx: OpContext, x: ValueInfo, group: number, win: Window, convOut: Dim[]): OpResult {
   const poolCtx: OpContext = { ...ctx, node: { ...ctx.node, attrs: fusedPoolAttrs(ctx.node) } }
   const poolWin = windowAttrs(poolCtx, 2)
-  const out: Dim[] = [convOut[0]!, convOut[1]!, ...windowOutDims(poolWin, convOut.slice(2))]
+  const out: Dim[] = [convOut[0]!, convOut[1]!, ...windowOutput(poolCtx, poolWin, convOut.slice(2))]
   return {
     outputs: [info('float32', out)],
     kernel: () => {
@@ -310,7 +310,7 @@ function convDepthwiseInfer(ctx: OpContext, x: ValueInfo, group: number, win: Wi
   }
   const b2 = optionalInput(ctx, 4)
   if (b2 !== undefined && b2.dims.length !== 1) throw shapeError(ctx, `the fused depthwise bias must be 1-D (got rank ${b2.dims.length})`)
-  const out: Dim[] = [mid[0]!, m, ...windowOutDims(dwWin, mid.slice(2))]
+  const out: Dim[] = [mid[0]!, m, ...windowOutput(dwCtx, dwWin, mid.slice(2))]
   return {
     outputs: [info('float32', out)],
     kernel: () => {

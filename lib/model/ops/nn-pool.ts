@@ -6,7 +6,7 @@ import type { DType } from '../dtype.js'
 import type { Dim, ValueInfo } from '../ir.js'
 import { info, type KernelCall, type OpContext, type OpDef } from './op-def.js'
 import { input, unsupported } from './op-util.js'
-import { type Window, windowAttrs, windowInts, windowOutDims, windowPads } from './nn-spatial.js'
+import { type Window, windowAttrs, windowInts, windowOutput, windowPads } from './nn-spatial.js'
 
 /** X of rank 3..5 with one of the given dtypes; returns it and its spatial rank. */
 function poolInput(ctx: OpContext, dtypes: readonly DType[]): { x: ValueInfo; nsp: number } {
@@ -25,8 +25,8 @@ function poolCall(ctx: OpContext, op: string, win: Window, x: ValueInfo, extra: 
   return outputs === undefined ? call : { ...call, outputs }
 }
 
-function outDims(x: ValueInfo, win: Window): Dim[] {
-  return [x.dims[0]!, x.dims[1]!, ...windowOutDims(win, x.dims.slice(2))]
+function outDims(ctx: OpContext, x: ValueInfo, win: Window): Dim[] {
+  return [x.dims[0]!, x.dims[1]!, ...windowOutput(ctx, win, x.dims.slice(2))]
 }
 
 const maxPool: OpDef = {
@@ -35,7 +35,7 @@ const maxPool: OpDef = {
     const { x, nsp } = poolInput(ctx, ['float32', 'float64', 'uint8', 'int8'])
     const win = windowAttrs(ctx, nsp)
     const storageOrder = attrInt(ctx.node, 'storage_order', 0)
-    const dims = outDims(x, win)
+    const dims = outDims(ctx, x, win)
     const wantIndices = (ctx.node.outputs[1] ?? '') !== ''
     const outputs = [info(x.dtype, dims)]
     if (ctx.node.outputs.length > 1) outputs.push(info('int64', dims))
@@ -53,7 +53,7 @@ const averagePool: OpDef = {
     const win = windowAttrs(ctx, nsp)
     const includePad = attrInt(ctx.node, 'count_include_pad', 0) !== 0 ? 1 : 0
     return {
-      outputs: [info(x.dtype, outDims(x, win))],
+      outputs: [info(x.dtype, outDims(ctx, x, win))],
       kernel: () => poolCall(ctx, 'AveragePool', win, x, [includePad]),
     }
   },
@@ -67,7 +67,7 @@ const lpPool: OpDef = {
     const p = attrFloat(ctx.node, 'p', 2)
     if (!(p > 0)) throw unsupported(ctx, `p = ${p}`)
     return {
-      outputs: [info(x.dtype, outDims(x, win))],
+      outputs: [info(x.dtype, outDims(ctx, x, win))],
       kernel: () => poolCall(ctx, 'LpPool', win, x, [], [p]),
     }
   },

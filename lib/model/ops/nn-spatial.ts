@@ -75,6 +75,21 @@ export function windowOutDims(w: Window, spatial: readonly Dim[]): Dim[] {
   return spatial.map((d, i) => outLen(w, i, d))
 }
 
+/**
+ * A node's output spatial dims (windowOutDims), as a ShapeError where an input is smaller than the
+ * padded window, so the output would have no pixels (onnxruntime rejects such inputs as well).
+ */
+export function windowOutput(ctx: OpContext, w: Window, spatial: readonly Dim[]): Dim[] {
+  const out = windowOutDims(w, spatial)
+  out.forEach((d, i) => {
+    if (isConcrete(d) && d < 1) {
+      const pads = w.autoPad === 'SAME_UPPER' || w.autoPad === 'SAME_LOWER' ? w.autoPad : `${w.pads[i] ?? 0}+${w.pads[w.kernel.length + i] ?? 0}`
+      throw shapeError(ctx, `spatial input size ${String(spatial[i])} (axis ${i + 2}) is smaller than the window (kernel ${w.kernel[i]}, dilation ${w.dilations[i] ?? 1}, pads ${pads}): the output would be empty; give a larger input`)
+    }
+  })
+  return out
+}
+
 /** Explicit begin/end pads for concrete input spatial dims (auto_pad resolved). */
 export function windowPads(w: Window, spatial: readonly number[]): { begin: number[]; end: number[] } {
   const n = w.kernel.length
