@@ -159,6 +159,7 @@ function save(): void {
     latency: lat,
     latencyErrors: latErrors,
     geometricMean: Object.fromEntries(threadList.map((t) => [t, round(geometricMean(lat.filter((l) => l.threads === t).map((l) => l.ratio)))])),
+    pairGeometricMean: Object.fromEntries(threadList.map((t) => [t, round(geometricMean(lat.filter((l) => l.threads === t).map((l) => l.pairRatio)))])),
     cold,
     coldDropped,
     coldGeometricMean: cold.length > 0 ? round(geometricMean(cold.map((r) => r.ratio))) : undefined,
