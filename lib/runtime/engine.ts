@@ -4,12 +4,13 @@
 // writes are the constants that signature adds; the plans of recent signatures stay applied.
 //
 //   arena  [constants of every signature so far | activations of the largest plan]
+import { resolve } from 'node:path'
 import { ValueNeededError } from '../errors.js'
 import { alignUp } from '../align.js'
 import { constantHost, prepackKey } from '../model/constant-data.js'
 import { fuseGraph, symbolicShapes } from '../model/fuse-graph.js'
 import { graphInputAncestors, inferGraph, type InferredGraph } from '../model/infer-graph.js'
-import type { Graph, TensorData, ValueInfo } from '../model/ir.js'
+import type { ExternalTensor, Graph, TensorData, ValueInfo } from '../model/ir.js'
 import { isExternal, numel, tensorBytes, valueBytes } from '../model/ir.js'
 import { dtypeBytes } from '../model/dtype.js'
 import { loadOnnx } from '../model/onnx-import.js'
@@ -57,6 +58,9 @@ function haveDims(tensors: readonly Tensor[], dims: ReadonlyArray<readonly numbe
 
 const activationAlignment = 4096
 
+/** Initializers of at least this many bytes are detached from the mapped model file after the first plan. */
+const detachBytes = 64 * 1024
+
 /** The model file mapped, not copied: initializers are views of it until they are written to the arena. */
 function mapModelFile(path: string): Uint8Array {
   return Buffer.from(binding().mapFile(path))
@@ -78,7 +82,9 @@ export class Engine extends EngineBase {
   private readonly valueInputs = new Set<string>()
 
   private constructor(
-    private readonly graph: Graph,
+    private graph: Graph,
+    /** The model file (absolute): initializers detached from its mapping read their ranges from it. */
+    private readonly path: string,
     private readonly maxPlans: number,
     outputs: readonly TensorInfo[],
     session: { threads: number; io: 'auto' | 'uring' | 'pread' },
@@ -107,9 +113,26 @@ export class Engine extends EngineBase {
       }
     })
     const outputs = graph.outputs.map((d) => ({ name: d.name, dtype: symbolic?.values.get(d.name)?.dtype ?? d.dtype, dims: symbolic?.values.get(d.name)?.dims ?? d.dims }))
-    const engine = new Engine(graph, maxPlans, outputs, common)
+    const engine = new Engine(graph, resolve(path), maxPlans, outputs, common)
     for (const [k, v] of foldCache) engine.foldCache.set(k, v)
     return engine
+  }
+
+  /**
+   * Once a plan has put the weights into the arena, the large initializers that are views of the mapped
+   * model file (TensorData.bytes) become references to their byte ranges of the file (ExternalTensor):
+   * the graph lets go of the mapping, and a later plan that needs one of them again reads it with
+   * pread, where a file changed or truncated since open is an IOError instead of a fault inside the
+   * mapping. Small ones (shape-feeding constants whose values shape inference reads) stay as they are.
+   */
+  private detachFromMapping(): void {
+    let initializers: Map<string, TensorData | ExternalTensor> | undefined
+    for (const [name, t] of this.graph.initializers) {
+      if (isExternal(t) || t.bytes === undefined || t.bytes.byteLength < detachBytes) continue
+      initializers ??= new Map(this.graph.initializers)
+      initializers.set(name, { dtype: t.dtype, dims: t.dims as number[], path: this.path, offset: t.bytes.byteOffset, length: t.bytes.byteLength })
+    }
+    if (initializers !== undefined) this.graph = { ...this.graph, initializers }
   }
 
   stats(): OnnxEngineStats {
@@ -175,6 +198,7 @@ export class Engine extends EngineBase {
     const inferred = this.inferConcrete(tensors)
     key = this.planKey(tensors)
     const { applied, built } = await this.applyPlan(inferred, key)
+    this.detachFromMapping()
     const entry = { applied, built, inputIndex: built.inputs.map((i) => this.graph.inputs.findIndex((d) => d.name === i.name)) }
     this.plans.set(key, entry)
     if (this.plans.size > this.maxPlans) {

@@ -14,6 +14,8 @@ export interface ModelSpec {
   readonly outputs: ReadonlyArray<{ name: string; dtype: DType; dims?: ReadonlyArray<number | string> }>
   readonly nodes: ReadonlyArray<{ op: string; inputs: string[]; outputs: string[]; domain?: string; name?: string; ints?: Record<string, number[]>; int?: Record<string, number> }>
   readonly initializers?: ReadonlyArray<{ name: string; dims: number[]; floats: number[] }>
+  /** Store the initializers as raw little-endian bytes (raw_data, as exporters do) instead of float_data. */
+  readonly rawData?: boolean
 }
 
 function valueInfo(v: { name: string; dtype: DType; dims?: ReadonlyArray<number | string> }) {
@@ -36,7 +38,11 @@ export function makeModel(spec: ModelSpec): Uint8Array {
       name: 'test',
       input: spec.inputs.map(valueInfo),
       output: spec.outputs.map(valueInfo),
-      initializer: (spec.initializers ?? []).map((i) => ({ name: i.name, dims: i.dims, dataType: 1, floatData: i.floats })),
+      initializer: (spec.initializers ?? []).map((i) =>
+        spec.rawData === true
+          ? { name: i.name, dims: i.dims, dataType: 1, rawData: new Uint8Array(Float32Array.from(i.floats).buffer) }
+          : { name: i.name, dims: i.dims, dataType: 1, floatData: i.floats },
+      ),
       node: spec.nodes.map((n, k) => ({
         name: n.name ?? `n${k}`,
         opType: n.op,
