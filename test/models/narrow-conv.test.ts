@@ -42,8 +42,8 @@ function narrowModel(): Uint8Array {
 const input = () => seededInput([1, 64, 7, 7], 9)
 
 /**
- * Where the phase planes replace im2col:
- * x [1, 16, 23, 23] -> 5x5 16->256 + Relu = a       (a 5x5: no Winograd, narrow; 23 + 4 columns per plane row)
+ * Where the phase planes replace im2col and Winograd:
+ * x [1, 16, 23, 23] -> 3x3 16->256 + Relu = a       (16 input channels: narrow, not Winograd; 23 + 2 columns per plane row)
  * a -> 3x3 stride 2 256->40, pad 1 = y [1, 40, 12, 12] (four phase planes of 13 x 13 per channel)
  */
 function phaseModel(): Uint8Array {
@@ -51,11 +51,11 @@ function phaseModel(): Uint8Array {
     inputs: [{ name: 'x', dtype: 'float32', dims: [1, 16, 23, 23] }],
     outputs: [{ name: 'y', dtype: 'float32' }],
     initializers: [
-      weights('v0', [256, 16, 5, 5], 0.06), weights('c0', [256], 0.3),
+      weights('v0', [256, 16, 3, 3], 0.1), weights('c0', [256], 0.3),
       weights('v1', [40, 256, 3, 3], 0.03), weights('c1', [40], 0.3),
     ],
     nodes: [
-      conv('x', 'v0', 'c0', 'a0', 5), { op: 'Relu', inputs: ['a0'], outputs: ['a'] },
+      conv('x', 'v0', 'c0', 'a0', 3), { op: 'Relu', inputs: ['a0'], outputs: ['a'] },
       conv('a', 'v1', 'c1', 'y', 3, { stride: 2 }),
     ],
   })
@@ -96,8 +96,8 @@ t.test('the plain engine and a budgeted package match onnxruntime', async (t) =>
   await matchesOnnxruntime(t, tempFile('narrow.onnx', narrowModel()), { x: input() })
 })
 
-t.test('phase planes: a 5x5 over 16 channels and a stride-2 3x3 match onnxruntime, plain and budgeted', async (t) => {
-  t.same(convKernels(phaseModel(), [1, 16, 23, 23]), ['narrow', 'narrow'], 'both choose the narrow GEMM over im2col (no Winograd for either)')
+t.test('phase planes: a 3x3 over 16 channels and a stride-2 3x3 match onnxruntime, plain and budgeted', async (t) => {
+  t.same(convKernels(phaseModel(), [1, 16, 23, 23]), ['narrow', 'narrow'], 'both choose the narrow GEMM over Winograd and im2col')
   await matchesOnnxruntime(t, tempFile('phases.onnx', phaseModel()), { x: seededInput([1, 16, 23, 23], 11) })
 })
 
@@ -113,8 +113,8 @@ t.test('a 3-D convolution takes the narrow GEMM over im2col columns and matches 
   await matchesOnnxruntime(t, tempFile('conv3d.onnx', model), { x: seededInput([1, 32, 4, 4, 4], 13) })
 })
 
-t.test("SqueezeNet's tail: a 3x3 over 64 channels at 13x13 (F(2,3)) and a 1x1 to 1000 channels (narrow, not gemm1x1) match onnxruntime, plain and budgeted", async (t) => {
-  // x [1, 64, 13, 13] -> 3x3 64->256 pad 1 + Relu = e     (too few 6x6 tiles for F(6,3): F(2,3))
+t.test("SqueezeNet's tail: a 3x3 over 64 channels at 13x13 (not F(2,3)) and a 1x1 to 1000 channels (not gemm1x1) match onnxruntime, plain and budgeted", async (t) => {
+  // x [1, 64, 13, 13] -> 3x3 64->256 pad 1 + Relu = e     (too few 6x6 tiles for F(6,3); 64 input channels: narrow, not F(2,3))
   // e -> 1x1 256->1000 = y [1, 1000, 13, 13]               (169 pixels, K = 256, 1000 channels: 63 panels of 16, the last partial)
   const model = makeModel({
     inputs: [{ name: 'x', dtype: 'float32', dims: [1, 64, 13, 13] }],
@@ -128,6 +128,6 @@ t.test("SqueezeNet's tail: a 3x3 over 64 channels at 13x13 (F(2,3)) and a 1x1 to
       conv('e', 's1', 't1', 'y', 1),
     ],
   })
-  t.same(convKernels(model, [1, 64, 13, 13]), ['winograd23', 'narrow'])
+  t.same(convKernels(model, [1, 64, 13, 13]), ['narrow', 'narrow'])
   await matchesOnnxruntime(t, tempFile('squeeze-tail.onnx', model), { x: seededInput([1, 64, 13, 13], 17) })
 })

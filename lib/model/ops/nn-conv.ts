@@ -80,20 +80,26 @@ function prefersNarrow(s: ConvShape): boolean {
 
 /**
  * Whether the narrow GEMM over phase planes (the implicit im2col of native/runtime/conv_narrow.h)
- * beats im2col + GEMM where Winograd does not apply (strides, dilations, kernels other than 3x3): group
- * 1, at least 8 input channels (stems over 3 keep their im2col by rows) and 32 output channels (two
- * AVX-512 panels per tile). `node dist/bench/kernels/conv.bench.js --layers resnet7s2 --threads 1,2`
+ * beats im2col + GEMM: group 1, at least 8 input channels (stems over 3 keep their im2col by rows)
+ * and 32 output channels (two AVX-512 panels per tile). It also beats Winograd when the reduction is
+ * short (<= 16 input channels), where Winograd's transforms outweigh its saved products.
+ * `node dist/bench/kernels/conv.bench.js --layers resnet7s2,sqe3,sqe3b,sqe3c,stem7,stemsq,stem --threads 1,2`
  * (AVX-512): ResNet's 3x3 stride 2 256->256 at 28x28 1.75 vs 2.32 ms (im2col) at 1 thread, 0.99 vs
- * 1.25 at 2. Stems with 3 input channels: 0.54-0.58 vs 0.62-0.65 ms at 1 thread but 0.36 vs 0.32 at 2,
- * and with 16-32 output channels narrow loses (PP-OCR's 3->16: 2.06 vs 1.71 ms).
- * It used to replace Winograd too, for short reductions (<= 16 input channels) and, up to 64 input
- * channels, on planes too small for F(6,3). On the Zen 4 VM neither holds: `--layers
- * sq55,sq27,sq13,sq13b,gn28,gn14,gn7,c64x14 --kernels winograd63,winograd23,narrow` at 1 thread, AVX-512
- * and AVX2, Winograd is 15-44% faster on every layer but one tie (GoogLeNet's 16->48 at 14x14), and at
- * 2 threads on all but SqueezeNet's 16->64 at 55x55 (a tie); whole models, 5 processes per engine
- * (`bench:zoo --models squeezenet1_0,squeezenet1_1,googlenet,inception_v3 --processes 5`): SqueezeNet 1.1
- * 1.12 -> 1.00x onnxruntime's at 1 thread and 1.25 -> 1.05x at 2, SqueezeNet 1.0 0.91 -> 0.89x and
- * 0.97 -> 0.88x, GoogLeNet unchanged.
+ * 1.25 at 2; SqueezeNet's 3x3 16->64 at 55x55 0.41-0.42 vs 0.43 (F(6,3)) at 1 thread, 0.23 vs 0.30
+ * at 2; with 32 input channels F(6,3) still wins (0.33 vs 0.37 ms). Stems with 3 input channels:
+ * 0.54-0.58 vs 0.62-0.65 ms at 1 thread but 0.36 vs 0.32 at 2, and with 16-32 output channels narrow
+ * loses (PP-OCR's 3->16: 2.06 vs 1.71 ms).
+ * On planes too small for F(6,3) (< 16 6x6 tiles) it also replaces F(2,3) up to 64 input channels.
+ * There F(2,3)'s filter (16 transformed taps per 9 weights, 1.8x the narrow panels) is likely read
+ * from beyond L2 in a model, where a kernel benchmark re-reads it warm: SqueezeNet's 3x3 64->256 at
+ * 13x13 takes 0.36 ms either way alone (`conv.bench.js --layers sqe3c,resnet14`, 1 thread), and the
+ * whole model ran 2-4% faster with narrow at 1 and 2 threads (an ad hoc A/B of both choices). With
+ * 256 input channels (ResNet's 14x14) F(2,3) keeps a clear lead: 1.23 vs 1.68 ms.
+ * On the Zen 4 VM (2026-11-29) Winograd measured 15-44% faster than narrow on these layers alone
+ * (`conv.bench.js --layers sq55,sq27,sq13,sq13b,gn28,gn14,gn7,gn56,c64x14`, AVX-512 and AVX2), and
+ * SqueezeNet 1.1 faster in one whole-model A/B but not in the full zoo run after it; taking Winograd
+ * also raised the minimum budget of a budgeted package (test/fixtures/models/vgg_small.onnx prepared
+ * at 10 MB: 8.4 -> 9.1 MB), so the choice stayed as it is (docs/benchmarks/zoo.md, c2e4ce2).
  */
 function prefersImplicitNarrow(s: ConvShape): boolean {
   if (!convApplies('narrow', s) || s.inChannels < 8 || s.outChannels < 32) return false
@@ -142,11 +148,13 @@ export function chooseConvKernel(s: ConvShape, constantWeight: boolean): ConvKer
   if (constantWeight && mostlyPadding(s)) return 'taps'
   if (constantWeight && prefersNarrow(s)) return 'narrow'
   if (convApplies('gemm1x1', s)) return s.outChannels / s.group >= 4 ? 'gemm1x1' : 'direct'
+  const implicit = constantWeight && prefersImplicitNarrow(s)
   if (constantWeight && convApplies('winograd63', s) && s.inChannels >= 8 && s.outChannels >= 8) {
     const tiles63 = Math.ceil(s.out[1] / 6) * Math.ceil(s.out[2] / 6)
+    if (implicit && (s.inChannels <= 16 || (s.inChannels <= 64 && tiles63 < 16))) return 'narrow'
     return tiles63 >= 16 ? 'winograd63' : 'winograd23'
   }
-  if (constantWeight && prefersImplicitNarrow(s)) return 'narrow'
+  if (implicit) return 'narrow'
   return s.outChannels / s.group >= 4 ? 'im2col' : 'direct'
 }
 
