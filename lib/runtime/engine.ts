@@ -97,7 +97,8 @@ export class Engine extends EngineBase {
     const o = checkOptionNames(options, 'onnx', path)
     const common = checkCommon(o)
     const maxPlans = checkInteger(o, 'maxPlans', 1, Number.MAX_SAFE_INTEGER, 16, 'a positive integer')
-    const source = await loadOnnx(path, mapModelFile)
+    const file = resolve(path)
+    const source = await loadOnnx(file, mapModelFile)
     checkSupported(source)
     const inputs = new Map<string, ValueInfo>()
     for (const d of source.inputs) if (d.dims !== undefined) inputs.set(d.name, { dtype: d.dtype, dims: d.dims })
@@ -113,7 +114,7 @@ export class Engine extends EngineBase {
       }
     })
     const outputs = graph.outputs.map((d) => ({ name: d.name, dtype: symbolic?.values.get(d.name)?.dtype ?? d.dtype, dims: symbolic?.values.get(d.name)?.dims ?? d.dims }))
-    const engine = new Engine(graph, resolve(path), maxPlans, outputs, common)
+    const engine = new Engine(graph, file, maxPlans, outputs, common)
     for (const [k, v] of foldCache) engine.foldCache.set(k, v)
     return engine
   }

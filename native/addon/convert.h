@@ -22,6 +22,9 @@ struct ByteView {
 };
 ByteView typed_array_bytes(const Napi::Value& v, const char* what);
 
+// The largest arena offset or size JS may pass (2^52: exact in a double, far beyond any arena).
+constexpr int64_t max_arena_offset = int64_t{1} << 52;
+
 // Throws a JS TypeError/RangeError unless v is an integer number in [lo, hi].
 int64_t integer_arg(const Napi::Value& v, int64_t lo, int64_t hi, const char* what);
 

@@ -8,21 +8,19 @@
 
 #include "addon/convert.h"
 #include "addon/tensor_arg.h"
-#include "runtime/prepack.h"
 
 namespace flexpipe {
 
-// The transform, weight and ints of a call (name, tensor, ints), and its result's shape in *out.
-static const PrepackEntry* transform_args(const Napi::CallbackInfo& info, TensorView* w, std::vector<int64_t>* ints,
-                                          TensorView* out) {
-    Napi::Env env = info.Env();
-    const std::string name = string_arg(info[0], "name");
+const PrepackEntry* prepack_args(const Napi::Value& name_arg, const Napi::Value& weight, const Napi::Value& ints,
+                                 TensorView* w, std::vector<int64_t>* int_values, TensorView* out) {
+    Napi::Env env = name_arg.Env();
+    const std::string name = string_arg(name_arg, "name");
     const PrepackEntry* entry = find_prepack(name.c_str());
     if (!entry) throw Napi::RangeError::New(env, "name: unknown prepack transform '" + name + "'");
-    *w = tensor_arg(info[1], "weight");
+    *w = tensor_arg(weight, "weight");
     if (!w->present()) throw Napi::TypeError::New(env, "weight: expected {dtype, dims, data}");
-    *ints = int_list(info[2], "ints");
-    Status s = entry->shape(*w, ints->data(), static_cast<int32_t>(ints->size()), out);
+    *int_values = int_list(ints, "ints");
+    Status s = entry->shape(*w, int_values->data(), static_cast<int32_t>(int_values->size()), out);
     if (!s.is_ok()) throw status_to_error(env, s);
     return entry;
 }
@@ -40,7 +38,7 @@ Napi::Value prepack(const Napi::CallbackInfo& info) {
     Napi::Env env = info.Env();
     TensorView w, out;
     std::vector<int64_t> ints;
-    const PrepackEntry* entry = transform_args(info, &w, &ints, &out);
+    const PrepackEntry* entry = prepack_args(info[0], info[1], info[2], &w, &ints, &out);
     const size_t bytes = static_cast<size_t>(out.numel) * dtype_size(out.dtype);
     Napi::ArrayBuffer buffer = Napi::ArrayBuffer::New(env, bytes);
     out.data = buffer.Data();
@@ -54,7 +52,7 @@ Napi::Value prepack(const Napi::CallbackInfo& info) {
 Napi::Value prepack_shape(const Napi::CallbackInfo& info) {
     TensorView w, out;
     std::vector<int64_t> ints;
-    transform_args(info, &w, &ints, &out);
+    prepack_args(info[0], info[1], info[2], &w, &ints, &out);
     return shape_object(info.Env(), out);
 }
 

@@ -5,7 +5,18 @@
 
 #include <napi.h>
 
+#include <cstdint>
+#include <vector>
+
+#include "runtime/prepack.h"
+
 namespace flexpipe {
+
+// The checked arguments of a transform from JS: its name, the weight {dtype, dims, data} and its ints;
+// *out gets the result's shape (data unset). Throws a JS RangeError / TypeError or the transform's
+// coded error. Shared by prepack, prepackShape and writeBatch's transform jobs.
+const PrepackEntry* prepack_args(const Napi::Value& name, const Napi::Value& weight, const Napi::Value& ints,
+                                 TensorView* w, std::vector<int64_t>* int_values, TensorView* out);
 
 // Returns { dtype, dims, data } with data a new Float32Array/Uint8Array/... of the packed weight.
 Napi::Value prepack(const Napi::CallbackInfo& info);

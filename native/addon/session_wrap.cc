@@ -15,8 +15,6 @@
 
 namespace flexpipe {
 
-static constexpr int64_t max_offset = int64_t{1} << 52;
-
 Napi::Function SessionWrap::define(Napi::Env env) {
     return DefineClass(env, "Session",
                        {InstanceMethod("resize", &SessionWrap::resize), InstanceMethod("write", &SessionWrap::write),
@@ -92,15 +90,15 @@ static void throw_if_error(Napi::Env env, const Status& s) {
 // resize(bytes, keepBytes)
 Napi::Value SessionWrap::resize(const Napi::CallbackInfo& info) {
     check_usable(info.Env(), "resize", Claim::none);
-    const auto bytes = static_cast<uint64_t>(integer_arg(info[0], 0, max_offset, "bytes"));
-    const auto keep = static_cast<uint64_t>(integer_arg(info[1], 0, max_offset, "keep"));
+    const auto bytes = static_cast<uint64_t>(integer_arg(info[0], 0, max_arena_offset, "bytes"));
+    const auto keep = static_cast<uint64_t>(integer_arg(info[1], 0, max_arena_offset, "keep"));
     throw_if_error(info.Env(), session_->resize(bytes, keep));
     return info.Env().Undefined();
 }
 
 Napi::Value SessionWrap::copy_bytes(const Napi::CallbackInfo& info, bool to_arena) {
     check_usable(info.Env(), to_arena ? "write" : "read", Claim::none);
-    const auto offset = static_cast<uint64_t>(integer_arg(info[0], 0, max_offset, "offset"));
+    const auto offset = static_cast<uint64_t>(integer_arg(info[0], 0, max_arena_offset, "offset"));
     const ByteView a = typed_array_bytes(info[1], "data");
     throw_if_error(info.Env(), to_arena ? session_->write(offset, a.data, a.bytes)
                                         : session_->read(offset, a.data, a.bytes));
@@ -138,7 +136,7 @@ Napi::Value SessionWrap::remove_program(const Napi::CallbackInfo& info) {
 Napi::Value SessionWrap::run(const Napi::CallbackInfo& info) {
     return start_claimed(info.Env(), "run", Claim::compute, [&]() -> Napi::Value {
         const auto id = static_cast<int32_t>(integer_arg(info[0], 0, INT32_MAX, "program"));
-        const auto base = static_cast<uint64_t>(integer_arg(info[1], 0, max_offset, "activationBase"));
+        const auto base = static_cast<uint64_t>(integer_arg(info[1], 0, max_arena_offset, "activationBase"));
         auto run = std::make_unique<LaneRun>(info.Env(), &compute_busy_, session_.get(), id, base);
         run->args().collect(info.This(), info[2], info[3]);  // pins the arrays (and this session); validates ids and sizes
         run->args().set_range(info[5], info[6]);             // validates 0 <= opBegin <= opEnd <= op count
@@ -175,7 +173,7 @@ Napi::Value SessionWrap::read_file(const Napi::CallbackInfo& info) {
 Napi::Value SessionWrap::run_pipeline(const Napi::CallbackInfo& info) {
     return start_claimed(info.Env(), "runPipeline", Claim::both, [&]() -> Napi::Value {
         const auto id = static_cast<int32_t>(integer_arg(info[0], 0, INT32_MAX, "program"));
-        const auto base = static_cast<uint64_t>(integer_arg(info[1], 0, max_offset, "activationBase"));
+        const auto base = static_cast<uint64_t>(integer_arg(info[1], 0, max_arena_offset, "activationBase"));
         const std::string path = string_arg(info[5], "path");
         if (!load_lane_) load_lane_ = std::make_unique<Lane>();  // on first use: most sessions never pipeline
         auto worker = std::make_unique<PipelineWorker>(info.Env(), &compute_busy_, &load_busy_, session_.get(),

@@ -11,11 +11,9 @@ Session::Session(int threads, const std::string& io_preference) : threads_(threa
 }
 
 Status Session::write(uint64_t offset, const uint8_t* src, size_t bytes) {
-    if (!arena_.contains(offset, bytes)) {
-        return Status::error(StatusCode::invalid_argument, "failed to write arena: [%llu, +%zu) is outside it (arena=%zu)",
-                             static_cast<unsigned long long>(offset), bytes, arena_.size());
-    }
-    if (bytes) std::memcpy(arena_.base() + offset, src, bytes);
+    uint8_t* dst = nullptr;
+    FLEXPIPE_RETURN_IF_ERROR(arena_span(offset, bytes, &dst));
+    if (bytes) std::memcpy(dst, src, bytes);
     return Status::ok();
 }
 

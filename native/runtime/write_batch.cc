@@ -4,10 +4,10 @@
 
 #include <algorithm>
 #include <atomic>
-#include <utility>
 #include <cstring>
 #include <memory>
 #include <mutex>
+#include <utility>
 
 #if defined(__linux__)
 #include <sys/mman.h>

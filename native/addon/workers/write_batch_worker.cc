@@ -5,12 +5,10 @@
 #include <string>
 
 #include "addon/convert.h"
-#include "addon/tensor_arg.h"
+#include "addon/prepack.h"
 #include "common/dtype.h"
 
 namespace flexpipe {
-
-static constexpr int64_t max_offset = int64_t{1} << 52;
 
 void WriteBatchWorker::collect(const Napi::Value& owner, const Napi::Value& jobs) {
     Napi::Env env = owner.Env();
@@ -21,7 +19,7 @@ void WriteBatchWorker::collect(const Napi::Value& owner, const Napi::Value& jobs
         Napi::Value v = a.Get(i);
         if (!v.IsObject()) throw Napi::TypeError::New(env, "jobs[" + std::to_string(i) + "]: expected an object");
         Napi::Object o = v.As<Napi::Object>();
-        const auto offset = static_cast<uint64_t>(integer_arg(o.Get("offset"), 0, max_offset, "offset"));
+        const auto offset = static_cast<uint64_t>(integer_arg(o.Get("offset"), 0, max_arena_offset, "offset"));
         WriteJob j;
         Napi::Value transform = o.Get("transform");
         if (transform.IsUndefined()) {
@@ -29,14 +27,9 @@ void WriteBatchWorker::collect(const Napi::Value& owner, const Napi::Value& jobs
             j.src = bytes.data;
             j.bytes = bytes.bytes;
         } else {
-            const std::string name = string_arg(transform, "transform");
-            j.prepack = find_prepack(name.c_str());
-            if (!j.prepack) throw Napi::RangeError::New(env, "transform: unknown prepack transform '" + name + "'");
-            j.weight = tensor_arg(o, "weight");  // {dtype, dims, data}: data's size checked against the dims
+            // the job object is the weight too: {dtype, dims, data}, its size checked against the dims
+            j.prepack = prepack_args(transform, o, o.Get("ints"), &j.weight, &j.ints, &j.out);
             j.src = static_cast<const uint8_t*>(j.weight.data);
-            j.ints = int_list(o.Get("ints"), "ints");
-            Status s = j.prepack->shape(j.weight, j.ints.data(), static_cast<int32_t>(j.ints.size()), &j.out);
-            if (!s.is_ok()) throw status_to_error(env, s);
             j.bytes = static_cast<size_t>(j.out.numel) * dtype_size(j.out.dtype);
         }
         uint8_t* dst = nullptr;

@@ -60,9 +60,9 @@ void depthwise_f32_3x3__neon(const DepthwiseShape& s, const float* x, const floa
 //   y[n, c, oy, ox] = bias[c] + sum_{ky < kh, kx < kw} w[c, ky, kx] * x[n, c, oy*s - pad_top + ky*d, ox*s - pad_left + kx*d]
 // Planes as above (work items are planes, handed out in units of depthwise_kxk_plane_unit). The SIMD variants
 // (depthwise_kxk_impl.h, one template over simd/vec.h) copy a plane that fits into a zero-padded stack
-// buffer and vectorize along the output row (stride 2 by strided loads), 4 rows at a time; planes of at
-// most L / 2 output columns go L at a time with the channels in the lanes (a zero-padded tile of L
-// planes); larger planes vectorize the interior in place and compute border columns like __ref;
+// buffer (at stride 2 split into even- and odd-column planes) and vectorize along the output row, 4 rows
+// at a time; planes of at most L / 2 output columns go L at a time with the channels in the lanes (a
+// zero-padded tile of L planes); larger planes vectorize the interior in place and compute border columns like __ref;
 // kernels of more than 64 taps run __ref.
 // Tolerance: kh * kw products summed in another order (two FMA chains): within
 // 4 * 2^-20 * (sum |x * w| + |bias|) of __ref for up to 64 taps.

@@ -60,7 +60,7 @@ inline void kxk_copy_row(const DepthwiseShape& s, const KxkPlane& g, const float
     }
     for (int64_t e = 0; e < 2; ++e) {
         // phase e holds padded columns 2 c + e, i.e. input columns 2 c + e - pad_left >= 0
-        const int64_t c0 = (s.pad_left - e + 1) / 2 > 0 ? (s.pad_left - e + 1) / 2 : 0;
+        const int64_t c0 = (s.pad_left - e + 1) / 2;  // ceil((pad_left - e) / 2), pad_left >= 0
         const int64_t first = 2 * c0 + e - s.pad_left;  // 0 or 1
         if (first >= s.w) continue;
         const int64_t n = (s.w - first + 1) / 2;  // input columns first, first + 2, ... < w
