@@ -37,7 +37,7 @@ export interface ElasticOpenOptions {
   /**
    * With `adaptive`: how many inferences open runs on a worst-case input (seq distinct tokens) with
    * the IO as configured, to check the plan against the device as it is now rather than when it was
-   * profiled (default 4; 0: none). When their median measured / modelled time is outside what the plan allows
+   * profiled (default 8; 0: none). When their median measured / modelled time is outside what the plan allows
    * for, open re-plans and measures again (at most three rounds) before it returns.
    */
   readonly openCalibrationRuns?: number
@@ -67,7 +67,7 @@ export function checkElasticOptions(options: ElasticOpenOptions, path: string): 
     preloadBytes: checkInteger(o, 'preloadBytes', 0, Number.MAX_SAFE_INTEGER, 0, 'a non-negative integer'),
     direct: checkBoolean(o, 'direct', true),
     adaptive: checkBoolean(o, 'adaptive', true),
-    openCalibrationRuns: checkInteger(o, 'openCalibrationRuns', 0, 64, 4),
+    openCalibrationRuns: checkInteger(o, 'openCalibrationRuns', 0, 64, 8),
     planner: checkChoice(o, 'planner', ['flexpipe', 'load-and-exec', 'stdpl', 'preload-model'] as const, 'flexpipe'),
   }
 }

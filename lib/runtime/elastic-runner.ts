@@ -14,7 +14,7 @@ import type { Prepack } from '../model/ops/op-def.js'
 import { binding, type NativeReadOptions, type NativePipelineResult } from '../native/binding.js'
 import { shardBlobName } from '../package/elastic-manifest.js'
 import type { BlobEntry } from '../package/index.js'
-import { applyDelta, elasticArena, elasticLayout, embeddingRows, type ElasticArena, type ElasticLayout, type PackedConstants, type RunPlan } from '../plan/elastic/elastic-layout.js'
+import { applyDelta, elasticArena, emptyArenaContent, type ArenaContent, elasticLayout, embeddingRows, type ElasticArena, type ElasticLayout, type PackedConstants, type RunPlan } from '../plan/elastic/elastic-layout.js'
 import type { ProgramIo, ResidentWrite } from '../plan/execution-plan.js'
 import { Executor, type AppliedPlan } from './executor.js'
 import { runPrepack } from './prepack.js'
@@ -60,8 +60,8 @@ export class ElasticRunner {
   private readonly packed = new Map<string, TensorData>()
   private readonly layouts = new Map<string, ElasticLayout>()
   private active: { readonly layout: ElasticLayout; readonly applied: AppliedPlan } | undefined
-  /** Preloaded blob name -> arena offset, as currently in memory. */
-  private preloadContent = new Map<string, number>()
+  /** The preloaded versions and plan constants in the arena now (emptied while an apply is under way). */
+  private content: ArenaContent = emptyArenaContent
   /** Whether the resident parameters are in the arena (read with the first plan applied). */
   private residentRead = false
 
@@ -151,12 +151,17 @@ export class ElasticRunner {
     const old = this.active
     if (old !== undefined) this.x.remove(old.applied)
     this.active = undefined
-    let exec = applyDelta(layout, this.arena.residentBytes, this.preloadContent)
+    const delta = applyDelta(layout, this.arena.residentBytes, this.content)
+    let exec = delta.exec
     if (!this.residentRead) exec = { ...exec, keepBytes: 0, resident: [this.residentParameters(), ...exec.resident] }
-    this.preloadContent = new Map()
+    // The arena stays at the largest plan's size: shrinking returns pages that the next grown plan
+    // faults in again during its first inference (0.5-2.7 ms per MB here), and the controller's grows
+    // are on trial, so that first inference decided whether the grow stayed. Peak memory is the same.
+    exec = { ...exec, arenaBytes: Math.max(exec.arenaBytes, this.x.session.stats().arenaBytes) }
+    this.content = emptyArenaContent // a failed apply leaves the arena's content unknown
     const applied = await this.x.apply(exec)
     this.residentRead = true
-    this.preloadContent = new Map(layout.preloadWanted.map(([name, , offset]) => [name, offset]))
+    this.content = delta.content
     this.active = { layout, applied }
   }
 

@@ -9,6 +9,9 @@ import type { NativePipelineResult, NativeReadOptions, NativeSession, WriteBatch
 import { dtypeCode } from '../model/dtype.js'
 import { fromNative } from './native-errors.js'
 
+/** Copies up to this many bytes in all, with no transform, are written synchronously (see writeResident). */
+const syncWriteBytes = 1 << 20
+
 /** A plan applied to the session: its program is in the session and runnable. */
 export interface AppliedPlan {
   readonly plan: ExecutionPlan
@@ -89,6 +92,9 @@ export class Executor {
   }
 
   /**
+   * A few copies and no transforms (an elastic re-plan's new constants) are written at once on the JS
+   * thread: a write batch is a round trip through libuv's pool and the compute lane, which took 4-19 ms
+   * now and then here for 280 KB (a re-plan past its deadline).
    * Data and transforms go to the session in one write batch (on its threads, each weight written once
    * into the arena, native/runtime/write_batch.h); file ranges are read after it.
    */
@@ -98,7 +104,9 @@ export class Executor {
       if (w.kind === 'data') jobs.push({ offset: w.offset, data: w.data })
       else if (w.kind === 'prepack') jobs.push({ offset: w.offset, transform: w.transform, ints: w.ints, dtype: dtypeCode(w.weight.dtype), dims: w.weight.dims, data: w.weight.bytes })
     }
-    if (jobs.length > 0) await this.session.writeBatch(jobs)
+    if (jobs.every((j) => !('transform' in j)) && jobs.reduce((n, j) => n + j.data.byteLength, 0) <= syncWriteBytes) {
+      for (const j of jobs) this.session.write(j.offset, j.data)
+    } else if (jobs.length > 0) await this.session.writeBatch(jobs)
     for (const w of writes) {
       if (w.kind === 'file' && w.ranges.length > 0) await this.session.readFile(w.path, w.ranges, w.mode === 'as-loads' ? this.read : { direct: false })
     }

@@ -159,6 +159,16 @@ t.test('executor re-plans: revisited plans and a preload buffer that grows, shri
   await x.apply(plan(preloadedFirst(L * M)))
   t.equal(x.stats.bytesRead - before, shardBytes(plan(preloadedFirst(L * M)), 0), 'after a shift nothing is in place: every preloaded shard is read')
   t.same(Array.from((await x.run(ids)).logits), want, 'back to the first plan: same logits bit for bit')
+  // A smaller sub-model in between (its own layout, constants and preload places), then back: the
+  // constants the first plan wrote are not written again, and are still right.
+  const small: RunPlan = { depth: 1, width: 1, seq, bits: [[3]], preloaded: [[true]] }
+  await x.apply(small)
+  const smallLogits = Array.from((await x.run(ids)).logits)
+  t.notSame(smallLogits, want, 'the 1x1 sub-model computes something else')
+  await x.apply(plan(preloadedFirst(L * M)))
+  t.same(Array.from((await x.run(ids)).logits), want, 'after a 1x1 plan, the full plan again: same logits bit for bit')
+  await x.apply(small)
+  t.same(Array.from((await x.run(ids)).logits), smallLogits, 'and the 1x1 plan again: same logits bit for bit')
 })
 
 t.test('on-demand word embeddings: same logits as a resident table, the table not resident', async (t) => {

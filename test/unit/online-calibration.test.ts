@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 // The online latency factor of elastic engines: recent median x spread, and when it triggers a re-plan.
 import t from 'tap'
-import { latencyFactor, onlineCalibration, replanFactor } from '../../lib/plan/elastic/online-calibration.js'
+import { latencyFactor, medianStandardError, onlineCalibration, openFactor, replanFactor } from '../../lib/plan/elastic/online-calibration.js'
 
 /** Deterministic pseudo-random ratios around `scale` with a spread of about +-`jitter`. */
 function ratios(n: number, scale: number, jitter: number, seed = 1): number[] {
@@ -44,4 +44,18 @@ t.test('one spike does not move the factor much; a drift of the machine does', a
   const faster = [...base.slice(16), ...ratios(16, 0.8, 0.05, 3)]
   t.ok(replanFactor(faster, f0, down)! < f0, 'a faster machine re-plans for a larger sub-model')
   t.equal(replanFactor(faster, f0, down - 1), undefined, 'but only minIntervalDown inferences after a re-plan')
+})
+
+t.test('openFactor re-plans on a drift, not on the noise of a few runs', async (t) => {
+  // Eight ratios measured at open on this VM (worst-case input, cold IO): median 1.08, spread 0.87-1.40.
+  const noisy = [1.15, 1.4, 1.2, 0.9, 0.87, 1.17, 0.99, 0.99]
+  t.equal(openFactor(noisy, 1.1, 1.1), undefined, 'within its own standard error of the model: the plan stays')
+  t.ok(medianStandardError(noisy, 1.07) > 0.04, 'the standard error is not negligible')
+  const drifted = noisy.map((r) => r * 1.5)
+  const f = openFactor(drifted, 1.1, 1.1)
+  t.ok(f !== undefined && f > 1.1 * 1.4, `the same spread 1.5x slower: re-plan (factor ${f?.toFixed(3)})`)
+  const faster = noisy.map((r) => r * 0.6)
+  t.ok((openFactor(faster, 1.5, 1) ?? Infinity) < 1.5 * 0.8, 'a device much faster than profiled: grow')
+  t.equal(openFactor([1.3, 1.3], 1, 1), 1.3 * onlineCalibration.margin, 'two runs count as exact (no spread measured)')
+  t.equal(openFactor([1.3, 1.31, 1.29, 1.3], 1, 1), 1.3 * onlineCalibration.margin, 'a tight spread: a 30% slower device re-plans')
 })

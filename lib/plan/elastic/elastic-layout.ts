@@ -290,20 +290,44 @@ function loadQueue(
   return { path, ranges, after, need }
 }
 
+/** What an applied plan left in the arena that a later plan may use without writing it again. */
+export interface ArenaContent {
+  /** Preloaded blob name -> arena offset. */
+  readonly preload: ReadonlyMap<string, number>
+  /** Offsets of the plan constants (packed operands, the CLS id) written: each offset holds one content for good. */
+  readonly constants: ReadonlySet<number>
+}
+
+export const emptyArenaContent: ArenaContent = { preload: new Map(), constants: new Set() }
+
 /**
- * The plan to apply after one whose preloaded versions are `inPlace` (blob name -> arena offset): what
- * is already at its planned offset, on a prefix of the preload region, is kept and not read again.
+ * The plan to apply after others left `before` in the arena, and what is in it once applied. Preloaded
+ * versions already at their planned offset are kept and not read again. Plan constants already written
+ * are not written again: the constants region only grows (a new operand goes after the others), so a
+ * constant's offset always holds that constant, unless a layout made before the region grew put its
+ * preload, staging or activations there; a layout therefore forgets the constants at or past the end of
+ * its own constants region. Each re-plan used to rewrite ~280 KB of constants through a write batch.
  */
-export function applyDelta(layout: ElasticLayout, residentBytes: number, inPlace: ReadonlyMap<string, number>): ExecutionPlan {
+export function applyDelta(layout: ElasticLayout, residentBytes: number, before: ArenaContent): { exec: ExecutionPlan; content: ArenaContent } {
+  const exec = layout.exec
+  const constantsEnd = exec.regions.find((r) => r.name === 'constants')
+  const end = constantsEnd === undefined ? residentBytes : constantsEnd.offset + constantsEnd.bytes
+  const constants = new Set([...before.constants].filter((offset) => offset < end))
   let keepBytes = residentBytes
   const ranges: number[] = []
   for (const [name, e, offset] of layout.preloadWanted) {
-    if (inPlace.get(name) === offset) keepBytes = Math.max(keepBytes, offset + e.paddedLength)
+    if (before.preload.get(name) === offset) keepBytes = Math.max(keepBytes, offset + e.paddedLength)
     else ranges.push(e.offset, e.paddedLength, offset)
   }
-  const exec = layout.exec
-  const resident = exec.resident.map((w) => (w.kind === 'file' ? { ...w, ranges: new Float64Array(ranges) } : w))
-  return { ...exec, keepBytes: Math.min(keepBytes, exec.arenaBytes), resident }
+  const resident: ResidentWrite[] = []
+  for (const w of exec.resident) {
+    if (w.kind === 'file') resident.push({ ...w, ranges: new Float64Array(ranges) })
+    else if (w.kind === 'data' && constants.has(w.offset)) keepBytes = Math.max(keepBytes, w.offset + w.data.byteLength)
+    else resident.push(w)
+  }
+  for (const w of exec.resident) if (w.kind === 'data') constants.add(w.offset)
+  const preload = new Map(layout.preloadWanted.map(([name, , offset]) => [name, offset] as [string, number]))
+  return { exec: { ...exec, keepBytes: Math.min(keepBytes, exec.arenaBytes), resident }, content: { preload, constants } }
 }
 
 /**

@@ -93,12 +93,29 @@ export function replanFactor(ratios: readonly number[], now: number, sinceReplan
  * Open-time calibration: the factor to re-plan with after a few inferences of the plan just applied
  * (their measured / modelled ratios), or undefined to keep it. The median ratio is the scale of the
  * device now (a device profile may be hours old: this VM's speed drifts by 1.5x); the jitter stays the
- * profile's p95 / median, as few runs cannot measure a spread. Same band as the online re-plans.
+ * profile's p95 / median, as few runs cannot measure a spread. Same band as the online re-plans, and
+ * the median must also differ from the model (ratio 1) by more than twice its own standard error
+ * (from the ratios' median absolute deviation): on this VM the ratios of eight consecutive runs spread
+ * over 0.8-1.5, and without that test the opened plan was a coin flip between neighbours (bench:elastic's
+ * accuracy cells then compared coin flips). A drift of the device is still seen at once.
  */
 export function openFactor(ratios: readonly number[], now: number, jitter: number, c: OnlineCalibration = onlineCalibration): number | undefined {
   if (ratios.length === 0) return undefined
-  const next = Math.max(1, median(ratios) * Math.max(1, jitter))
-  if (next > now * c.up) return next * c.margin
-  if (next < now * c.down) return next
+  const m = median(ratios)
+  const se = medianStandardError(ratios, m)
+  const next = Math.max(1, m * Math.max(1, jitter))
+  if (next > now * c.up && m - 1 > 2 * se) return next * c.margin
+  if (next < now * c.down && 1 - m > 2 * se) return next
   return undefined
+}
+
+/**
+ * The standard error of the median of `xs` (median m): 1.2533 sigma / sqrt(n), sigma estimated as
+ * 1.4826 x the median absolute deviation (both the normal distribution's constants). Zero for fewer
+ * than three samples, which then count as exact (as before this test existed).
+ */
+export function medianStandardError(xs: readonly number[], m: number): number {
+  if (xs.length < 3) return 0
+  const mad = median(xs.map((x) => Math.abs(x - m)))
+  return (1.2533 * 1.4826 * mad) / Math.sqrt(xs.length)
 }
