@@ -3,8 +3,8 @@
 // window (online-calibration.ts); when the factor it gives leaves the hysteresis band, the controller
 // re-plans at the new factor and says which plan to switch to. A grown plan runs on trial: if it misses
 // 1.05 T `trialMisses` times within `trialCalls` inferences the controller goes back to the plan it
-// left, drops the trial's ratios, and grows no further than below the failed plan for a while
-// (`ceilingCalls` inferences, doubling with each failure). Pure: planning is the caller's callback, and
+// left, drops the trial's ratios, and grows no further than that plan for a while (`ceilingCalls`
+// inferences, doubling with each failure). Pure: planning is the caller's callback, and
 // applying a plan is the caller's too.
 import { onlineCalibration, openFactor, replanFactor, type OnlineCalibration } from './online-calibration.js'
 
@@ -29,7 +29,7 @@ export class LatencyController<P extends ControlledPlan> {
   private risk = false
   /** A grown plan on trial: the plan and factor it replaced, inferences run and missed so far. */
   private trial: { previous: P; previousFactor: number | undefined; calls: number; misses: number } | undefined
-  /** Online grows stay below this modelled time (a grown plan at it failed its trial) for ceilingLeft inferences. */
+  /** Online grows stay at or below this modelled time (the plan a failed trial returned to) for ceilingLeft inferences. */
   private ceilingMs = Infinity
   private ceilingLeft = 0
   private ceilingBackoff: number
@@ -73,7 +73,9 @@ export class LatencyController<P extends ControlledPlan> {
       if (totalMs > 1.05 * targetMs) trial.misses++
       if (trial.misses >= c.trialMisses) {
         this.trial = undefined
-        this.ceilingMs = Math.min(this.ceilingMs, current.modelledMs)
+        // No grow at all for a while: a grow between the two plans was as likely to fail (here the
+        // next grows failed every ~34 inferences, two misses each, 4-5% of the inferences).
+        this.ceilingMs = Math.min(this.ceilingMs, trial.previous.modelledMs * (1 + 1e-6))
         this.ceilingLeft = this.ceilingBackoff
         this.ceilingBackoff = Math.min(2 * this.ceilingBackoff, c.ceilingMaxCalls)
         this.ratios.splice(Math.max(0, this.ratios.length - trial.calls))

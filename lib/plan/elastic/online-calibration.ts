@@ -44,7 +44,7 @@ export interface OnlineCalibration {
   readonly trialCalls: number
   readonly trialMisses: number
   /**
-   * After a failed trial, plans modelled at or above the failed one are not grown into for this many
+   * After a failed trial, the controller grows beyond the plan it returned to for none of this many
    * inferences, doubling with each failure up to ceilingMaxCalls (the machine may speed up again).
    */
   readonly ceilingCalls: number
