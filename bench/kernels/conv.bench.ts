@@ -70,6 +70,8 @@ const layers: Layer[] = [
   { id: 'dw5x14', name: 'EfficientNet-B0 dw 5x5 s1 672ch 14x14', shape: conv2d(672, 672, 14, 5, 1, 672), kernels: ['depthwise', 'direct'] },
   { id: 'dw5x7', name: 'EfficientNet-B0 dw 5x5 s1 1152ch 7x7', shape: conv2d(1152, 1152, 7, 5, 1, 1152), kernels: ['depthwise', 'direct'] },
   { id: 'dw5mn56', name: 'MnasNet0.5 dw 5x5 s2 48ch 56x56', shape: conv2d(48, 48, 56, 5, 2, 48), kernels: ['depthwise', 'direct'] },
+  { id: 'dw5mn28', name: 'MnasNet0.5 dw 5x5 s1 72ch 28x28', shape: conv2d(72, 72, 28, 5, 1, 72), kernels: ['depthwise', 'direct'] },
+  { id: 'dw5mn28s2', name: 'MnasNet0.5 dw 5x5 s2 72ch 28x28', shape: conv2d(72, 72, 28, 5, 2, 72), kernels: ['depthwise', 'direct'] },
   { id: 'dw5mn14', name: 'MnasNet0.5 dw 5x5 s1 240ch 14x14', shape: conv2d(240, 240, 14, 5, 1, 240), kernels: ['depthwise', 'direct'] },
   { id: 'dw5mn14s2', name: 'MnasNet0.5 dw 5x5 s2 288ch 14x14', shape: conv2d(288, 288, 14, 5, 2, 288), kernels: ['depthwise', 'direct'] },
   { id: 'dw7cnx56', name: 'ConvNeXt-T dw 7x7 96ch 56x56', shape: conv2d(96, 96, 56, 7, 1, 96), kernels: ['depthwise'] },

@@ -61,8 +61,8 @@ void depthwise_f32_3x3__neon(const DepthwiseShape& s, const float* x, const floa
 // Planes as above (work items are planes, handed out in units of depthwise_kxk_plane_unit). The SIMD variants
 // (depthwise_kxk_impl.h, one template over simd/vec.h) copy a plane that fits into a zero-padded stack
 // buffer (at stride 2 split into even- and odd-column planes) and vectorize along the output row, 4 rows
-// at a time; planes of at most L / 2 output columns go L at a time with the channels in the lanes (a
-// zero-padded tile of L planes); larger planes vectorize the interior in place and compute border columns like __ref;
+// at a time; planes of at most 2 L output columns go L at a time with the channels in the lanes (a
+// zero-padded tile of L planes) when that tile fits; larger planes vectorize the interior in place and compute border columns like __ref;
 // kernels of more than 64 taps run __ref.
 // Tolerance: kh * kw products summed in another order (two FMA chains): within
 // 4 * 2^-20 * (sum |x * w| + |bias|) of __ref for up to 64 taps.
@@ -95,9 +95,15 @@ void depthwise_f32_kxk__neon(const DepthwiseShape& s, const float* x, const floa
                              const ConvActivation& act, int64_t plane_begin, int64_t plane_end);
 #endif
 
-// Planes per work item for callers of depthwise_kxk: planes of at most 8 output columns are computed 16
-// (or L) at a time with the channels in the lanes (depthwise_kxk_impl.h), so they are handed out in 16s.
-static inline int64_t depthwise_kxk_plane_unit(const DepthwiseShape& s) { return s.ow <= 8 ? 16 : 1; }
+// Planes per work item for callers of depthwise_kxk: planes of at most 32 output columns (2 L on
+// AVX-512) may be computed 16 (or L) at a time with the channels in the lanes (depthwise_kxk_impl.h),
+// so they are handed out in 16s.
+static inline int64_t depthwise_kxk_plane_unit(const DepthwiseShape& s) {
+    if (s.ow > 32) return 1;
+    const int64_t rows = (s.oh - 1) * s.stride + (s.kh - 1) * s.dilation + 1;
+    const int64_t cols = (s.ow - 1) * s.stride + (s.kw - 1) * s.dilation + 1;
+    return rows * cols * 16 <= 16384 ? 16 : 1;  // the tile of 16 planes fits (KxkPlane::capacity floats)
+}
 
 // The range [lo, hi) of output columns whose three taps all lie inside a row of width w.
 static inline void depthwise_interior(const DepthwiseShape& s, int64_t* lo, int64_t* hi) {
