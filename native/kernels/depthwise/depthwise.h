@@ -99,10 +99,13 @@ void depthwise_f32_kxk__neon(const DepthwiseShape& s, const float* x, const floa
 // AVX-512) may be computed 16 (or L) at a time with the channels in the lanes (depthwise_kxk_impl.h),
 // so they are handed out in 16s.
 static inline int64_t depthwise_kxk_plane_unit(const DepthwiseShape& s) {
+    // as depthwise_kxk_impl.h's kxk_tile<16>: a tile of 16 planes for bands of at least 4 output rows
     if (s.ow > 32) return 1;
-    const int64_t rows = (s.oh - 1) * s.stride + (s.kh - 1) * s.dilation + 1;
     const int64_t cols = (s.ow - 1) * s.stride + (s.kw - 1) * s.dilation + 1;
-    return rows * cols * 16 <= 16384 ? 16 : 1;  // the tile of 16 planes fits (KxkPlane::capacity floats)
+    const int64_t reach = (s.kh - 1) * s.dilation + 1, fit = 16384 / (cols * 16);
+    if (fit < reach) return 1;
+    const int64_t band = (fit - reach) / s.stride + 1;
+    return band >= 4 || band >= s.oh ? 16 : 1;
 }
 
 // The range [lo, hi) of output columns whose three taps all lie inside a row of width w.

@@ -183,16 +183,26 @@ inline void kxk_plane_rows(const DepthwiseShape& s, const float* pad, const KxkP
 // transposes cost less than the row path's overheads there). `tile`: KxkPlane::capacity floats, zero
 // outside the copied pixels (the caller zeroes it once: every group writes the same positions).
 struct KxkTile {
-    int64_t rows = 0, cols = 0;  // rows = 0: does not fit
+    int64_t rows = 0, cols = 0;  // rows = 0: does not fit; rows: of one band
+    int64_t band = 0;            // output rows per band (a band's input rows are the tile's rows)
 };
 
+// The tile of L planes for bands of output rows: as many output rows per band as fit, so that planes
+// whose whole tile would not (MnasNet's and EfficientNet's 5x5 stride 2 at 56x56) go in bands, each
+// band transposing the input rows it reads (the (kh - 1) d + 1 - stride rows two bands share twice).
 template <int L>
 inline KxkTile kxk_tile(const DepthwiseShape& s) {
     KxkTile t;
     if (s.ow > 2 * L) return t;
-    t.rows = (s.oh - 1) * s.stride + (s.kh - 1) * s.dilation + 1;
     t.cols = (s.ow - 1) * s.stride + (s.kw - 1) * s.dilation + 1;
-    if (t.rows * t.cols * L > KxkPlane::capacity) t.rows = 0;
+    const int64_t reach = (s.kh - 1) * s.dilation + 1;            // input rows of one output row
+    const int64_t fit = KxkPlane::capacity / (t.cols * L);        // tile rows that fit
+    if (fit < reach) return t;
+    t.band = (fit - reach) / s.stride + 1;
+    if (t.band > s.oh) t.band = s.oh;
+    // A band of one or two output rows transposes its input rows several times over: not worth it.
+    if (t.band < s.oh && t.band < 4) return t;
+    t.rows = (t.band - 1) * s.stride + reach;
     return t;
 }
 
@@ -201,7 +211,7 @@ inline void kxk_channels(const DepthwiseShape& s, const KxkTile& t, const float*
                          float* y, const ConvActivation& act, int64_t p0, float* tile) {
     using V = typename Vec::V;
     constexpr int L = Vec::lanes;
-    const int64_t taps = s.kh * s.kw, plane = s.h * s.w, P = s.oh * s.ow;
+    const int64_t taps = s.kh * s.kw, plane = s.h * s.w;
     alignas(alignof(V)) float wt[kxk_max_taps * L];
     alignas(alignof(V)) float bl[L];
     for (int lane = 0; lane < L; ++lane) {
@@ -209,40 +219,51 @@ inline void kxk_channels(const DepthwiseShape& s, const KxkTile& t, const float*
         for (int64_t i = 0; i < taps; ++i) wt[i * L + lane] = w[c * taps + i];
         bl[lane] = bias ? bias[c] : 0.0f;
     }
-    // The tile: L input pixels of the L planes per step, transposed into (row, column) vectors.
-    int64_t iy = 0, ix = 0;  // pixel i0 + j, counted (a division per pixel costs more than the FMAs)
-    for (int64_t i0 = 0; i0 < plane; i0 += L) {
-        const int64_t n = plane - i0 < L ? plane - i0 : L;
-        V px[L];
-        load_channel_lanes<Vec>(x + p0 * plane + i0, plane, n, px);
-        for (int64_t j = 0; j < n; ++j) {
-            const int64_t r = iy + s.pad_top, q = ix + s.pad_left;
-            if (r >= 0 && r < t.rows && q >= 0 && q < t.cols) Vec::store(tile + (r * t.cols + q) * L, px[j]);
-            if (++ix == s.w) ix = 0, ++iy;
-        }
-    }
     const V b = Vec::load(bl);
-    int64_t oy = 0, ox = 0;  // output pixel q0, counted
-    for (int64_t q0 = 0; q0 < P; q0 += L) {
-        const int64_t n = P - q0 < L ? P - q0 : L;
-        int64_t base[L];
-        for (int j = 0; j < L; ++j) {  // a short last step repeats its last pixel
-            base[j] = (oy * s.stride * t.cols + ox * s.stride) * L;
-            if (j + 1 < n && ++ox == s.ow) ox = 0, ++oy;
-        }
-        if (++ox == s.ow) ox = 0, ++oy;  // on to pixel q0 + L (a full step's last pixel was not counted)
-        V acc[L];
-#pragma GCC unroll 16
-        for (int j = 0; j < L; ++j) acc[j] = b;
-        for (int64_t ky = 0; ky < s.kh; ++ky) {
-            for (int64_t kx = 0; kx < s.kw; ++kx) {
-                const V wv = Vec::load(wt + (ky * s.kw + kx) * L);
-                const float* src = tile + (ky * s.dilation * t.cols + kx * s.dilation) * L;
-#pragma GCC unroll 16
-                for (int j = 0; j < L; ++j) acc[j] = Vec::fma(Vec::load(src + base[j]), wv, acc[j]);
+    for (int64_t oy0 = 0; oy0 < s.oh; oy0 += t.band) {
+        const int64_t oy1 = oy0 + t.band < s.oh ? oy0 + t.band : s.oh;
+        // Tile row r holds input row top + r; rows outside the input are zero (padding), columns
+        // outside it too (zeroed once by the caller: every band writes the same columns).
+        const int64_t top = oy0 * s.stride - s.pad_top;
+        const int64_t rows = (oy1 - 1 - oy0) * s.stride + (s.kh - 1) * s.dilation + 1;
+        const int64_t iy0 = top < 0 ? 0 : top, iy1 = top + rows < s.h ? top + rows : s.h;
+        for (int64_t r = 0; r < rows; ++r)
+            if (top + r < 0 || top + r >= s.h) std::memset(tile + r * t.cols * L, 0, static_cast<size_t>(t.cols * L) * sizeof(float));
+        // The band's input rows, L pixels of the L planes per step, transposed into (row, column) vectors.
+        int64_t iy = iy0, ix = 0;  // pixel i0 + j, counted (a division per pixel costs more than the FMAs)
+        for (int64_t i0 = iy0 * s.w; i0 < iy1 * s.w; i0 += L) {
+            const int64_t n = iy1 * s.w - i0 < L ? iy1 * s.w - i0 : L;
+            V px[L];
+            load_channel_lanes<Vec>(x + p0 * plane + i0, plane, n, px);
+            for (int64_t j = 0; j < n; ++j) {
+                const int64_t q = ix + s.pad_left;
+                if (q >= 0 && q < t.cols) Vec::store(tile + ((iy - top) * t.cols + q) * L, px[j]);
+                if (++ix == s.w) ix = 0, ++iy;
             }
         }
-        store_channel_lanes<Vec>(acc, y + p0 * depthwise_y_plane(s) + q0, depthwise_y_plane(s), n, act);
+        const int64_t q_end = oy1 * s.ow;
+        int64_t oy = oy0, ox = 0;  // output pixel q0, counted
+        for (int64_t q0 = oy0 * s.ow; q0 < q_end; q0 += L) {
+            const int64_t n = q_end - q0 < L ? q_end - q0 : L;
+            int64_t base[L];
+            for (int j = 0; j < L; ++j) {  // a short last step repeats its last pixel
+                base[j] = ((oy - oy0) * s.stride * t.cols + ox * s.stride) * L;
+                if (j + 1 < n && ++ox == s.ow) ox = 0, ++oy;
+            }
+            if (++ox == s.ow) ox = 0, ++oy;  // on to pixel q0 + L (a full step's last pixel was not counted)
+            V acc[L];
+#pragma GCC unroll 16
+            for (int j = 0; j < L; ++j) acc[j] = b;
+            for (int64_t ky = 0; ky < s.kh; ++ky) {
+                for (int64_t kx = 0; kx < s.kw; ++kx) {
+                    const V wv = Vec::load(wt + (ky * s.kw + kx) * L);
+                    const float* src = tile + (ky * s.dilation * t.cols + kx * s.dilation) * L;
+#pragma GCC unroll 16
+                    for (int j = 0; j < L; ++j) acc[j] = Vec::fma(Vec::load(src + base[j]), wv, acc[j]);
+                }
+            }
+            store_channel_lanes<Vec>(acc, y + p0 * depthwise_y_plane(s) + q0, depthwise_y_plane(s), n, act);
+        }
     }
 }
 
