@@ -80,6 +80,8 @@ const layers: Layer[] = [
   { id: 'dw3mn112', name: 'MnasNet0.5 dw 3x3 s1 16ch 112x112', shape: conv2d(16, 16, 112, 3, 1, 16), kernels: ['depthwise'] },
   { id: 'pwmn28', name: 'MnasNet0.5 1x1 24->72 28x28', shape: conv2d(24, 72, 28, 1), kernels: ['gemm1x1', 'narrow'] },
   { id: 'pwmn28b', name: 'MnasNet0.5 1x1 72->24 28x28', shape: conv2d(72, 24, 28, 1), kernels: ['gemm1x1', 'narrow'] },
+  { id: 'sqz55', name: 'SqueezeNet1.1 squeeze 1x1 64->16 55x55', shape: conv2d(64, 16, 55, 1), kernels: ['gemm1x1', 'narrow', 'im2col'] },
+  { id: 'sqz55b', name: 'SqueezeNet1.1 squeeze 1x1 128->16 55x55', shape: conv2d(128, 16, 55, 1), kernels: ['gemm1x1', 'narrow', 'im2col'] },
   { id: 'sq55', name: 'SqueezeNet1.1 expand 3x3 16->64 55x55', shape: conv2d(16, 64, 55, 3), kernels: ['winograd63', 'winograd23', 'winograd63_lean', 'narrow', 'im2col'] },
   { id: 'sq13', name: 'SqueezeNet1.1 expand 3x3 64->256 13x13', shape: conv2d(64, 256, 13, 3), kernels: ['winograd63', 'winograd23', 'winograd23_lean', 'narrow', 'im2col'] },
   { id: 'sq27', name: 'SqueezeNet1.1 expand 3x3 32->128 27x27', shape: conv2d(32, 128, 27, 3), kernels: ['winograd63', 'winograd23', 'winograd63_lean', 'narrow', 'im2col'] },
