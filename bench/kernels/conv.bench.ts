@@ -59,6 +59,7 @@ const layers: Layer[] = [
   { id: 'rgxp112', name: 'RegNetX-400MF 1x1 s2 32->32 112x112 (proj)', shape: conv2d(32, 32, 112, 1, 2, 1, 0), kernels: ['im2col', 'narrow', 'direct'] },
   { id: 'rgxp14', name: 'RegNetX-400MF 1x1 s2 160->400 14x14 (proj)', shape: conv2d(160, 400, 14, 1, 2, 1, 0), kernels: ['im2col', 'narrow', 'direct'] },
   { id: 'rgx14s2', name: 'RegNetX-400MF 3x3 s2 400ch g25 14x14', shape: conv2d(400, 400, 14, 3, 2, 25), kernels: ['grouped', 'im2col', 'direct'] },
+  { id: 'rgx28s2', name: 'RegNetX-400MF 3x3 s2 160ch g10 28x28', shape: conv2d(160, 160, 28, 3, 2, 10), kernels: ['grouped', 'im2col', 'direct'] },
   { id: 'rgx56s2b', name: 'RegNetX-400MF 3x3 s2 64ch g4 56x56', shape: conv2d(64, 64, 56, 3, 2, 4), kernels: ['grouped', 'im2col', 'direct'] },
   { id: 'rgxpw7', name: 'RegNetX-400MF 1x1 400->400 7x7', shape: conv2d(400, 400, 7, 1), kernels: ['gemm1x1', 'narrow'] },
   { id: 'rgxpw14', name: 'RegNetX-400MF 1x1 160->160 14x14', shape: conv2d(160, 160, 14, 1), kernels: ['gemm1x1', 'narrow'] },
