@@ -3,6 +3,7 @@
 #include <cmath>
 
 #include "kernels/pool/pool.h"
+#include "kernels/reduce/reduce_impl.h"
 
 namespace flexpipe {
 
@@ -63,8 +64,7 @@ void lppool_f32__ref(const PoolShape& s, const float* x, float* y, double p, int
 void global_avgpool_f32__ref(const float* x, float* y, int64_t size, int64_t plane_begin, int64_t plane_end) {
     for (int64_t pl = plane_begin; pl < plane_end; ++pl) {
         const float* xp = x + pl * size;
-        double acc = 0.0;
-        for (int64_t i = 0; i < size; ++i) acc += xp[i];
+        const double acc = reduce_ref::sum_contiguous(xp, size);  // four partial sums in double
         y[pl] = size > 0 ? static_cast<float>(acc / static_cast<double>(size)) : 0.0f;
     }
 }

@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
-// The reference reduction templates over the element type; included only by reduce__ref.cc.
+// The reference reduction templates over the element type; included by reduce__ref.cc (and for
+// sum_contiguous by pool_f32__ref.cc).
 #pragma once
 
 #include <cmath>
@@ -53,9 +54,34 @@ Acc highest_start() {
                                             : Acc(std::numeric_limits<T>::max());
 }
 
+// The sum of n contiguous floats in double, in four interleaved partial sums: one chain of dependent
+// double adds ran at its latency (4 cycles an element: MnasNet's ReduceMean over 1280 x 7 x 7 took
+// 0.060 ms against onnxruntime's 0.016).
+inline double sum_contiguous(const float* p, int64_t n) {
+    double a0 = 0, a1 = 0, a2 = 0, a3 = 0;
+    int64_t i = 0;
+    for (; i + 4 <= n; i += 4) {
+        a0 += p[i];
+        a1 += p[i + 1];
+        a2 += p[i + 2];
+        a3 += p[i + 3];
+    }
+    for (; i < n; ++i) a0 += p[i];
+    return (a0 + a1) + (a2 + a3);
+}
+
 template <typename T>
 T reduce_one(const T* src, const ReduceShape& s, ReduceKind kind) {
     using Acc = typename std::conditional<std::is_floating_point<T>::value, double, int64_t>::type;
+    if constexpr (std::is_same<T, float>::value) {
+        // one contiguous run (a global average over trailing axes, after make_reduce_shape's merging)
+        if ((kind == ReduceKind::sum || kind == ReduceKind::mean) && s.red_rank == 1 && s.red_strides[0] == 1) {
+            const int64_t n = s.red_dims[0];
+            const double total = sum_contiguous(src, n);
+            return kind == ReduceKind::mean ? (n == 0 ? 0.0f : static_cast<float>(total / static_cast<double>(n)))
+                                            : static_cast<float>(total);
+        }
+    }
     int64_t count = 0;
     Acc acc = 0;
     switch (kind) {
