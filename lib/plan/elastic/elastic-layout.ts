@@ -322,10 +322,13 @@ export function applyDelta(layout: ElasticLayout, residentBytes: number, before:
   const resident: ResidentWrite[] = []
   for (const w of exec.resident) {
     if (w.kind === 'file') resident.push({ ...w, ranges: new Float64Array(ranges) })
-    else if (w.kind === 'data' && constants.has(w.offset)) keepBytes = Math.max(keepBytes, w.offset + w.data.byteLength)
-    else resident.push(w)
+    else if (w.kind !== 'data') resident.push(w)
+    else if (constants.has(w.offset)) keepBytes = Math.max(keepBytes, w.offset + w.data.byteLength)
+    else {
+      resident.push(w)
+      constants.add(w.offset)
+    }
   }
-  for (const w of exec.resident) if (w.kind === 'data') constants.add(w.offset)
   const preload = new Map(layout.preloadWanted.map(([name, , offset]) => [name, offset] as [string, number]))
   return { exec: { ...exec, keepBytes: Math.min(keepBytes, exec.arenaBytes), resident }, content: { preload, constants } }
 }

@@ -95,18 +95,28 @@ void depthwise_f32_kxk__neon(const DepthwiseShape& s, const float* x, const floa
                              const ConvActivation& act, int64_t plane_begin, int64_t plane_end);
 #endif
 
-// Planes per work item for callers of depthwise_kxk: planes of at most 32 output columns (2 L on
-// AVX-512) may be computed 16 (or L) at a time with the channels in the lanes (depthwise_kxk_impl.h),
-// so they are handed out in 16s.
-static inline int64_t depthwise_kxk_plane_unit(const DepthwiseShape& s) {
-    // as depthwise_kxk_impl.h's kxk_tile<16>: a tile of 16 planes for bands of at least 4 output rows
-    if (s.ow > 32) return 1;
+// Floats of a depthwise_kxk SIMD variant's stack scratch (64 KiB): the zero-padded plane copy, or the
+// tile of L planes the channels-in-lanes path transposes its input into.
+constexpr int64_t depthwise_kxk_scratch_floats = 16384;
+
+// Output rows per band of the channels-in-lanes path for `lanes` planes at a time, 0 when the path does
+// not apply: rows of at most 2 lanes output columns, a band's tile of input rows within the scratch,
+// and at least 4 output rows per band unless one band holds the plane (a band of one or two rows
+// would transpose its input rows several times over).
+static inline int64_t depthwise_kxk_band(const DepthwiseShape& s, int64_t lanes) {
+    if (s.ow > 2 * lanes) return 0;
     const int64_t cols = (s.ow - 1) * s.stride + (s.kw - 1) * s.dilation + 1;
-    const int64_t reach = (s.kh - 1) * s.dilation + 1, fit = 16384 / (cols * 16);
-    if (fit < reach) return 1;
+    const int64_t reach = (s.kh - 1) * s.dilation + 1;  // input rows of one output row
+    const int64_t fit = depthwise_kxk_scratch_floats / (cols * lanes);
+    if (fit < reach) return 0;
     const int64_t band = (fit - reach) / s.stride + 1;
-    return band >= 4 || band >= s.oh ? 16 : 1;
+    if (band >= s.oh) return s.oh;
+    return band >= 4 ? band : 0;
 }
+
+// Planes per work item for callers of depthwise_kxk: planes the channels-in-lanes path takes 16 at a
+// time on AVX-512 (depthwise_kxk_impl.h; L planes on the other ISAs) are handed out in 16s.
+static inline int64_t depthwise_kxk_plane_unit(const DepthwiseShape& s) { return depthwise_kxk_band(s, 16) > 0 ? 16 : 1; }
 
 // The range [lo, hi) of output columns whose three taps all lie inside a row of width w.
 static inline void depthwise_interior(const DepthwiseShape& s, int64_t* lo, int64_t* hi) {

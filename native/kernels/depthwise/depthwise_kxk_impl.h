@@ -26,7 +26,7 @@ namespace {
 constexpr int64_t kxk_max_taps = 64;  // wider kernels run __ref
 
 struct KxkPlane {
-    static constexpr int64_t capacity = 16384;  // floats: 64 KiB on the stack
+    static constexpr int64_t capacity = depthwise_kxk_scratch_floats;  // 64 KiB on the stack
     int64_t rows = 0, cols = 0;                 // rows = 0: does not fit; cols: per phase plane
     int64_t phases = 1;                         // the stride: column phases (1, or 2 at stride 2)
     int64_t floats() const { return rows * cols * phases; }
@@ -187,22 +187,16 @@ struct KxkTile {
     int64_t band = 0;            // output rows per band (a band's input rows are the tile's rows)
 };
 
-// The tile of L planes for bands of output rows: as many output rows per band as fit, so that planes
-// whose whole tile would not (MnasNet's and EfficientNet's 5x5 stride 2 at 56x56) go in bands, each
-// band transposing the input rows it reads (the (kh - 1) d + 1 - stride rows two bands share twice).
+// The tile of L planes for bands of output rows (depthwise_kxk_band): planes whose whole tile would not
+// fit (MnasNet's and EfficientNet's 5x5 stride 2 at 56x56) go in bands, each band transposing the input
+// rows it reads (the (kh - 1) d + 1 - stride rows two bands share twice).
 template <int L>
 inline KxkTile kxk_tile(const DepthwiseShape& s) {
     KxkTile t;
-    if (s.ow > 2 * L) return t;
+    t.band = depthwise_kxk_band(s, L);
+    if (t.band == 0) return t;
     t.cols = (s.ow - 1) * s.stride + (s.kw - 1) * s.dilation + 1;
-    const int64_t reach = (s.kh - 1) * s.dilation + 1;            // input rows of one output row
-    const int64_t fit = KxkPlane::capacity / (t.cols * L);        // tile rows that fit
-    if (fit < reach) return t;
-    t.band = (fit - reach) / s.stride + 1;
-    if (t.band > s.oh) t.band = s.oh;
-    // A band of one or two output rows transposes its input rows several times over: not worth it.
-    if (t.band < s.oh && t.band < 4) return t;
-    t.rows = (t.band - 1) * s.stride + reach;
+    t.rows = (t.band - 1) * s.stride + (s.kh - 1) * s.dilation + 1;
     return t;
 }
 
