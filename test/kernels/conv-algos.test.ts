@@ -186,6 +186,11 @@ for (const sh of [1, 2]) {
       cases.push({ algos: ['direct', 'grouped'], s: shape({ n: c === 6 ? 2 : 1, c, m, group, h, w, sh, sw: sh, pt: 1, pl: 1, pb: sh === 2 ? 0 : 1, pr: 1 }) })
     }
   }
+  // Eight groups of 16 channels, one band each: the channels-in-lanes steps' last step of 2, 6 and 4
+  // pixels (2, 8 and 4 accumulators on AVX-512).
+  for (const [h, w] of [[1, 18], [2, 11], [4, 5]] as const) {
+    cases.push({ algos: ['direct', 'grouped'], s: shape({ c: 128, m: 128, group: 8, h: h * sh, w: w * sh, sh, sw: sh, pt: 1, pl: 1, pb: 1, pr: 1 }) })
+  }
   cases.push({ algos: ['direct', 'grouped'], s: shape({ c: 16, m: 32, group: 4, h: 19, w: 23, kh: 5, kw: 5, sh, sw: sh, pt: 2, pl: 2, pb: 1, pr: 2 }) })
   cases.push({ algos: ['direct', 'grouped'], s: shape({ c: 16, m: 16, group: 2, h: 12, w: 33, dh: 2, dw: 2, sh, sw: sh, pt: 2, pl: 2, pb: 2, pr: 2 }) })
   cases.push({ algos: ['direct', 'grouped'], s: shape({ c: 8, m: 8, group: 2, h: 10, w: 21, kh: 3, kw: 5, sh, sw: sh, pt: 0, pl: 2, pb: 1, pr: 1 }) })

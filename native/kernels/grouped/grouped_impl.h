@@ -131,12 +131,13 @@ inline void grouped_row_tiles(const GroupedShape& s, GroupedRow r, const ConvAct
 }
 
 // Input rows [iy0, iy0 + in_rows) of the group's channels into `in`, whose padding is zero from the
-// call's first memset: a row inside the input is copied to columns [pad_left, pad_left + w) (stride
-// 2: into `row`, then its even and odd columns into the two halves, all of them), a row outside is
-// zeroed (a band before may have left one there).
+// call's first memset: a row inside the input is copied to columns [pad_left, pad_left + w) (split: into
+// `row`, then its even and odd columns into the two halves, all of them), a row outside is zeroed (a
+// band before may have left one there). The pixel steps of stride 2 read split rows; the channel steps
+// and stride 1 read rows as they are.
 template <class Vec>
-inline void grouped_fill(const GroupedShape& s, const GroupedGeometry& g, const float* xg, int64_t iy0, float* in,
-                         float* row) {
+inline void grouped_fill(const GroupedShape& s, const GroupedGeometry& g, const float* xg, int64_t iy0, bool split,
+                         float* in, float* row) {
     constexpr int L = Vec::lanes;
     const int64_t half = g.cols / 2;
     for (int64_t c = 0; c < s.cg; ++c) {
@@ -148,7 +149,7 @@ inline void grouped_fill(const GroupedShape& s, const GroupedGeometry& g, const 
                 std::memset(dst, 0, static_cast<size_t>(g.cols) * sizeof(float));
                 continue;
             }
-            if (s.stride == 1) {
+            if (!split) {
                 std::memcpy(dst + s.pad_left, xc + iy * s.w, static_cast<size_t>(s.w) * sizeof(float));
                 continue;
             }
@@ -166,14 +167,45 @@ inline void grouped_fill(const GroupedShape& s, const GroupedGeometry& g, const 
     }
 }
 
-// Small planes, channels in the lanes: L output channels (a vector of the packed filter, whose taps hold
-// a group's mg channels side by side) x L output pixels, flat over the band's rows, per step; per tap
-// one weight vector and L broadcast input values, L FMAs. The L x L accumulators are transposed and
-// stored as L consecutive pixels of each channel's plane (the last step of a band through
-// Vec::store_first). Taken where rows are too short for the pixel steps (grouped_channels_apply).
+// Channels in the lanes: L output channels (a vector of the packed filter, whose taps hold a group's mg
+// channels side by side) x up to L output pixels, flat over the band's rows, per step; per tap one
+// weight vector and one broadcast input value per pixel, one FMA each. The accumulators are transposed
+// and stored as consecutive pixels of each channel's plane (the last step of a band through
+// Vec::store_first, with only as many accumulators as its pixels round up to a power of two). No lane
+// idles at a row's end, and the input rows need no even/odd split at stride 2. A step is L dependent
+// FMA chains, which hide the FMA latency on two pipes with 16 lanes (AVX-512), just about with 8 (AVX2)
+// and not with 4 (NEON); the pixel steps keep up to 16 accumulators. So (grouped_channels_apply):
+// 16 lanes take this path for every row that is not a whole number of vectors; 8 lanes for such rows at
+// stride 2 (the split copy costs more than the chains lose) and rows of at most 4 columns; 4 lanes for
+// rows of at most 2 columns. Measured in bench:kernels conv (rgx*), AVX2 at stride 1, 7x7 and 14x14:
+// this path 10% slower than the pixel steps.
 template <class Vec>
 inline bool grouped_channels_apply(const GroupedShape& s) {
-    return s.mg % Vec::lanes == 0 && 2 * s.ow <= Vec::lanes;
+    constexpr int L = Vec::lanes;
+    if (s.mg % L != 0 || s.ow % L == 0) return false;
+    if constexpr (L >= 16) return true;
+    else if constexpr (L >= 8) return s.stride == 2 || 2 * s.ow <= L;
+    else return 2 * s.ow <= L;
+}
+
+// NP pixels (NP <= L; base[j] their input offsets) of L channels from `b` (the bias) into acc[0, NP),
+// acc[NP, L) set to `b`.
+template <class Vec, int NP>
+inline void grouped_channel_step(const float* in, const int64_t* offs, int64_t taps, const float* wp, int64_t mg,
+                                 const int64_t* base, typename Vec::V b, typename Vec::V (&acc)[Vec::lanes]) {
+    using V = typename Vec::V;
+    constexpr int L = Vec::lanes;
+    V a[NP];
+#pragma GCC unroll 16
+    for (int j = 0; j < NP; ++j) a[j] = b;
+    for (int64_t i = 0; i < taps; ++i, wp += mg) {
+        const V wv = Vec::load(wp);
+        const float* src = in + offs[i];
+#pragma GCC unroll 16
+        for (int j = 0; j < NP; ++j) a[j] = Vec::fma(Vec::load1(src + base[j]), wv, a[j]);
+    }
+#pragma GCC unroll 16
+    for (int j = 0; j < L; ++j) acc[j] = j < NP ? a[j] : b;
 }
 
 template <class Vec>
@@ -190,19 +222,25 @@ inline void grouped_channel_steps(const GroupedShape& s, const GroupedGeometry& 
             const int64_t n = p1 - p < L ? p1 - p : L;
             int64_t base[L];
             for (int j = 0; j < L; ++j) {  // a short last step repeats its last pixel
-                base[j] = qy * s.stride * g.cols + qx;
+                base[j] = (qy * g.cols + qx) * s.stride;
                 if (j + 1 < n && ++qx == s.ow) qx = 0, ++qy;
             }
             if (++qx == s.ow) qx = 0, ++qy;  // on to pixel p + L
             V acc[L];
-#pragma GCC unroll 16
-            for (int j = 0; j < L; ++j) acc[j] = b;
             const float* wp = wg + m0;
-            for (int64_t i = 0; i < taps; ++i, wp += s.mg) {
-                const V wv = Vec::load(wp);
-                const float* src = in + offs[i];
-#pragma GCC unroll 16
-                for (int j = 0; j < L; ++j) acc[j] = Vec::fma(Vec::load1(src + base[j]), wv, acc[j]);
+            if (n > L / 2) grouped_channel_step<Vec, L>(in, offs, taps, wp, s.mg, base, b, acc);
+            else if constexpr (L >= 16) {
+                if (n > 4) grouped_channel_step<Vec, 8>(in, offs, taps, wp, s.mg, base, b, acc);
+                else if (n > 2) grouped_channel_step<Vec, 4>(in, offs, taps, wp, s.mg, base, b, acc);
+                else if (n > 1) grouped_channel_step<Vec, 2>(in, offs, taps, wp, s.mg, base, b, acc);
+                else grouped_channel_step<Vec, 1>(in, offs, taps, wp, s.mg, base, b, acc);
+            } else if constexpr (L >= 8) {
+                if (n > 2) grouped_channel_step<Vec, 4>(in, offs, taps, wp, s.mg, base, b, acc);
+                else if (n > 1) grouped_channel_step<Vec, 2>(in, offs, taps, wp, s.mg, base, b, acc);
+                else grouped_channel_step<Vec, 1>(in, offs, taps, wp, s.mg, base, b, acc);
+            } else if constexpr (L >= 2) {
+                if (n > 1) grouped_channel_step<Vec, L / 2>(in, offs, taps, wp, s.mg, base, b, acc);
+                else grouped_channel_step<Vec, 1>(in, offs, taps, wp, s.mg, base, b, acc);
             }
             store_channel_lanes<Vec>(acc, yg + m0 * out_plane + p, out_plane, n, act);
         }
@@ -218,18 +256,19 @@ void grouped_conv_vec(const GroupedShape& s, const float* x, const float* w, con
     float* in = scratch + g.offset_floats;
     float* row = in + s.cg * g.in_rows * g.cols;
     std::memset(in, 0, static_cast<size_t>(g.scratch_floats - g.offset_floats) * sizeof(float));
+    const bool channels = grouped_channels_apply<Vec>(s), split = s.stride != 1 && !channels;
     for (int64_t c = 0, i = 0; c < s.cg; ++c)
         for (int64_t ky = 0; ky < s.kh; ++ky)
             for (int64_t kx = 0; kx < s.kw; ++kx, ++i) {
                 const int64_t dx = kx * s.dilation;
-                offs[i] = c * g.in_rows * g.cols + ky * s.dilation * g.cols + (s.stride == 1 ? dx : (dx & 1) * half + (dx >> 1));
+                offs[i] = c * g.in_rows * g.cols + ky * s.dilation * g.cols + (split ? (dx & 1) * half + (dx >> 1) : dx);
             }
     for (int64_t item = item_begin; item < item_end; ++item) {
         const int64_t ng = item / g.bands, band = item % g.bands;  // ng = n * groups + group
         const int64_t grp = ng % s.groups;
         const int64_t oy0 = band * g.band_rows, oy1 = oy0 + g.band_rows < s.oh ? oy0 + g.band_rows : s.oh;
-        grouped_fill<Vec>(s, g, x + ng * s.cg * s.h * s.w, oy0 * s.stride - s.pad_top, in, row);
-        if (grouped_channels_apply<Vec>(s)) {
+        grouped_fill<Vec>(s, g, x + ng * s.cg * s.h * s.w, oy0 * s.stride - s.pad_top, split, in, row);
+        if (channels) {
             grouped_channel_steps<Vec>(s, g, in, offs, K, w + grp * K * s.mg, bias ? bias + grp * s.mg : nullptr,
                                        y + ng * s.mg * out_plane, oy0, oy1, act);
             continue;
