@@ -14,12 +14,15 @@
 // + g) * bands + band; callers split [0, batch * groups * bands) into ranges over threads and hand each
 // thread its own scratch of grouped_geometry().scratch_floats floats (64-byte aligned), whose contents
 // need not survive between calls. The SIMD variants (grouped_impl.h, one template over simd/vec.h) copy
-// the band's input rows of the group's cg channels into the scratch, zero-padded (stride 2: even and
-// odd columns apart), then vectorize along the output row: a step keeps MT output channels x NV vectors
-// of output columns in registers and adds the K taps, each one vector load per column vector (at an
-// offset from a table of K) and MT broadcast weights. Per-group GEMMs (im2col) pay a tile of mr rows
-// for mg channels, and a parallel region per group; this has neither. __ref computes each output as
-// above (its scratch unused).
+// the band's input rows of the group's cg channels into the scratch, zero-padded, then either
+// vectorize along the output row (pixel steps; stride 2 copies even and odd columns apart): a step
+// keeps MT output channels x NV vectors of output columns in registers and adds the K taps, each one
+// vector load per column vector (at an offset from a table of K) and MT broadcast weights; or, with
+// whole vectors of channels per group and rows that are not whole vectors (RegNet's 16 channels per
+// group at 7x7 to 56x56), put L output channels in the lanes and step over the band's pixels
+// (channel steps, grouped_channels_apply). Per-group GEMMs (im2col) pay a tile of mr rows for mg
+// channels, and a parallel region per group; this has neither. __ref computes each output as above
+// (its scratch unused).
 // Tolerance: K products summed in another order (one FMA chain per output): within
 // 2 * K * 2^-24 * (sum |x * w| + |bias|) of __ref.
 #pragma once

@@ -1,8 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
-// Grouped convolution, AVX-512: grouped_impl.h over VecAvx512 (16 output columns or, for rows of at most 8
-// columns with 16k channels per group -- RegNet's and ResNeXt's 7x7 planes -- 16 output channels per
-// vector), and over VecAvx2 for other rows of at most 8 columns, where 16 lanes would leave more than
-// half idle.
+// Grouped convolution, AVX-512: grouped_impl.h over VecAvx512 (16 output columns or, with 16k channels
+// per group and rows that are not whole vectors -- RegNet's planes --, 16 output channels per vector),
+// and over VecAvx2 for other rows of at most 8 columns, where 16 lanes would leave more than half idle.
 #include "kernels/grouped/grouped_impl.h"
 #include "kernels/simd/vec_avx2.h"
 #include "kernels/simd/vec_avx512.h"
