@@ -5,8 +5,9 @@
 // Conv+Activation fusion). The fused node keeps its name and gets the activation's output; the
 // clamp travels as the attributes below, which the op definitions turn into the kernel's epilogue.
 import type { AttrValue, Graph, Node, TensorData } from './ir.js'
-import { isExternal, valueConsumers } from './ir.js'
+import { valueConsumers } from './ir.js'
 import { attrFloat } from './attrs.js'
+import { constantNodeValues, scalarOf } from './graph-constants.js'
 
 /** Attribute names carrying a fused clamp: y = min(max(x, min), max). */
 export const fusedMinAttr = '_fused_clamp_min'
@@ -14,13 +15,6 @@ export const fusedMaxAttr = '_fused_clamp_max'
 
 /** Ops whose kernels apply a clamp epilogue (nn-conv.ts and nn-matmul.ts read the attributes). */
 const producers = new Set(['Conv', 'Gemm', 'MatMul'])
-
-/** Constant scalar value of a value name (initializer or Constant node output), if any. */
-function scalarOf(graph: Graph, constants: ReadonlyMap<string, TensorData>, name: string): number | undefined {
-  const t = constants.get(name) ?? graph.initializers.get(name)
-  if (t === undefined || isExternal(t) || t.data.length !== 1 || t.dtype !== 'float32') return undefined
-  return Number(t.data[0])
-}
 
 /** The clamp bounds of an activation node, or undefined if it is not a constant clamp. */
 function clampOf(graph: Graph, constants: ReadonlyMap<string, TensorData>, n: Node): [number, number] | undefined {
@@ -35,13 +29,7 @@ function clampOf(graph: Graph, constants: ReadonlyMap<string, TensorData>, n: No
 /** Returns a graph where each producer → clamp pair with no other consumer is one node. */
 export function fuseActivations(graph: Graph): Graph {
   const consumers = valueConsumers(graph)
-  const constants = new Map<string, TensorData>()
-  for (const n of graph.nodes) {
-    const value = n.attrs.get('value')
-    if (n.opType === 'Constant' && value !== undefined && typeof value === 'object' && !Array.isArray(value)) {
-      constants.set(n.outputs[0] ?? '', value)
-    }
-  }
+  const constants = constantNodeValues(graph)
   const outputs = new Set(graph.outputs.map((o) => o.name))
   const absorbed = new Set<Node>()
   const replaced = new Map<Node, Node>()

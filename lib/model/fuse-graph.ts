@@ -1,11 +1,13 @@
 // SPDX-License-Identifier: Apache-2.0
-// The fusions an ONNX model gets before it runs: Sigmoid -> Mul pairs into one Swish, activations into
-// their producers, then, where the
+// The fusions an ONNX model gets before it runs: Sigmoid -> Mul pairs into one Swish, elementwise GELUs
+// into one Gelu, a MatMul's bias Add into the MatMul, activations into their producers, then, where the
 // (symbolic) shapes say so, residual Adds into their Conv, a stem and its max pool into bands of rows,
 // and a conv and the depthwise 3x3 after it. Without shapes only the activations fuse.
 import { fuseActivations } from './fuse-activations.js'
 import { fuseConvDepthwise } from './fuse-conv-depthwise.js'
 import { fuseConvPools } from './fuse-conv-pool.js'
+import { fuseGelu } from './fuse-gelu.js'
+import { fuseMatMulBias } from './fuse-matmul-bias.js'
 import { fuseResidualAdds } from './fuse-residual.js'
 import { fuseSwish } from './fuse-swish.js'
 import { inferGraph, type FoldFn, type InferredGraph } from './infer-graph.js'
@@ -20,7 +22,7 @@ export function fuseGraph(
   inputs: ReadonlyMap<string, ValueInfo>,
   symbolic: (g: Graph) => InferredGraph | undefined,
 ): { readonly graph: Graph; readonly symbolic: InferredGraph | undefined } {
-  let g = fuseActivations(fuseSwish(graph))
+  let g = fuseActivations(fuseMatMulBias(fuseGelu(fuseSwish(graph))))
   let shapes = inputs.size === g.inputs.length ? symbolic(g) : undefined
   if (shapes === undefined) return { graph: g, symbolic: undefined }
   const passes: Array<(g: Graph, s: InferredGraph) => Graph> = [

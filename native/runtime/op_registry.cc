@@ -31,7 +31,7 @@ const std::vector<OpEntry>& op_table() {
         {"GlobalMaxPool", op_global_max_pool, {1, 1, 1, 1, 0}},
         {"GlobalLpPool", op_global_lp_pool, {1, 1, 1, 1, 0}},
         {"Gemm", op_gemm, {2, 3, 1, 2, 2}},
-        {"MatMul", op_matmul, {2, 2, 1, 2, 0}},
+        {"MatMul", op_matmul, {2, 3, 1, 2, 0}},
         {"BatchNormalization", op_batch_norm, {5, 5, 1, 3, 0}},
         {"InstanceNormalization", op_instance_norm, {3, 3, 1, 1, 0}},
         {"LayerNormalization", op_layer_norm, {2, 3, 1, 3, 1}},

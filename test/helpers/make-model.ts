@@ -12,7 +12,7 @@ export interface ModelSpec {
   readonly opset?: number
   readonly inputs: ReadonlyArray<{ name: string; dtype: DType; dims: ReadonlyArray<number | string> }>
   readonly outputs: ReadonlyArray<{ name: string; dtype: DType; dims?: ReadonlyArray<number | string> }>
-  readonly nodes: ReadonlyArray<{ op: string; inputs: string[]; outputs: string[]; domain?: string; name?: string; ints?: Record<string, number[]>; int?: Record<string, number> }>
+  readonly nodes: ReadonlyArray<{ op: string; inputs: string[]; outputs: string[]; domain?: string; name?: string; ints?: Record<string, number[]>; int?: Record<string, number>; tensor?: Record<string, { dims: number[]; floats: number[] }> }>
   readonly initializers?: ReadonlyArray<{ name: string; dims: number[]; floats: number[] }>
   /** Store the initializers as raw little-endian bytes (raw_data, as exporters do) instead of float_data. */
   readonly rawData?: boolean
@@ -52,6 +52,7 @@ export function makeModel(spec: ModelSpec): Uint8Array {
         attribute: [
           ...Object.entries(n.ints ?? {}).map(([name, ints]) => ({ name, ints, type: onnx.AttributeProto.AttributeType.INTS })),
           ...Object.entries(n.int ?? {}).map(([name, i]) => ({ name, i, type: onnx.AttributeProto.AttributeType.INT })),
+          ...Object.entries(n.tensor ?? {}).map(([name, v]) => ({ name, t: { dims: v.dims, dataType: 1, floatData: v.floats }, type: onnx.AttributeProto.AttributeType.TENSOR })),
         ],
       })),
     },

@@ -105,12 +105,21 @@ const matMul: OpDef = {
     const out: Dim[] = [...batch]
     if (a.dims.length > 1) out.push(ad[ad.length - 2]!)
     if (b.dims.length > 1) out.push(bd[bd.length - 1]!)
+    // A bias (fuse-matmul-bias.ts): float32 [N] added to every row, with a constant 2-D B.
+    const bias = optionalInput(ctx, 2)
+    if (bias !== undefined) {
+      if (!packable(b)) throw unsupported(ctx, 'a bias input without a constant 2-D float32 B')
+      if (bias.dtype !== 'float32' || bias.dims.length !== 1 || !sameDim(bias.dims[0]!, bd[bd.length - 1]!)) {
+        throw shapeError(ctx, `the bias must be float32 [N = ${bd[bd.length - 1]}] (got ${bias.dtype} [${bias.dims}])`)
+      }
+    }
     return {
       outputs: [info('float32', out)],
       kernel: () => {
         const call = matMulCall(concrete(a.dims, 'MatMul A'), concrete(b.dims, 'MatMul B'), concrete(out, 'MatMul Y'), packable(b))
         const clamp = fusedClamp(ctx.node)
-        return clamp === undefined ? call : { ...call, floats: [clamp.min, clamp.max] }
+        const withBias = bias === undefined ? call : { ...call, inputs: [0, 1, 2] }
+        return clamp === undefined ? withBias : { ...withBias, floats: [clamp.min, clamp.max] }
       },
     }
   },

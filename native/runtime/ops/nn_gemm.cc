@@ -301,7 +301,10 @@ Status matmul_batched(const MatMulShape& s, const TensorView& a, const TensorVie
 // Weight slice (FlexNN), packedB = 1 only: with n0, n1 (0 <= n0 <= n1 <= N, N = Y's last dim), B holds
 // only weight columns [n0, n1) (gemm_pack_b ints [0, n0, n1]: [ceil((n1 - n0) / NR), K, NR]) and the
 // op writes only Y[..., n0:n1]; the other columns are neither read nor written, the clamp applies to
-// the written ones. MatMul has no bias.
+// the written ones.
+// Bias (optional input 2; lib/model/fuse-matmul-bias.ts moves an Add of a constant row into it): float32
+// with N elements, bias[j] added to column j in the GEMM epilogue, before the clamp. Only where A and
+// B form one GEMM (packed or shared B, A not broadcast).
 Status op_matmul(const OpCall& c) {
     const TensorView& a = c.in[0];
     const TensorView& b = c.in[1];
@@ -318,12 +321,22 @@ Status op_matmul(const OpCall& c) {
     const Workspace ws = workspace_of(c, 1);
     FLEXPIPE_CHECK_ARG(ws.data || !packed, "failed to run MatMul: a packed B needs a workspace");
     const Clamp act = clamp_at(c, 0);
+    const float* bias = nullptr;
+    if (c.n_in > 2 && c.in[2].present()) {
+        FLEXPIPE_RETURN_IF_ERROR(expect_dtype(c.in[2], DType::f32, c.name, "bias"));
+        FLEXPIPE_CHECK_ARG(c.in[2].numel == s.n, "failed to run MatMul: the bias has %lld elements, N is %lld",
+                           static_cast<long long>(c.in[2].numel), static_cast<long long>(s.n));
+        bias = c.in[2].as<float>();
+    }
+    const bool one_gemm = (packed || b.numel == s.k * s.n) && a.numel == s.batches * s.m * s.k;
+    FLEXPIPE_CHECK_ARG(!bias || (one_gemm && ws.data),
+                       "failed to run MatMul: a bias needs one GEMM (a shared B, A not broadcast) and a workspace");
     if (!ws.data) {
         matmul_reference(s, a, b, y, act, c.threads);
         return Status::ok();
     }
     // One GEMM of batches * M rows when B is shared (packed or 2-D) and A is not broadcast.
-    if ((packed || b.numel == s.k * s.n) && a.numel == s.batches * s.m * s.k) {
+    if (one_gemm) {
         GemmProblem p;
         p.k = s.k;
         p.a = a.as<float>(), p.a_rs = s.k, p.a_cs = 1;
@@ -334,6 +347,7 @@ Status op_matmul(const OpCall& c) {
         }
         p.c = y.as<float>(), p.c_rs = s.n, p.c_cs = 1;
         p.m1 = s.batches * s.m, p.n0 = n0, p.n1 = n1;
+        p.bias = bias;
         set_clamp(p, act);
         return gemm_run(kernels().gemm, p, ws.data, ws.bytes, c.threads);
     }
