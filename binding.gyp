@@ -50,7 +50,7 @@
         "NAPI_CPP_EXCEPTIONS"
       ],
       "cflags_cc": ["-fexceptions"],
-      "ldflags": ["-fopenmp"],
+      "ldflags": ["-fopenmp", "-Wl,-rpath,'$$ORIGIN'"],
       "libraries": ["-fopenmp"],
       "conditions": [
         ["flexpipe_uring==1", { "libraries": ["-Wl,-Bstatic", "-luring", "-Wl,-Bdynamic"] }]

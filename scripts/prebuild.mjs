@@ -1,7 +1,8 @@
 #!/usr/bin/env node
 // SPDX-License-Identifier: Apache-2.0
 // Builds the release prebuild of the addon with prebuildify (STYLE.md §9), the way we ship it:
-//   node scripts/prebuild.mjs                 linux-arm64, cross-compiled with Debian's
+//   node scripts/prebuild.mjs                 both (`npm run prebuild`, what the package ships)
+//   node scripts/prebuild.mjs --arch arm64    linux-arm64, cross-compiled with Debian's
 //                                                g++-aarch64-linux-gnu -> prebuilds/linux-arm64/
 //   node scripts/prebuild.mjs --arch x64      linux-x64 with the host compiler -> prebuilds/linux-x64/
 // (`npm run build:arm64` = `npm run prebuildify:arm64`, and `npm run prebuildify:x64`).
@@ -17,25 +18,30 @@
 // liburing is not installed for arm64, so scripts/has-liburing.mjs makes the arm64 build use the
 // pread reader. OpenMP (-fopenmp) links the cross toolchain's libgomp.
 import { spawnSync } from 'node:child_process'
-import { existsSync, lstatSync, mkdirSync, readdirSync, readFileSync, readlinkSync, rmSync, symlinkSync } from 'node:fs'
+import { copyFileSync, existsSync, lstatSync, mkdirSync, readdirSync, readFileSync, readlinkSync, rmSync, statSync, symlinkSync } from 'node:fs'
 import { dirname, join, relative } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { parseArgs } from 'node:util'
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..')
 
-// npm runs `pre<name>` before `<name>`: so `prebuild` is also the pre-hook of `npm run build` (the dev
-// build) and `prebuild:arm64` of `npm run build:arm64`. Only build when asked for directly; npm's process
-// title ("npm run <script>") says which script was requested.
 const { values } = parseArgs({
   options: {
-    arch: { type: 'string', default: 'arm64' },
+    arch: { type: 'string', default: 'all' },
     jobs: { type: 'string' },
     help: { type: 'boolean', default: false },
   },
 })
 if (values.help) {
-  console.log('usage: node scripts/prebuild.mjs [--arch arm64|x64] [--jobs N]')
+  console.log('usage: node scripts/prebuild.mjs [--arch all|x64|arm64] [--jobs N]   (all: x64, then arm64)')
+  process.exit(0)
+}
+if (values.arch === 'all') {
+  // `npm run prebuild`: both shipped binaries, one after the other (each uses every core).
+  for (const arch of ['x64', 'arm64']) {
+    const r = spawnSync(process.execPath, [fileURLToPath(import.meta.url), '--arch', arch, ...(values.jobs ? ['--jobs', values.jobs] : [])], { stdio: 'inherit' })
+    if (r.status !== 0) process.exit(r.status ?? 1)
+  }
   process.exit(0)
 }
 
@@ -83,6 +89,12 @@ if (cross) {
     console.error(`build: ${stripBin} not found (Debian: apt-get install binutils-${t})`)
     process.exit(1)
   }
+  // liburing for the target, unpacked by scripts/arm64/sysroot.mjs (has-liburing.mjs looks there too).
+  const sysroot = join(root, '.cache', `${arch}-sysroot`)
+  if (existsSync(join(sysroot, 'usr', 'lib', t, 'liburing.a'))) {
+    env.CXXFLAGS = `${env.CXXFLAGS ?? ''} -I${join(sysroot, 'usr', 'include')}`.trim()
+    env.LDFLAGS = `${env.LDFLAGS ?? ''} -L${join(sysroot, 'usr', 'lib', t)}`.trim()
+  }
   env.CC_host ??= 'gcc'
   env.CXX_host ??= 'g++'
   env.LINK_host ??= 'g++'
@@ -110,7 +122,7 @@ for (const name of ['binding.gyp', 'package.json', 'native', 'scripts']) {
 
 const outDir = join(root, 'prebuilds', `linux-${arch}`)
 mkdirSync(outDir, { recursive: true })
-for (const f of readdirSync(outDir)) if (f.endsWith('.node')) rmSync(join(outDir, f)) // no stale binary survives a failed build
+for (const f of readdirSync(outDir)) if (f.endsWith('.node') || f.startsWith('libgomp')) rmSync(join(outDir, f)) // no stale binary survives a failed build
 
 const prebuildify = join(root, 'node_modules', 'prebuildify', 'bin.js')
 const args = [
@@ -153,5 +165,38 @@ const dyn = spawnSync(readelf, ['-d', file], { encoding: 'utf8' })
 if (dyn.status === 0) {
   const needed = [...dyn.stdout.matchAll(/\(NEEDED\)\s+Shared library: \[([^\]]+)\]/g)].map((m) => m[1])
   console.log(`needs: ${needed.join(' ')}`)
+  // liburing is linked in (binding.gyp). OpenMP's runtime cannot be: Debian's libgomp.a holds
+  // local-exec TLS, which a shared object may not use. So the toolchain's libgomp.so.1 ships beside the
+  // binary, found through its RUNPATH $ORIGIN (binding.gyp), and a slim image needs no libgomp1 package.
+  if (needed.some((n) => /^liburing\.so/.test(n))) {
+    console.error(`build: ${relative(root, file)} needs liburing.so at load; it is linked statically (binding.gyp)`)
+    process.exit(1)
+  }
+  if (needed.includes('libgomp.so.1')) {
+    if (!/\((RUNPATH|RPATH)\)\s+Library (runpath|rpath): \[\$ORIGIN\]/.test(dyn.stdout)) {
+      console.error(`build: ${relative(root, file)} needs libgomp.so.1 but has no RUNPATH $ORIGIN to find the copy beside it`)
+      process.exit(1)
+    }
+    const cxx = cross ? env.CXX : 'g++'
+    const gomp = spawnSync(cxx, ['-print-file-name=libgomp.so.1'], { encoding: 'utf8' }).stdout.trim()
+    if (!gomp || !existsSync(gomp)) {
+      console.error(`build: ${cxx} -print-file-name=libgomp.so.1 found no libgomp.so.1 (Debian: apt-get install libgomp1${cross ? `-${arch}-cross` : ''})`)
+      process.exit(1)
+    }
+    copyFileSync(gomp, join(outDir, 'libgomp.so.1'))
+    spawnSync(stripBin, ['--strip-unneeded', join(outDir, 'libgomp.so.1')])
+    console.log(`shipped beside it: ${relative(root, join(outDir, 'libgomp.so.1'))} (${(statSync(join(outDir, 'libgomp.so.1')).size / 1024).toFixed(0)} KiB, from ${gomp})`)
+  }
+}
+// The newest glibc symbol version it needs: at most Debian bookworm's / Raspberry Pi OS bookworm's 2.36.
+const syms = spawnSync(readelf, ['--dyn-syms', '--wide', file], { encoding: 'utf8' })
+if (syms.status === 0) {
+  const versions = [...syms.stdout.matchAll(/@GLIBC_(\d+)\.(\d+)/g)].map((m) => [Number(m[1]), Number(m[2])])
+  const [major, minor] = versions.reduce((a, b) => (b[0] > a[0] || (b[0] === a[0] && b[1] > a[1]) ? b : a), [0, 0])
+  console.log(`newest glibc symbol: GLIBC_${major}.${minor} (bookworm has 2.36)`)
+  if (major > 2 || (major === 2 && minor > 36)) {
+    console.error(`build: ${relative(root, file)} needs GLIBC_${major}.${minor}, newer than bookworm's 2.36: build on bookworm`)
+    process.exit(1)
+  }
 }
 console.log(`# built linux-${arch} in ${seconds} s`)

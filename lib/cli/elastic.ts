@@ -2,7 +2,7 @@
 // The elastic-transformer commands: prepare --elastic, profile, classify, and the demo (the README's
 // main job: classify bundled emails with the spam-encoder fixture under a target latency).
 import cliProgress from 'cli-progress'
-import { mkdir, readFile, stat } from 'node:fs/promises'
+import { readFile, stat } from 'node:fs/promises'
 import { join } from 'node:path'
 import { ArgumentError, DeviceProfileError } from '../errors.js'
 import { readElasticPackage } from '../package/elastic-manifest.js'
@@ -11,6 +11,7 @@ import { prepareElastic } from '../prepare/prepare-elastic.js'
 import { profileElastic } from '../prepare/profile-elastic.js'
 import { morePreferred } from '../plan/elastic/accuracy-plan.js'
 import type { ElasticPlan } from '../plan/elastic/index.js'
+import { cacheDir } from './cache-dir.js'
 import { formatMB } from './sizes.js'
 import { packageRoot } from '../package-root.js'
 
@@ -136,8 +137,7 @@ export async function runClassify(path: string, texts: string[], o: ClassifyCliO
 
 /** The demo: prepares and profiles the fixture once (cached), then classifies bundled dev emails under T. */
 export async function runElasticDemo(o: { threads?: number; targetMs?: number; preloadBytes?: number }): Promise<void> {
-  const cache = join(root, '.cache', 'demo')
-  await mkdir(cache, { recursive: true })
+  const cache = await cacheDir('demo')
   const pkg = join(cache, 'spam-encoder.fpk')
   // Fresh when newer than every fixture file prepare reads (importance.json may be absent).
   const inputs = ['model.safetensors', 'config.json', 'tokenizer.json', 'importance.json']

@@ -3,7 +3,7 @@
 import { readFile } from 'node:fs/promises'
 import { dirname, resolve } from 'node:path'
 import type { onnx as OnnxTypes } from 'onnx-proto'
-import { IOError, ModelFormatError, UnsupportedOperatorError } from '../errors.js'
+import { FlexpipeError, IOError, ModelFormatError, UnsupportedOperatorError } from '../errors.js'
 import { dtypeFromCode } from './dtype.js'
 import type { AttrValue, Dim, ExternalTensor, Graph, Node, TensorData, ValueDecl } from './ir.js'
 import { onnxSchema } from './onnx-schema.js'
@@ -123,6 +123,7 @@ export async function loadOnnx(path: string, read: (path: string) => Uint8Array 
   try {
     bytes = await read(abs)
   } catch (err) {
+    if (err instanceof FlexpipeError) throw err // e.g. the addon that maps the file did not load
     throw new IOError(`failed to read model ${abs}: ${(err as Error).message}`, { cause: err })
   }
   return parseOnnx(bytes, dirname(abs), abs)

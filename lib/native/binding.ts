@@ -199,6 +199,24 @@ export interface NativeBinding {
 
 const root = packageRoot
 
+/** What to do about a failed load, from the loader's message. */
+export function loadFailureAdvice(message: string): string {
+  const missing = /(lib[\w.+-]+\.so[\w.]*): cannot open shared object file/.exec(message)?.[1]
+  if (missing !== undefined) {
+    const pkg = /^libgomp/.test(missing) ? 'libgomp1' : /^libstdc\+\+/.test(missing) ? 'libstdc++6' : /^liburing/.test(missing) ? 'liburing2' : undefined
+    return `the binary needs ${missing}, which this system does not have` +
+      (pkg ? `: install it (Debian, Ubuntu, Raspberry Pi OS: apt-get install ${pkg})` : '') +
+      ', or rebuild from source with `npm rebuild flexpipe` (needs a C++17 compiler, python3 and make).'
+  }
+  if (/GLIBC_[\d.]+' not found/.test(message)) {
+    return `the prebuilt binary needs a newer glibc than this system has (${message.match(/GLIBC_[\d.]+/)?.[0]}); ` +
+      'rebuild from source with `npm rebuild flexpipe` (needs a C++17 compiler, python3 and make).'
+  }
+  return 'no prebuilt binary matched and no local build was found. ' +
+    'Run `npm rebuild flexpipe` (needs a C++17 compiler, python3 and make) or install on a supported platform ' +
+    `(linux-x64, linux-arm64 with glibc 2.34 or newer). The loader said: ${message.split('\n')[0]}`
+}
+
 function load(): NativeBinding {
   const require = createRequire(import.meta.url)
   const override = process.env.FLEXPIPE_ADDON
@@ -207,15 +225,9 @@ function load(): NativeBinding {
     const gypBuild = require('node-gyp-build') as (dir: string) => unknown
     return gypBuild(root) as NativeBinding
   } catch (err) {
-    throw new AddonLoadError(
-      `failed to load the flexpipe addon for ${process.platform}-${process.arch} ` +
-        `(Node ${process.version}, N-API ${process.versions.napi}, package ${root}` +
-        (override ? `, FLEXPIPE_ADDON=${override}` : '') +
-        '): no prebuilt binary matched and no local build was found. ' +
-        'Run `npm rebuild flexpipe` (needs a C++17 compiler, python3 and make) or install on a supported platform ' +
-        '(linux-x64, linux-arm64).',
-      { cause: err },
-    )
+    throw new AddonLoadError(`failed to load the flexpipe addon for ${process.platform}-${process.arch} ` +
+      `(Node ${process.version}, N-API ${process.versions.napi}, package ${root}` +
+      (override ? `, FLEXPIPE_ADDON=${override}` : '') + `): ${loadFailureAdvice(String((err as Error)?.message ?? err))}`, { cause: err })
   }
 }
 

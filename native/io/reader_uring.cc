@@ -23,7 +23,13 @@ struct Chunk {
 
 class UringReader final : public FileReader {
   public:
-    ~UringReader() override { io_uring_queue_exit(&ring_); }
+    // Only a ring that was set up is torn down: io_uring_queue_exit on a failed one would close its
+    // ring_fd, 0 in a zeroed ring, i.e. the process's stdin, and the next file opened as fd 0 would
+    // then be closed by the next failed setup (io_uring refused by seccomp, as Docker's default
+    // profile does, or ENOSYS under qemu-user): EBADF in unrelated code.
+    ~UringReader() override {
+        if (ready_) io_uring_queue_exit(&ring_);
+    }
     static std::unique_ptr<UringReader> create(std::string* why) {
         auto r = std::unique_ptr<UringReader>(new UringReader());
         const int rc = io_uring_queue_init(ReadGeometry::max_queue_depth, &r->ring_, 0);
@@ -31,6 +37,7 @@ class UringReader final : public FileReader {
             *why = std::string("io_uring_queue_init: ") + strerror(-rc);
             return nullptr;
         }
+        r->ready_ = true;
         return r;
     }
 
@@ -107,6 +114,7 @@ class UringReader final : public FileReader {
     }
 
     io_uring ring_{};
+    bool ready_ = false;
 };
 
 }  // namespace
