@@ -208,6 +208,17 @@ inline void grouped_channel_step(const float* in, const int64_t* offs, int64_t t
     for (int j = 0; j < L; ++j) acc[j] = j < NP ? a[j] : b;
 }
 
+// The step for n pixels (1 <= n <= NP) with the fewest accumulators: NP halved while n still fits.
+template <class Vec, int NP>
+inline void grouped_channel_step_upto(int64_t n, const float* in, const int64_t* offs, int64_t taps, const float* wp,
+                                      int64_t mg, const int64_t* base, typename Vec::V b,
+                                      typename Vec::V (&acc)[Vec::lanes]) {
+    if constexpr (NP > 1) {
+        if (n <= NP / 2) return grouped_channel_step_upto<Vec, NP / 2>(n, in, offs, taps, wp, mg, base, b, acc);
+    }
+    grouped_channel_step<Vec, NP>(in, offs, taps, wp, mg, base, b, acc);
+}
+
 template <class Vec>
 inline void grouped_channel_steps(const GroupedShape& s, const GroupedGeometry& g, const float* in, const int64_t* offs,
                                   int64_t taps, const float* wg, const float* bg, float* yg, int64_t oy0, int64_t oy1,
@@ -227,21 +238,7 @@ inline void grouped_channel_steps(const GroupedShape& s, const GroupedGeometry& 
             }
             if (++qx == s.ow) qx = 0, ++qy;  // on to pixel p + L
             V acc[L];
-            const float* wp = wg + m0;
-            if (n > L / 2) grouped_channel_step<Vec, L>(in, offs, taps, wp, s.mg, base, b, acc);
-            else if constexpr (L >= 16) {
-                if (n > 4) grouped_channel_step<Vec, 8>(in, offs, taps, wp, s.mg, base, b, acc);
-                else if (n > 2) grouped_channel_step<Vec, 4>(in, offs, taps, wp, s.mg, base, b, acc);
-                else if (n > 1) grouped_channel_step<Vec, 2>(in, offs, taps, wp, s.mg, base, b, acc);
-                else grouped_channel_step<Vec, 1>(in, offs, taps, wp, s.mg, base, b, acc);
-            } else if constexpr (L >= 8) {
-                if (n > 2) grouped_channel_step<Vec, 4>(in, offs, taps, wp, s.mg, base, b, acc);
-                else if (n > 1) grouped_channel_step<Vec, 2>(in, offs, taps, wp, s.mg, base, b, acc);
-                else grouped_channel_step<Vec, 1>(in, offs, taps, wp, s.mg, base, b, acc);
-            } else if constexpr (L >= 2) {
-                if (n > 1) grouped_channel_step<Vec, L / 2>(in, offs, taps, wp, s.mg, base, b, acc);
-                else grouped_channel_step<Vec, 1>(in, offs, taps, wp, s.mg, base, b, acc);
-            }
+            grouped_channel_step_upto<Vec, L>(n, in, offs, taps, wg + m0, s.mg, base, b, acc);
             store_channel_lanes<Vec>(acc, yg + m0 * out_plane + p, out_plane, n, act);
         }
     }
