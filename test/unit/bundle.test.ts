@@ -10,11 +10,19 @@ import t from 'tap'
 import * as modules from '../../lib/index.js'
 import { fixtures, randomFloat, repoRoot } from '../helpers/data.js'
 
-const pkg = JSON.parse(readFileSync(join(repoRoot, 'package.json'), 'utf8')) as { main: string; exports: Record<string, string>; bin: Record<string, string> }
+const pkg = JSON.parse(readFileSync(join(repoRoot, 'package.json'), 'utf8')) as {
+  main: string
+  types: string
+  exports: { '.': { types: string; default: string } }
+  bin: Record<string, string>
+}
 const resnet = join(fixtures, 'models', 'resnet_small.onnx') as `${string}.onnx`
 
 t.test('package.json names the bundles', async (t) => {
-  t.equal(pkg.exports['.'], pkg.main)
+  t.equal(pkg.exports['.'].default, pkg.main)
+  // TypeScript under NodeNext resolution reads the types through "exports", not the top-level field
+  t.equal(pkg.exports['.'].types, pkg.types)
+  t.equal(pkg.types, './dist/lib/index.d.ts')
   t.equal(pkg.main, './dist/flexpipe.js')
   t.equal(pkg.bin.flexpipe, './dist/flexpipe-cli.js')
 })
