@@ -24,45 +24,14 @@ import { budgetPlans, minimumBudget, planForBudget, unlimitedBudget, type Budget
 import { opTimes, planTimes } from '../plan/budget/plan-times.js'
 import { loadBytes } from '../plan/execution-plan.js'
 import { planProfile } from '../profile/budget-device.js'
-import { checkBoolean, checkChoice, checkCommon, checkOptionNames, checkPositive, type CheckedCommon } from '../validate.js'
-import { ArgumentError } from '../errors.js'
+import { checkBudget, checkBudgetOptions, type CheckedBudgetOptions, type PackageOpenOptions } from './budget-options.js'
 import { EngineBase, opTimings, type EngineStats, type OpTiming } from './engine-base.js'
 import type { AppliedPlan } from './executor.js'
 import { foldNative } from './fold-native.js'
 import { outputArrays } from './output-arrays.js'
 import { runPrepack } from './prepack.js'
 
-export interface PackageOpenOptions {
-  /** Threads for compute (OpenMP). Default: available cores, at most 4. */
-  readonly threads?: number
-  /** File reader: io_uring when available ('auto'), or 'uring' / 'pread'. */
-  readonly io?: 'auto' | 'uring' | 'pread'
-  /** Arena bytes the engine may use (default: as much as the model needs with every weight resident). */
-  readonly memoryBudget?: number
-  /** Read weights with O_DIRECT (cold IO, no page cache) where the file system allows. Default true. */
-  readonly direct?: boolean
-  /** Throttle weight reads to this many bytes per second (emulates an SD card or eMMC). */
-  readonly ioBandwidth?: number
-  /** Preload weights ahead of their layer (default true). */
-  readonly preload?: boolean
-  /** Keep weights resident across inferences when the budget allows (default true). */
-  readonly pin?: boolean
-  /** Static memory plan (default true; false: dynamic first-fit, for the ablation benchmark). */
-  readonly staticPlan?: boolean
-  /** Verify every blob's checksum at open ('all', default) or only the structure ('header'). */
-  readonly verify?: 'header' | 'all'
-  /**
-   * How weight reads walk the disk: requests of at most `chunkBytes` (a multiple of 4096, 4 KiB..64 MiB),
-   * `queueDepth` (1..64) of them in flight. Default 256 KiB x 8; `npm run bench:io` compares geometries
-   * on a device.
-   */
-  readonly readGeometry?: ReadGeometry
-}
-
-export interface ReadGeometry {
-  readonly chunkBytes: number
-  readonly queueDepth: number
-}
+export type { PackageOpenOptions, ReadGeometry } from './budget-options.js'
 
 export interface BudgetStats extends EngineStats {
   readonly memoryBudget: number
@@ -105,50 +74,6 @@ export interface BudgetChange {
   readonly applyMs: number
 }
 
-interface CheckedOptions extends CheckedCommon {
-  readonly memoryBudget?: number
-  readonly ioBandwidth?: number
-  readonly readGeometry?: ReadGeometry
-  readonly direct: boolean
-  readonly preload: boolean
-  readonly pin: boolean
-  readonly staticPlan: boolean
-  readonly verify: 'header' | 'all'
-}
-
-function checkOptions(options: PackageOpenOptions, path: string): CheckedOptions {
-  const o = checkOptionNames(options, 'budget', path)
-  if (o.memoryBudget !== undefined) checkBudget(o.memoryBudget as number)
-  const ioBandwidth = checkPositive(o, 'ioBandwidth', 'bytes per second')
-  if (o.readGeometry !== undefined) checkReadGeometry(o.readGeometry as ReadGeometry, 'readGeometry')
-  const g = o.readGeometry as ReadGeometry | undefined
-  return {
-    ...checkCommon(o),
-    ...(o.memoryBudget === undefined ? {} : { memoryBudget: o.memoryBudget as number }),
-    ...(ioBandwidth === undefined ? {} : { ioBandwidth }),
-    ...(g === undefined ? {} : { readGeometry: { chunkBytes: g.chunkBytes, queueDepth: g.queueDepth } }),
-    direct: checkBoolean(o, 'direct', true),
-    preload: checkBoolean(o, 'preload', true),
-    pin: checkBoolean(o, 'pin', true),
-    staticPlan: checkBoolean(o, 'staticPlan', true),
-    verify: checkChoice(o, 'verify', ['all', 'header'] as const, 'all'),
-  }
-}
-
-/** Throws ArgumentError unless g is a read geometry the native reader takes. */
-function checkReadGeometry(g: ReadGeometry, what: string): void {
-  const c = g?.chunkBytes
-  const d = g?.queueDepth
-  if (!Number.isSafeInteger(c) || c < 4096 || c > 64 * 2 ** 20 || c % 4096 !== 0) {
-    throw new ArgumentError(`${what}.chunkBytes: expected a multiple of 4096 from 4096 to 64 MiB, got ${String(c)}`)
-  }
-  if (!Number.isInteger(d) || d < 1 || d > 64) throw new ArgumentError(`${what}.queueDepth: expected an integer 1..64, got ${String(d)}`)
-}
-
-function checkBudget(bytes: number): void {
-  if (!Number.isSafeInteger(bytes) || bytes <= 0) throw new ArgumentError(`memoryBudget: expected a positive integer number of bytes, got ${bytes}`)
-}
-
 /** The GEMM panel width of this build's kernels (the packed weight layout depends on it). */
 function gemmPanelWidth(): number {
   const r = binding().prepack('gemm_pack_b', { dtype: dtypeCode('float32'), dims: [1, 1], data: new Float32Array(1) }, [0])
@@ -178,7 +103,7 @@ export class BudgetedEngine extends EngineBase {
     private readonly path: string,
     private readonly model: PackageModel,
     private readonly policy: PlanPolicy,
-    options: CheckedOptions,
+    options: CheckedBudgetOptions,
     minimum: number,
   ) {
     const g = options.readGeometry
@@ -209,7 +134,7 @@ export class BudgetedEngine extends EngineBase {
   static async open(path: string, options: PackageOpenOptions = {}, internal: { leanKernels?: 'winograd' | 'other' } = {}): Promise<BudgetedEngine> {
     binding() // loaded first: the addon and its libraries are the process's, not this engine's
     const rssAtOpen = process.memoryUsage.rss()
-    const opts = checkOptions(options, path)
+    const opts = checkBudgetOptions(options, path)
     const reader = await PackageReader.open(path, { verify: opts.verify })
     let model: PackageModel
     let minimum: number
