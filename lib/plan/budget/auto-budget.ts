@@ -3,14 +3,18 @@
 // the readings (lib/runtime/memory-limit.ts) and the clock are the caller's.
 //
 // Derivation (deriveAutoBudget):
-//   with a cgroup limit   raw = limit - other - headroom,  other = max(RSS, cgroup working set) - own,
+//   with a cgroup limit   raw = limit - other - headroom,  other = used - own,
+//                         used = the limiting cgroup's working set (the process's RSS if unreadable),
 //                         headroom = max(16 MiB, limit / 16)
 //   without one           raw = availableFraction x (MemAvailable + own)
 //   budget = clamp(min(raw, full) x (1 - pressureStep)^pressureSteps, minimum, full)
 // `own` is what the engine counts as its own (its arena and reserve, which the budget covers), so a
 // budget does not chase itself: the engine growing by d grows `used` (or shrinks MemAvailable) by d and
-// `own` by d, and raw stays put. Below the minimum the engine keeps its minimum plan and says so
-// (`infeasible`): the caller asked to follow the machine, not to fail when it is small.
+// `own` by d, and raw stays put. `used` is what the limit charges, the cgroup's usage, not the process's
+// RSS: RSS also counts file pages charged to other cgroups (Node's binary and libraries, mapped from a
+// page cache filled by whoever read them first; RssFile was 45 MB of a child's 122 MB RSS in a fresh v1
+// cgroup here). Below the minimum the engine keeps its minimum plan and says so (`infeasible`): the
+// caller asked to follow the machine, not to fail when it is small.
 //
 // Hysteresis (nextAutoBudget): re-plan only when the derived budget moves by more than
 // band = max(4 MiB, 5 % of the budget in force), or reaches an end of [minimum, full]. A shrink is
@@ -58,7 +62,7 @@ export const autoBudgetConstants: AutoBudgetConstants = {
 export interface MemoryReading {
   /** The tightest cgroup limit on the process, bytes (absent: none below the machine's memory). */
   readonly limitBytes?: number
-  /** The working set of the cgroup that limit belongs to (usage less inactive file pages). */
+  /** The working set of the cgroup that limit belongs to (usage less inactive file pages); the RSS stands in without it. */
   readonly usedBytes?: number
   /** MemAvailable, when no cgroup limit applies. */
   readonly availableBytes?: number
@@ -68,6 +72,7 @@ export interface MemoryReading {
 
 /** The engine's side: its own figures and the ends of its budget range. */
 export interface EngineFigures {
+  /** The process's resident memory: `used` when the cgroup's usage cannot be read. */
   readonly rssBytes: number
   /** What the engine's budget covers now (arena + reserve), which `used` includes. */
   readonly ownBytes: number
@@ -95,7 +100,7 @@ export function deriveAutoBudget(r: MemoryReading, e: EngineFigures, pressureSte
   let otherBytes = 0
   let headroom = 0
   if (r.limitBytes !== undefined) {
-    otherBytes = Math.max(0, Math.max(e.rssBytes, r.usedBytes ?? 0) - e.ownBytes)
+    otherBytes = Math.max(0, (r.usedBytes ?? e.rssBytes) - e.ownBytes)
     headroom = headroomBytes(r.limitBytes, c)
     raw = r.limitBytes - otherBytes - headroom
   } else if (r.availableBytes !== undefined) {
