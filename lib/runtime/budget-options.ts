@@ -1,15 +1,23 @@
 // SPDX-License-Identifier: Apache-2.0
 // The options of a memory-budget package's engine, and their checks (lib/validate.ts's field checks).
 import { ArgumentError } from '../errors.js'
+import type { AutoBudgetConstants } from '../plan/budget/auto-budget.js'
 import { checkBoolean, checkChoice, checkCommon, checkOptionNames, checkPositive, type CheckedCommon } from '../validate.js'
+import type { AutoBudgetChange } from './budget-follower.js'
 
 export interface PackageOpenOptions {
   /** Threads for compute (OpenMP). Default: available cores, at most 4. */
   readonly threads?: number
   /** File reader: io_uring when available ('auto'), or 'uring' / 'pread'. */
   readonly io?: 'auto' | 'uring' | 'pread'
-  /** Arena bytes the engine may use (default: as much as the model needs with every weight resident). */
-  readonly memoryBudget?: number
+  /**
+   * Bytes the engine may use (default: as much as the model needs with every weight resident), or
+   * 'auto': follow the memory limit of the process's cgroup (else MemAvailable) and memory pressure,
+   * re-planning between inferences (docs/auto-budget.md).
+   */
+  readonly memoryBudget?: number | 'auto'
+  /** With memoryBudget 'auto': called after each automatic change of the budget or of its status. */
+  readonly onAutoBudget?: (change: AutoBudgetChange) => void
   /** Read weights with O_DIRECT (cold IO, no page cache) where the file system allows. Default true. */
   readonly direct?: boolean
   /** Throttle weight reads to this many bytes per second (emulates an SD card or eMMC). */
@@ -36,7 +44,8 @@ export interface ReadGeometry {
 }
 
 export interface CheckedBudgetOptions extends CheckedCommon {
-  readonly memoryBudget?: number
+  readonly memoryBudget?: number | 'auto'
+  readonly onAutoBudget?: (change: AutoBudgetChange) => void
   readonly ioBandwidth?: number
   readonly readGeometry?: ReadGeometry
   readonly direct: boolean
@@ -48,13 +57,15 @@ export interface CheckedBudgetOptions extends CheckedCommon {
 
 export function checkBudgetOptions(options: PackageOpenOptions, path: string): CheckedBudgetOptions {
   const o = checkOptionNames(options, 'budget', path)
-  if (o.memoryBudget !== undefined) checkBudget(o.memoryBudget as number)
+  if (o.memoryBudget !== undefined && o.memoryBudget !== 'auto') checkBudget(o.memoryBudget as number)
+  if (o.onAutoBudget !== undefined && typeof o.onAutoBudget !== 'function') throw new ArgumentError(`onAutoBudget: expected a function, got ${typeof o.onAutoBudget}`)
   const ioBandwidth = checkPositive(o, 'ioBandwidth', 'bytes per second')
   if (o.readGeometry !== undefined) checkReadGeometry(o.readGeometry as ReadGeometry, 'readGeometry')
   const g = o.readGeometry as ReadGeometry | undefined
   return {
     ...checkCommon(o),
-    ...(o.memoryBudget === undefined ? {} : { memoryBudget: o.memoryBudget as number }),
+    ...(o.memoryBudget === undefined ? {} : { memoryBudget: o.memoryBudget as number | 'auto' }),
+    ...(o.onAutoBudget === undefined ? {} : { onAutoBudget: o.onAutoBudget as (change: AutoBudgetChange) => void }),
     ...(ioBandwidth === undefined ? {} : { ioBandwidth }),
     ...(g === undefined ? {} : { readGeometry: { chunkBytes: g.chunkBytes, queueDepth: g.queueDepth } }),
     direct: checkBoolean(o, 'direct', true),
@@ -75,7 +86,13 @@ function checkReadGeometry(g: ReadGeometry, what: string): void {
   if (!Number.isInteger(d) || d < 1 || d > 64) throw new ArgumentError(`${what}.queueDepth: expected an integer 1..64, got ${String(d)}`)
 }
 
-/** Throws ArgumentError unless `bytes` is a number of bytes a budget can be. */
+/** Throws ArgumentError unless `bytes` is a number of bytes a budget can be ('auto' is checked by the caller). */
 export function checkBudget(bytes: number): void {
-  if (!Number.isSafeInteger(bytes) || bytes <= 0) throw new ArgumentError(`memoryBudget: expected a positive integer number of bytes, got ${bytes}`)
+  if (!Number.isSafeInteger(bytes) || bytes <= 0) throw new ArgumentError(`memoryBudget: expected a positive integer number of bytes or 'auto', got ${String(bytes)}`)
+}
+
+/** How an engine follows the machine (tests point `memoryRoot` at a fake /proc and cgroupfs). */
+export interface FollowOptions {
+  readonly memoryRoot?: string
+  readonly autoConstants?: AutoBudgetConstants
 }
