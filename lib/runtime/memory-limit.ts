@@ -159,6 +159,12 @@ export class MemoryLimitReader {
     this.sources = findSources(root)
   }
 
+  /** The process's memory cgroup as last found: its hierarchy and directory (undefined: none). */
+  get cgroup(): { readonly kind: 'cgroup2' | 'cgroup1'; readonly dir: string } | undefined {
+    const s = this.sources
+    return s.hierarchy === undefined ? undefined : { kind: s.hierarchy.kind, dir: s.dirs[0]! }
+  }
+
   /** One reading (about ten small files, tens of microseconds). */
   read(): MemoryLimitReading {
     const ignored: string[] = []
