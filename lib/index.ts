@@ -8,6 +8,7 @@ export type { ElasticPlan, ElasticPlanner } from './plan/elastic/index.js'
 export { Engine, type OpenOptions, type OnnxEngineStats } from './runtime/engine.js'
 export { EngineBase, type EngineStats, type OpTiming } from './runtime/engine-base.js'
 export { BudgetedEngine, type PackageOpenOptions, type BudgetStats, type BudgetChange } from './runtime/budgeted-engine.js'
+export type { AutoBudgetStats, AutoBudgetChange } from './runtime/budget-follower.js'
 export { prepare, type PrepareOptions, type PrepareReport } from './prepare/prepare.js'
 export { tensor, type Tensor, type TensorInfo, type DType, type TypedArray } from './model/tensor.js'
 export {

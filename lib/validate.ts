@@ -10,7 +10,7 @@ export type ModelKind = 'onnx' | 'budget' | 'elastic'
 
 const optionNames: Record<ModelKind, readonly string[]> = {
   onnx: ['threads', 'io', 'maxPlans'],
-  budget: ['threads', 'io', 'memoryBudget', 'direct', 'ioBandwidth', 'preload', 'pin', 'staticPlan', 'verify', 'readGeometry'],
+  budget: ['threads', 'io', 'memoryBudget', 'onAutoBudget', 'direct', 'ioBandwidth', 'preload', 'pin', 'staticPlan', 'verify', 'readGeometry'],
   elastic: ['threads', 'io', 'targetLatencyMs', 'preloadBytes', 'preloadBits', 'direct', 'bandwidth', 'seq', 'planner', 'plannerBits', 'deviceProfile', 'adaptive', 'openCalibrationRuns'],
 }
 

@@ -18,7 +18,7 @@ const usage = `usage:
                             [--threads N] [--repeat N] [--output out.json]
   flexpipe prepare <model.onnx> -o <model.fpk> [--budget 100MB] [--dim name=N]... [--threads N] [--kernels auto|direct]
                             plan for a memory budget and write a package (pre-transformed weights)
-  flexpipe run <model.fpk> [--budget 100MB] [--bandwidth 257MB] ...   run a package within a memory budget (an elastic one: its full model)
+  flexpipe run <model.fpk> [--budget 100MB|auto] [--bandwidth 257MB] ...   run a package within a memory budget (an elastic one: its full model)
   flexpipe prepare --elastic <hf-model-dir | model.onnx> -o <model.fpk> [--dev dev.jsonl]
                             shard a BERT classifier, quantize shards at 2..6 bits (+fp32), profile importance
   flexpipe profile <model.fpk> [--threads N]    re-measure a package's kernel times and cold read bandwidth on this device
@@ -114,7 +114,7 @@ async function main(argv: string[]): Promise<number> {
         threads,
         repeat: Number(values.repeat),
         output: values.output,
-        ...(values.budget === undefined ? {} : { budget: parseBytes(values.budget, '--budget') }),
+        ...(values.budget === undefined ? {} : { budget: values.budget === 'auto' ? 'auto' : parseBytes(values.budget, '--budget') }),
         ...(values.bandwidth === undefined ? {} : { bandwidth: parseBytes(values.bandwidth, '--bandwidth') }),
       })
       return 0

@@ -5,7 +5,9 @@ import { performance } from 'node:perf_hooks'
 import { ArgumentError } from '../errors.js'
 import { modelKind, open, openElastic, openPackage } from '../api/open.js'
 import type { Tensor } from '../model/tensor.js'
+import type { AutoBudgetStats } from '../runtime/budget-follower.js'
 import { buildFeeds } from './inputs.js'
+import { formatMB } from './sizes.js'
 
 export interface RunOptions {
   readonly inputs: string[]
@@ -14,8 +16,8 @@ export interface RunOptions {
   readonly threads?: number
   readonly repeat: number
   readonly output?: string
-  /** Memory budget in bytes (packages only). */
-  readonly budget?: number
+  /** Memory budget in bytes, or 'auto': follow the machine's memory limit (packages only). */
+  readonly budget?: number | 'auto'
   /** Read bandwidth throttle in bytes/s (packages only). */
   readonly bandwidth?: number
 }
@@ -26,6 +28,13 @@ function summary(t: Tensor): string {
   let argmax = 0
   values.forEach((v, i) => v > values[argmax]! && (argmax = i))
   return `${t.dtype} [${t.dims.join(', ')}]  first: ${head.join(' ')}${values.length > 6 ? ' ...' : ''}  argmax: ${argmax}`
+}
+
+/** Where an automatic budget came from: ` (auto: cgroup1 limit 512.0 MB)`. */
+function autoNote(a: AutoBudgetStats | undefined): string {
+  if (a === undefined) return ''
+  const limit = a.limitBytes === undefined ? (a.availableBytes === undefined ? '' : ` available ${formatMB(a.availableBytes)}`) : ` limit ${formatMB(a.limitBytes)}`
+  return ` (auto: ${a.source}${limit}${a.status === 'infeasible' ? ', below the minimum' : ''})`
 }
 
 export async function runModel(model: string, options: RunOptions): Promise<void> {
@@ -53,7 +62,7 @@ export async function runModel(model: string, options: RunOptions): Promise<void
     for (const [name, t] of Object.entries(outputs)) console.log(`${name}: ${summary(t)}`)
     const sorted = times.slice().sort((a, b) => a - b)
     const st = engine.stats()
-    const budget = 'memoryBudget' in st ? `; budget ${(st.memoryBudget / 1e6).toFixed(1)} MB, ${(st.loadBytesPerInference / 1e6).toFixed(1)} MB loaded per inference` : ''
+    const budget = 'memoryBudget' in st ? `; budget ${formatMB(st.memoryBudget)}${autoNote(st.auto)}, ${formatMB(st.loadBytesPerInference)} loaded per inference` : ''
     console.log(`latency: first ${times[0]!.toFixed(1)} ms, median ${sorted[Math.floor(sorted.length / 2)]!.toFixed(1)} ms over ${times.length} run(s); threads ${st.threads}; arena ${(st.arenaBytes / 1e6).toFixed(1)} MB${budget}`)
     if (options.output) {
       const json = Object.fromEntries(Object.entries(outputs).map(([k, t]) => [k, { dtype: t.dtype, dims: t.dims, data: Array.from(t.data as ArrayLike<number | bigint>, Number) }]))

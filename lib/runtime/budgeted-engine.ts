@@ -10,6 +10,8 @@
 //           together, each waiting for the other only at the plan's edges, outputs copied out.
 // setMemoryBudget(): between inferences, re-plans (keeping the slicing when it still fits) and applies
 //           the new plan; inferences queued before it finish under the old plan.
+// 'auto':   the budget follows the machine's memory limit (budget-follower.ts): checked before each
+//           inference and once a second while idle, re-planned in the same queue.
 import { MemoryBudgetError, PackageError } from '../errors.js'
 import { dtypeCode } from '../model/dtype.js'
 import type { Tensor } from '../model/tensor.js'
@@ -20,49 +22,21 @@ import { budgetExecutionPlan } from '../plan/budget/budget-execution.js'
 import { budgetModel, type PackageModel } from '../plan/budget/budget-model.js'
 import { budgetReserve, measuredReserve, replanSlackBytes } from '../plan/budget/budget-reserve.js'
 import { directConvolutionOnly, leanWinogradOnly, withoutWinograd } from '../plan/budget/kernel-options.js'
+import type { EngineFigures } from '../plan/budget/auto-budget.js'
 import { budgetPlans, minimumBudget, planForBudget, unlimitedBudget, type BudgetPlan, type PlanPolicy } from '../plan/budget/plan-budget.js'
 import { opTimes, planTimes } from '../plan/budget/plan-times.js'
 import { loadBytes } from '../plan/execution-plan.js'
 import { planProfile } from '../profile/budget-device.js'
-import { checkBoolean, checkChoice, checkCommon, checkOptionNames, checkPositive, type CheckedCommon } from '../validate.js'
-import { ArgumentError } from '../errors.js'
+import { BudgetFollower, type AutoBudgetChange, type AutoBudgetStats } from './budget-follower.js'
+import { checkBudget, checkBudgetOptions, type CheckedBudgetOptions, type FollowOptions, type PackageOpenOptions } from './budget-options.js'
 import { EngineBase, opTimings, type EngineStats, type OpTiming } from './engine-base.js'
 import type { AppliedPlan } from './executor.js'
 import { foldNative } from './fold-native.js'
+import { MemoryLimitReader } from './memory-limit.js'
 import { outputArrays } from './output-arrays.js'
 import { runPrepack } from './prepack.js'
 
-export interface PackageOpenOptions {
-  /** Threads for compute (OpenMP). Default: available cores, at most 4. */
-  readonly threads?: number
-  /** File reader: io_uring when available ('auto'), or 'uring' / 'pread'. */
-  readonly io?: 'auto' | 'uring' | 'pread'
-  /** Arena bytes the engine may use (default: as much as the model needs with every weight resident). */
-  readonly memoryBudget?: number
-  /** Read weights with O_DIRECT (cold IO, no page cache) where the file system allows. Default true. */
-  readonly direct?: boolean
-  /** Throttle weight reads to this many bytes per second (emulates an SD card or eMMC). */
-  readonly ioBandwidth?: number
-  /** Preload weights ahead of their layer (default true). */
-  readonly preload?: boolean
-  /** Keep weights resident across inferences when the budget allows (default true). */
-  readonly pin?: boolean
-  /** Static memory plan (default true; false: dynamic first-fit, for the ablation benchmark). */
-  readonly staticPlan?: boolean
-  /** Verify every blob's checksum at open ('all', default) or only the structure ('header'). */
-  readonly verify?: 'header' | 'all'
-  /**
-   * How weight reads walk the disk: requests of at most `chunkBytes` (a multiple of 4096, 4 KiB..64 MiB),
-   * `queueDepth` (1..64) of them in flight. Default 256 KiB x 8; `npm run bench:io` compares geometries
-   * on a device.
-   */
-  readonly readGeometry?: ReadGeometry
-}
-
-export interface ReadGeometry {
-  readonly chunkBytes: number
-  readonly queueDepth: number
-}
+export type { PackageOpenOptions, ReadGeometry } from './budget-options.js'
 
 export interface BudgetStats extends EngineStats {
   readonly memoryBudget: number
@@ -94,6 +68,8 @@ export interface BudgetStats extends EngineStats {
    * reads took (ms), and the loads and bytes it read.
    */
   readonly lastPipeline?: { readonly computeWaitMs: number; readonly loadWaitMs: number; readonly readMs: number; readonly loads: number; readonly bytes: number }
+  /** With memoryBudget 'auto': what the engine read of the machine and decided. */
+  readonly auto?: AutoBudgetStats
 }
 
 export interface BudgetChange {
@@ -103,50 +79,6 @@ export interface BudgetChange {
   readonly planMs: number
   /** Re-allocation and reloading of resident data, ms. */
   readonly applyMs: number
-}
-
-interface CheckedOptions extends CheckedCommon {
-  readonly memoryBudget?: number
-  readonly ioBandwidth?: number
-  readonly readGeometry?: ReadGeometry
-  readonly direct: boolean
-  readonly preload: boolean
-  readonly pin: boolean
-  readonly staticPlan: boolean
-  readonly verify: 'header' | 'all'
-}
-
-function checkOptions(options: PackageOpenOptions, path: string): CheckedOptions {
-  const o = checkOptionNames(options, 'budget', path)
-  if (o.memoryBudget !== undefined) checkBudget(o.memoryBudget as number)
-  const ioBandwidth = checkPositive(o, 'ioBandwidth', 'bytes per second')
-  if (o.readGeometry !== undefined) checkReadGeometry(o.readGeometry as ReadGeometry, 'readGeometry')
-  const g = o.readGeometry as ReadGeometry | undefined
-  return {
-    ...checkCommon(o),
-    ...(o.memoryBudget === undefined ? {} : { memoryBudget: o.memoryBudget as number }),
-    ...(ioBandwidth === undefined ? {} : { ioBandwidth }),
-    ...(g === undefined ? {} : { readGeometry: { chunkBytes: g.chunkBytes, queueDepth: g.queueDepth } }),
-    direct: checkBoolean(o, 'direct', true),
-    preload: checkBoolean(o, 'preload', true),
-    pin: checkBoolean(o, 'pin', true),
-    staticPlan: checkBoolean(o, 'staticPlan', true),
-    verify: checkChoice(o, 'verify', ['all', 'header'] as const, 'all'),
-  }
-}
-
-/** Throws ArgumentError unless g is a read geometry the native reader takes. */
-function checkReadGeometry(g: ReadGeometry, what: string): void {
-  const c = g?.chunkBytes
-  const d = g?.queueDepth
-  if (!Number.isSafeInteger(c) || c < 4096 || c > 64 * 2 ** 20 || c % 4096 !== 0) {
-    throw new ArgumentError(`${what}.chunkBytes: expected a multiple of 4096 from 4096 to 64 MiB, got ${String(c)}`)
-  }
-  if (!Number.isInteger(d) || d < 1 || d > 64) throw new ArgumentError(`${what}.queueDepth: expected an integer 1..64, got ${String(d)}`)
-}
-
-function checkBudget(bytes: number): void {
-  if (!Number.isSafeInteger(bytes) || bytes <= 0) throw new ArgumentError(`memoryBudget: expected a positive integer number of bytes, got ${bytes}`)
 }
 
 /** The GEMM panel width of this build's kernels (the packed weight layout depends on it). */
@@ -173,12 +105,17 @@ export class BudgetedEngine extends EngineBase {
   private active: Active | undefined
   private lastPipeline: BudgetStats['lastPipeline']
   private budget = 0
+  /** Set while the budget follows the machine ('auto'). */
+  private follower: BudgetFollower | undefined
+  private follow: FollowOptions & { onAutoBudget?: (change: AutoBudgetChange) => void } = {}
+  /** The arena of the full model (every weight resident), once asked for. */
+  private fullArena: number | undefined
 
   private constructor(
     private readonly path: string,
     private readonly model: PackageModel,
     private readonly policy: PlanPolicy,
-    options: CheckedOptions,
+    options: CheckedBudgetOptions,
     minimum: number,
   ) {
     const g = options.readGeometry
@@ -206,10 +143,10 @@ export class BudgetedEngine extends EngineBase {
    * Opens a package for inference within `memoryBudget`. `internal.leanKernels` (profiling): 'winograd'
    * runs Winograd layers with their lean Winograd kernels, 'other' with their other kernels.
    */
-  static async open(path: string, options: PackageOpenOptions = {}, internal: { leanKernels?: 'winograd' | 'other' } = {}): Promise<BudgetedEngine> {
+  static async open(path: string, options: PackageOpenOptions = {}, internal: { leanKernels?: 'winograd' | 'other' } & FollowOptions = {}): Promise<BudgetedEngine> {
     binding() // loaded first: the addon and its libraries are the process's, not this engine's
     const rssAtOpen = process.memoryUsage.rss()
-    const opts = checkOptions(options, path)
+    const opts = checkBudgetOptions(options, path)
     const reader = await PackageReader.open(path, { verify: opts.verify })
     let model: PackageModel
     let minimum: number
@@ -243,14 +180,16 @@ export class BudgetedEngine extends EngineBase {
     }
     const engine = new BudgetedEngine(path, model, policy, opts, minimum)
     try {
-      let plan = engine.planFor(opts.memoryBudget)
+      engine.follow = { memoryRoot: internal.memoryRoot, autoConstants: internal.autoConstants, onAutoBudget: opts.onAutoBudget }
+      const budget = opts.memoryBudget === 'auto' ? engine.startFollowing() : opts.memoryBudget
+      let plan = engine.planFor(budget)
       // What opening really cost shows only now (V8 grows its young generation while planning, by an
       // amount no formula predicts well): if it is more than the estimate, plan again for a smaller arena.
       engine.openGrowth = Math.max(0, process.memoryUsage.rss() - rssAtOpen)
       engine.measured = measuredReserve(engine.openGrowth, model)
-      if (opts.memoryBudget !== undefined && engine.measured > engine.reserve + replanSlackBytes) plan = engine.planFor(opts.memoryBudget, plan)
+      if (budget !== undefined && engine.measured > engine.reserve + replanSlackBytes) plan = engine.planFor(budget, plan)
       await engine.apply(plan)
-      engine.budget = opts.memoryBudget ?? plan.budget + engine.reserve
+      engine.budget = budget ?? plan.budget + engine.reserve
     } catch (err) {
       await engine.close()
       throw err
@@ -261,29 +200,26 @@ export class BudgetedEngine extends EngineBase {
   /**
    * Changes the memory budget. Takes effect after the inferences already queued; re-plans (keeping the
    * slicing when it still fits), re-sizes the arena and reloads resident data. Rejects with a
-   * MemoryBudgetError naming the minimum when the budget is too small (the old plan stays).
+   * MemoryBudgetError naming the minimum when the budget is too small (the old plan stays). 'auto'
+   * starts following the machine's memory limit; a number stops it.
    */
-  setMemoryBudget(bytes: number): Promise<BudgetChange> {
+  setMemoryBudget(bytes: number | 'auto'): Promise<BudgetChange> {
     try {
       this.executor('setMemoryBudget')
-      checkBudget(bytes)
+      if (bytes !== 'auto') checkBudget(bytes)
     } catch (err) {
       return Promise.reject(err)
     }
     return this.queue.push(async () => {
-      const before = this.active!.plan
-      const plan = this.planFor(bytes, before)
-      const t0 = performance.now()
-      try {
-        await this.apply(plan, !plan.resliced)
-        this.budget = bytes
-      } catch (err) {
-        // Keep the engine usable: go back to the plan that worked (it rejects too if the package is gone).
-        await this.apply(before).catch(() => undefined)
-        throw err
-      }
-      return { resliced: plan.resliced, planMs: plan.ms, applyMs: performance.now() - t0 }
+      this.follower?.stop()
+      this.follower = undefined
+      return this.rebudget(bytes === 'auto' ? this.startFollowing() : bytes)
     })
+  }
+
+  override async close(): Promise<void> {
+    this.follower?.stop()
+    await super.close()
   }
 
   get memoryBudget(): number {
@@ -318,7 +254,45 @@ export class BudgetedEngine extends EngineBase {
       preloadedWeights: p.preloadedWeights,
       ...(this.model.profile === undefined ? {} : { modelledMs: planTimes(this.model.profile, b, p, opTimes(this.model.layers, this.model.profile, b, choices)).makespanMs }),
       ...(this.lastPipeline === undefined ? {} : { lastPipeline: this.lastPipeline }),
+      ...(this.follower === undefined ? {} : { auto: this.follower.stats() }),
     }
+  }
+
+  /** Re-plans for `bytes` (in the queue). */
+  private async rebudget(bytes: number): Promise<BudgetChange> {
+    const before = this.active!.plan
+    const plan = this.planFor(bytes, before)
+    const t0 = performance.now()
+    try {
+      await this.apply(plan, !plan.resliced)
+      this.budget = bytes
+    } catch (err) {
+      // Keep the engine usable: go back to the plan that worked (it rejects too if the package is gone).
+      await this.apply(before).catch(() => undefined)
+      throw err
+    }
+    return { resliced: plan.resliced, planMs: plan.ms, applyMs: performance.now() - t0 }
+  }
+
+  /** Starts following the machine: the budget to plan for now. */
+  private startFollowing(): number {
+    const f = this.follow
+    this.follower = new BudgetFollower(this.figures(), f.onAutoBudget, new MemoryLimitReader(f.memoryRoot), f.autoConstants)
+    this.follower.watch((check) => this.queue.push(check), () => this.followMachine())
+    return this.follower.budget
+  }
+
+  /** In the queue: reads the machine and re-plans when the policy says so (a failure shows in stats().auto). */
+  private async followMachine(): Promise<void> {
+    if (this.follower !== undefined && this.active !== undefined) await this.follower.follow(this.figures(), (bytes) => this.rebudget(bytes))
+  }
+
+  /** What the auto policy needs of the engine (lib/plan/budget/auto-budget.ts). */
+  private figures(): EngineFigures {
+    const reserve = Math.max(this.reserve, this.measured)
+    this.fullArena ??= unlimitedBudget(this.model, this.policy)
+    const arena = this.active === undefined ? 0 : this.sessionStats().arenaBytes
+    return { rssBytes: process.memoryUsage.rss(), ownBytes: arena + reserve, minimumBudget: this.minimumBudget, fullBudget: this.fullArena + reserve }
   }
 
   /**
@@ -355,6 +329,7 @@ export class BudgetedEngine extends EngineBase {
   }
 
   protected async compute(tensors: Tensor[], profile: boolean): Promise<{ outputs: Record<string, Tensor>; ops?: OpTiming[] }> {
+    await this.followMachine()
     const a = this.active
     if (a === undefined) throw new MemoryBudgetError('the engine has no plan (the last budget change failed); call setMemoryBudget() with a feasible budget', this.minimumBudget)
     const exec = a.applied.plan
