@@ -140,7 +140,14 @@ async function main(): Promise<void> {
   }
 
   // RSS over requests
-  const rss: { label: string; engine: EngineName; budgetBytes?: number; rssBeforeModels: number; points: { requests: number; rss: number; hwm: number }[]; arenaBytes?: number }[] = []
+  const rss: {
+    label: string
+    engine: EngineName
+    budgetBytes?: number
+    rssBeforeModels: number
+    points: { requests: number; rss: number; hwm: number; heapTotal: number; external: number }[]
+    arenaBytes?: number
+  }[] = []
   if (rssRequests > 0) {
     for (const [label, engine, model, extra, budget] of [
       ['flexpipe, ONNX model', 'flexpipe', mnv2.path, [], undefined],
@@ -150,20 +157,25 @@ async function main(): Promise<void> {
       const s = await startServer(engine, model, [...extra, '--queue', '64', '--timeout-ms', '30000'])
       const pid = s.child.pid!
       const before = (await metrics(s.url)).get('flexpipe_rss_before_models_bytes')!
-      const points = [{ requests: 0, ...vm(pid) }]
+      const sample = async (requests: number) => {
+        const m = await metrics(s.url)
+        return { requests, ...vm(pid), heapTotal: m.get('nodejs_heap_size_total_bytes')!, external: m.get('nodejs_external_memory_bytes')! }
+      }
+      const points = [await sample(0)]
       for (let done = 0; done < rssRequests; ) {
         const n = Math.min(500, rssRequests - done)
         const r = await load(s.url, body, { connections: 8, amount: n })
         done += statusCounts(r)['200'] ?? 0
         if ((statusCounts(r)['200'] ?? 0) === 0) throw new Error(`${label}: no request served`)
-        points.push({ requests: done, ...vm(pid) })
+        points.push(await sample(done))
       }
       const m = await metrics(s.url)
       const arena = m.get('flexpipe_arena_bytes{model="m",engine="flexpipe"}')
       rss.push({ label, engine, ...(budget === undefined ? {} : { budgetBytes: budget }), rssBeforeModels: before, points, ...(arena === undefined ? {} : { arenaBytes: arena }) })
       const first = points[1]!.rss
       const last = points.at(-1)!.rss
-      console.log(`rss ${label}: before models ${(before / 1e6).toFixed(1)} MB; after 500 requests ${(first / 1e6).toFixed(1)} MB; after ${points.at(-1)!.requests} ${(last / 1e6).toFixed(1)} MB (${(((last - first) / first) * 100).toFixed(1)} %); peak ${(points.at(-1)!.hwm / 1e6).toFixed(1)} MB${budget === undefined ? '' : `; peak - before models ${((points.at(-1)!.hwm - before) / 1e6).toFixed(1)} MB vs budget ${(budget / 1e6).toFixed(1)} MB`}`)
+      const end = points.at(-1)!
+      console.log(`rss ${label}: before models ${(before / 1e6).toFixed(1)} MB; after 500 requests ${(first / 1e6).toFixed(1)} MB; after ${end.requests} ${(last / 1e6).toFixed(1)} MB (${(((last - first) / first) * 100).toFixed(1)} %); peak ${(end.hwm / 1e6).toFixed(1)} MB; V8 heap ${(end.heapTotal / 1e6).toFixed(1)} MB, external ${(end.external / 1e6).toFixed(1)} MB${budget === undefined ? '' : `; peak - before models ${((points.at(-1)!.hwm - before) / 1e6).toFixed(1)} MB vs budget ${(budget / 1e6).toFixed(1)} MB`}`)
       await stopServer(s)
     }
     const colors = ['#1f77b4', '#2ca02c', '#d62728']

@@ -21,8 +21,8 @@ export interface ModelBackend {
 
 export interface BackendOptions {
   readonly threads?: number
-  /** Bytes, or 'auto' where the engine supports it; memory-budget packages only. */
-  readonly memoryBudget?: number
+  /** Bytes, or 'auto' (follow the container's memory limit); memory-budget packages only. */
+  readonly memoryBudget?: number | 'auto'
 }
 
 /** Opens an ONNX model or a flexpipe package with flexpipe. */

@@ -76,7 +76,7 @@ function num(v: number): string {
 }
 
 /** The Prometheus text exposition of every model and of the process. */
-export function renderMetrics(models: readonly ModelGauges[], process: { rssBeforeModels: number; draining: boolean }): string {
+export function renderMetrics(models: readonly ModelGauges[], server: { rssBeforeModels: number; draining: boolean }): string {
   const out: string[] = []
   const family = (name: string, type: 'gauge' | 'counter' | 'summary', help: string, lines: string[]) => {
     out.push(`# HELP ${name} ${help}`, `# TYPE ${name} ${type}`, ...lines)
@@ -115,8 +115,11 @@ export function renderMetrics(models: readonly ModelGauges[], process: { rssBefo
   const mem = residentMemory()
   family('process_resident_memory_bytes', 'gauge', 'Resident set size (VmRSS).', [`process_resident_memory_bytes ${mem.rss}`])
   family('process_resident_memory_peak_bytes', 'gauge', 'Peak resident set size (VmHWM).', [`process_resident_memory_peak_bytes ${mem.peak}`])
-  family('flexpipe_rss_before_models_bytes', 'gauge', 'Resident set size before any model was opened: subtract it to see what the models cost.', [`flexpipe_rss_before_models_bytes ${process.rssBeforeModels}`])
-  family('flexpipe_draining', 'gauge', '1 while the server shuts down (finishing admitted requests, refusing new ones).', [`flexpipe_draining ${process.draining ? 1 : 0}`])
+  const heap = process.memoryUsage()
+  family('nodejs_heap_size_total_bytes', 'gauge', 'V8 heap reserved (part of the RSS that is not the engine).', [`nodejs_heap_size_total_bytes ${heap.heapTotal}`])
+  family('nodejs_external_memory_bytes', 'gauge', 'Memory of Buffers and other objects outside the V8 heap (request bodies among them).', [`nodejs_external_memory_bytes ${heap.external}`])
+  family('flexpipe_rss_before_models_bytes', 'gauge', 'Resident set size before any model was opened: subtract it to see what the models cost.', [`flexpipe_rss_before_models_bytes ${server.rssBeforeModels}`])
+  family('flexpipe_draining', 'gauge', '1 while the server shuts down (finishing admitted requests, refusing new ones).', [`flexpipe_draining ${server.draining ? 1 : 0}`])
   return out.join('\n') + '\n'
 }
 

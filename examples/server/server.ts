@@ -9,7 +9,7 @@ import { openFlexpipe, openOnnxruntime } from './backends.js'
 import { residentMemory } from './metrics.js'
 
 const usage = `usage: server.js --model <name>=<model.onnx|package.fpk> [--model ...]
-  [--engine flexpipe|onnxruntime] [--threads N] [--budget 64MB (packages)]
+  [--engine flexpipe|onnxruntime] [--threads N] [--budget 64MB|auto (packages)]
   [--host 127.0.0.1] [--port 8080 (0: any free port)] [--queue 32] [--timeout-ms 5000]
   [--body-limit 16MB] [--drain-ms 30000] [--log]`
 
@@ -52,7 +52,7 @@ async function main(): Promise<void> {
   const engine = values.engine
   if (engine !== 'flexpipe' && engine !== 'onnxruntime') throw new Error(`--engine: flexpipe or onnxruntime, got ${engine}`)
   const threads = values.threads === undefined ? undefined : integer(values.threads, '--threads', 0, 1)
-  const memoryBudget = values.budget === undefined ? undefined : bytes(values.budget, '--budget')
+  const memoryBudget: number | 'auto' | undefined = values.budget === undefined ? undefined : values.budget === 'auto' ? 'auto' : bytes(values.budget, '--budget')
   const rssBeforeModels = residentMemory().rss
 
   const models: ServedModel[] = []
