@@ -234,6 +234,7 @@ export class Engine extends EngineBase {
         { name: 'constants', offset: 0, bytes: this.constants.bytes },
         { name: 'activations', offset: activationBase, bytes: arenaBytes - activationBase },
       ],
+      buffers: [...this.constants.buffers(built.opNodes.length), ...built.buffers],
     }
     const applied = await x.apply(plan)
     for (const e of this.plans.values()) e.applied = { ...e.applied, plan: { ...e.applied.plan, activationBase } }
