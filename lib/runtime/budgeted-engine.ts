@@ -22,11 +22,11 @@ import { budgetReserve, measuredReserve, replanSlackBytes } from '../plan/budget
 import { directConvolutionOnly, leanWinogradOnly, withoutWinograd } from '../plan/budget/kernel-options.js'
 import { budgetPlans, minimumBudget, planForBudget, unlimitedBudget, type BudgetPlan, type PlanPolicy } from '../plan/budget/plan-budget.js'
 import { opTimes, planTimes } from '../plan/budget/plan-times.js'
-import { loadBytes } from '../plan/execution-plan.js'
+import { loadBytes, type ExecutionPlan } from '../plan/execution-plan.js'
 import { planProfile } from '../profile/budget-device.js'
 import { checkBoolean, checkChoice, checkCommon, checkOptionNames, checkPositive, type CheckedCommon } from '../validate.js'
 import { ArgumentError } from '../errors.js'
-import { EngineBase, opTimings, type EngineStats, type OpTiming } from './engine-base.js'
+import { EngineBase, opTimings, type Computed, type EngineStats } from './engine-base.js'
 import type { AppliedPlan } from './executor.js'
 import { foldNative } from './fold-native.js'
 import { outputArrays } from './output-arrays.js'
@@ -354,9 +354,8 @@ export class BudgetedEngine extends EngineBase {
     this.active = { plan, applied: await x.apply(exec) }
   }
 
-  protected async compute(tensors: Tensor[], profile: boolean): Promise<{ outputs: Record<string, Tensor>; ops?: OpTiming[] }> {
-    const a = this.active
-    if (a === undefined) throw new MemoryBudgetError('the engine has no plan (the last budget change failed); call setMemoryBudget() with a feasible budget', this.minimumBudget)
+  protected async compute(tensors: Tensor[], profile: boolean): Promise<Computed> {
+    const a = this.activePlan()
     const exec = a.applied.plan
     const byName = new Map(this.model.graph.inputs.map((d, i) => [d.name, tensors[i]!]))
     const { outputs, buffers } = outputArrays(exec.outputs, (name) => byName.get(name)!)
@@ -366,6 +365,16 @@ export class BudgetedEngine extends EngineBase {
     if (p !== undefined) this.lastPipeline = { computeWaitMs: p.computeWaitMs, loadWaitMs: p.loadWaitMs, readMs: p.ms, loads: p.loadEndMs.length, bytes: p.bytes }
     if (r.opMs === undefined) return { outputs }
     const kernelOf = new Map(this.model.layers.map((l, i) => [l.step.node.name, l.options[a.plan.choices[i]!.option]!.kernel]))
-    return { outputs, ops: opTimings(exec, r.opMs, (node) => kernelOf.get(node) ?? 'as-is') }
+    return { outputs, ops: opTimings(exec, r.opMs, (node) => kernelOf.get(node) ?? 'as-is'), run: { plan: exec, report: r } }
+  }
+
+  protected async planOf(): Promise<ExecutionPlan> {
+    return this.activePlan().applied.plan
+  }
+
+  private activePlan(): Active {
+    const a = this.active
+    if (a === undefined) throw new MemoryBudgetError('the engine has no plan (the last budget change failed); call setMemoryBudget() with a feasible budget', this.minimumBudget)
+    return a
   }
 }
