@@ -93,7 +93,10 @@ function elasticFeeds(engine: ElasticEngine): Record<string, Tensor> {
 }
 
 function caption(engine: AnyEngine, model: string, budget: number | undefined): PlanCaption {
-  if (engine.kind === 'elastic') return { model, kind: 'elastic', elastic: { plan: engine.plan, layers: engine.config.layers, heads: engine.config.heads } }
+  if (engine.kind === 'elastic') {
+    const { layers, heads } = engine.config
+    return { model, kind: 'elastic', elastic: { plan: engine.plan, layers, heads, ...(engine.targetLatencyMs === undefined ? {} : { latencyFactor: engine.stats().latencyFactor }) } }
+  }
   return { model, kind: engine.kind, ...(budget === undefined ? {} : { budgetBytes: budget }) }
 }
 

@@ -22,6 +22,8 @@ export interface ElasticCaption {
   readonly plan: Pick<ElasticPlan, 'planner' | 'targetMs' | 'depth' | 'width' | 'shards' | 'modelledMs'>
   readonly layers: number
   readonly heads: number
+  /** Measured / modelled time the plan allows for (ElasticStats.latencyFactor): above 1.05 it aims at 1.05 T / factor. */
+  readonly latencyFactor?: number
 }
 
 export type DrawnPlan = Pick<ExecutionPlan, 'arenaBytes' | 'activationBase' | 'buffers' | 'opNodes' | 'regions' | 'loads'>
@@ -84,7 +86,8 @@ function captionLines(plan: DrawnPlan, caption: PlanCaption, title: string): str
   const e = caption.elastic
   if (e !== undefined) {
     const p = e.plan
-    lines.push(p.planner === 'full-model' ? 'full model, no target latency' : `target ${p.targetMs} ms · ${p.planner} planner · modelled ${p.modelledMs.toFixed(1)} ms`)
+    const factor = e.latencyFactor !== undefined && e.latencyFactor > 1.05 ? ` (aimed at 1.05 T / ${e.latencyFactor.toFixed(2)}, the measured / modelled time here)` : ''
+    lines.push(p.planner === 'full-model' ? 'full model, no target latency' : `target ${p.targetMs} ms · ${p.planner} planner · modelled ${p.modelledMs.toFixed(1)} ms${factor}`)
     lines.push(`sub-model: ${p.depth} of ${e.layers} layers × ${p.width} of ${e.heads} heads kept; shard bitwidths in the table below`)
   }
   return [
