@@ -40,6 +40,9 @@ export type TracedPlan = Pick<ExecutionPlan, 'opNodes' | 'opKinds' | 'buffers' |
 /** ms to trace microseconds, to the nanosecond. */
 const us = (ms: number): number => Math.round(ms * 1e6) / 1e3
 
+/** ts and dur (µs) of [startMs, endMs], both on the nanosecond grid (an empty span when end < start). */
+const span = (startMs: number, endMs: number): { ts: number; dur: number } => ({ ts: us(startMs), dur: Math.max(0, us(endMs - startMs)) })
+
 export function runTrace(plan: TracedPlan, report: RunReport, model: string): Trace {
   const clock = opClock(report, plan.opNodes.length)
   const queue = report.loads
@@ -89,8 +92,7 @@ function opClock(report: RunReport, ops: number): OpClock {
 function opEvents(plan: TracedPlan, clock: OpClock): TraceEvent[] {
   return plan.opNodes.map((node, k) => {
     const kind = plan.opKinds[k]!
-    const ts = us(clock.start[k]!)
-    return { name: `${kind.opType} ${node}`, cat: 'op', ph: 'X', ts, dur: Math.max(0, us(clock.end[k]!) - ts), pid: 1, tid: tracks.compute, args: { op: k, native: kind.native } }
+    return { name: `${kind.opType} ${node}`, cat: 'op', ph: 'X', ...span(clock.start[k]!, clock.end[k]!), pid: 1, tid: tracks.compute, args: { op: k, native: kind.native } }
   })
 }
 
@@ -111,9 +113,8 @@ function waitEvents(queue: LoadQueue, names: readonly string[], loadEndMs: Array
     const from = k === 0 ? 0 : clock.end[k - 1]!
     let last = -1
     for (let j = 0; j < queue.need[k]!; j++) if (loadEndMs[j]! > from && (last < 0 || loadEndMs[j]! >= loadEndMs[last]!)) last = j
-    const ts = us(from)
-    const dur = us(clock.start[k]!) - ts
-    if (last >= 0 && dur > 0) out.push({ name: `wait for ${names[last]}`, cat: 'wait', ph: 'X', ts, dur, pid: 1, tid: tracks.compute, args: { op: k, load: last } })
+    const s = span(from, clock.start[k]!)
+    if (last >= 0 && s.dur > 0) out.push({ name: `wait for ${names[last]}`, cat: 'wait', ph: 'X', ...s, pid: 1, tid: tracks.compute, args: { op: k, load: last } })
   }
   return out
 }
@@ -130,9 +131,8 @@ function loadEvents(queue: LoadQueue, names: readonly string[], loadEndMs: Array
     const [fileOffset, bytes, arenaOffset] = [queue.ranges[3 * j]!, queue.ranges[3 * j + 1]!, queue.ranges[3 * j + 2]!]
     if (bytes === 0) continue
     cursor = Math.max(prefixIn, start)
-    const ts = us(start)
     const args = { load: j, bytes, fileOffset, arenaOffset, afterOp: a, inMs: loadEndMs[j]! }
-    out.push({ name: names[j]!, cat: 'load', ph: 'X', ts, dur: Math.max(0, us(cursor) - ts), pid: 1, tid: tracks.load, args })
+    out.push({ name: names[j]!, cat: 'load', ph: 'X', ...span(start, cursor), pid: 1, tid: tracks.load, args })
   }
   return out
 }
