@@ -95,7 +95,9 @@ function elasticFeeds(engine: ElasticEngine): Record<string, Tensor> {
 function caption(engine: AnyEngine, model: string, budget: number | undefined): PlanCaption {
   if (engine.kind === 'elastic') {
     const { layers, heads } = engine.config
-    return { model, kind: 'elastic', elastic: { plan: engine.plan, layers, heads, ...(engine.targetLatencyMs === undefined ? {} : { latencyFactor: engine.stats().latencyFactor }) } }
+    const s = engine.stats()
+    const measured = engine.targetLatencyMs === undefined ? {} : { latencyFactor: s.latencyFactor, targetAtRisk: s.targetAtRisk }
+    return { model, kind: 'elastic', elastic: { plan: engine.plan, layers, heads, ...measured } }
   }
   return { model, kind: engine.kind, ...(budget === undefined ? {} : { budgetBytes: budget }) }
 }

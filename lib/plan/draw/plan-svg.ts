@@ -24,6 +24,8 @@ export interface ElasticCaption {
   readonly heads: number
   /** Measured / modelled time the plan allows for (ElasticStats.latencyFactor): above 1.05 it aims at 1.05 T / factor. */
   readonly latencyFactor?: number
+  /** The measured times say no sub-model meets T: the plan in force stays (ElasticStats.targetAtRisk). */
+  readonly targetAtRisk?: boolean
 }
 
 export type DrawnPlan = Pick<ExecutionPlan, 'arenaBytes' | 'activationBase' | 'buffers' | 'opNodes' | 'regions' | 'loads'>
@@ -86,7 +88,8 @@ function captionLines(plan: DrawnPlan, caption: PlanCaption, title: string): str
   const e = caption.elastic
   if (e !== undefined) {
     const p = e.plan
-    const factor = e.latencyFactor !== undefined && e.latencyFactor > 1.05 ? ` (aimed at 1.05 T / ${e.latencyFactor.toFixed(2)}, the measured / modelled time here)` : ''
+    const f = e.latencyFactor ?? 1
+    const factor = e.targetAtRisk ? ` (at risk: measured / modelled time ${f.toFixed(2)} here, no sub-model meets T; this plan stays)` : f > 1.05 ? ` (aimed at 1.05 T / ${f.toFixed(2)}, the measured / modelled time here)` : ''
     lines.push(p.planner === 'full-model' ? 'full model, no target latency' : `target ${p.targetMs} ms · ${p.planner} planner · modelled ${p.modelledMs.toFixed(1)} ms${factor}`)
     lines.push(`sub-model: ${p.depth} of ${e.layers} layers × ${p.width} of ${e.heads} heads kept; shard bitwidths in the table below`)
   }
