@@ -6,6 +6,7 @@ import { FlexpipeError } from '../errors.js'
 import { runDemo } from './demo.js'
 import { runClassify, runElasticDemo, runPrepareElastic, runProfile } from './elastic.js'
 import { runModel } from './run.js'
+import { runPlan } from './plan.js'
 import { modelKind } from '../api/open.js'
 import { runPrepare, runProfileModel } from './prepare.js'
 import { parseBytes } from './sizes.js'
@@ -25,6 +26,8 @@ const usage = `usage:
   flexpipe profile <elastic.fpk> [--threads N] [--bandwidth 257MB] [--buffered] [--dev dev.jsonl [--save-importance f.json]]
                             measure this device's compute and IO delays (and shard importance) into the package
   flexpipe classify <model.fpk> --target-ms T [--preload 1MB] [--bandwidth 257MB] "text" ...
+  flexpipe plan <model.onnx|model.fpk> [--budget 100MB | --target-ms T [--preload 1MB]] [--dim name=N]... [--threads N]
+                            --svg out.svg [--trace out.json]   draw the engine's memory plan, trace one inference
   flexpipe info                                 show the native build (ISA, OpenMP, io_uring)`
 
 async function main(argv: string[]): Promise<number> {
@@ -55,6 +58,8 @@ async function main(argv: string[]): Promise<number> {
       preload: { type: 'string' },
       buffered: { type: 'boolean', default: false },
       'save-importance': { type: 'string' },
+      svg: { type: 'string' },
+      trace: { type: 'string' },
     },
   })
   } catch (err) {
@@ -127,6 +132,22 @@ async function main(argv: string[]): Promise<number> {
         return 0
       }
       await runPrepare(model, { output: values.output, budget: values.budget, dims: values.dim, threads, kernels: values.kernels })
+      return 0
+    }
+    case 'plan': {
+      const model = positionals[0]
+      if (!model) break
+      await runPlan(model, {
+        dims: values.dim,
+        threads,
+        buffered: values.buffered,
+        ...(values.svg === undefined ? {} : { svg: values.svg }),
+        ...(values.trace === undefined ? {} : { trace: values.trace }),
+        ...(values.budget === undefined ? {} : { budget: parseBytes(values.budget, '--budget') }),
+        ...(values.bandwidth === undefined ? {} : { bandwidth: parseBytes(values.bandwidth, '--bandwidth') }),
+        ...(values['target-ms'] === undefined ? {} : { targetMs: Number(values['target-ms']) }),
+        ...(values.preload === undefined ? {} : { preloadBytes: parseBytes(values.preload, '--preload') }),
+      })
       return 0
     }
     case 'info':

@@ -10,6 +10,9 @@
 //   loads   the load queue of one run (FlexNN's load tasks): range j reads [fileOffset, bytes) of the
 //           file into the arena once op after[j] is done; op k runs once loads [0, need[k]) are in.
 //           Absent: every weight is resident and a run only computes.
+//   buffers the memory layout the planner made, as FlexNN draws it (time x address): each buffer's
+//           bytes and the ops during which they are taken. Data for pictures and checks; the
+//           executor does not read it (the program and the loads already hold every offset).
 //
 // Run-time loads that depend on the inputs (the pages of an elastic encoder's token embedding rows)
 // are not part of the plan: the executor puts them before the queue, and every op waits for them.
@@ -63,6 +66,50 @@ export interface LoadQueue {
   readonly need: Int32Array
 }
 
+/**
+ * What a planned buffer holds: FlexNN's tensor types (weights, activations, intermediates), weights
+ * told apart by how they reach the arena.
+ */
+export type BufferKind =
+  /** A value passed between ops (graph inputs and outputs included). */
+  | 'activation'
+  /** An op's workspace or unnamed output, live during that op. */
+  | 'intermediate'
+  /** Constants and weights written when the plan is applied, kept for every run. */
+  | 'resident'
+  /** A weight read from the package once and kept at the top of the arena (memory budget). */
+  | 'pinned'
+  /** A weight read from the package during every run, into bytes it shares with other tensors over time. */
+  | 'loaded'
+  /** A shard version held in the preload buffer across runs (elastic). */
+  | 'preloaded'
+  /** A shard version read during every run into its layer's staging slot (elastic). */
+  | 'staged'
+  /** The pages of the word-embedding rows a run's tokens select, read before its first op (elastic). */
+  | 'input-rows'
+
+/** One rectangle of the memory layout: bytes at an offset, taken over a range of ops. */
+export interface PlannedBuffer {
+  readonly kind: BufferKind
+  readonly name: string
+  /** As the program's tensor slots: 0, `offset` is an arena offset; 1, it counts from activationBase. */
+  readonly region: 0 | 1
+  readonly offset: number
+  readonly bytes: number
+  /**
+   * The ops during which the bytes are taken, inclusive: from the start of op `from` (for a weight
+   * read during the run, from when its load may start) to the end of op `to`. Bytes written before
+   * the run (inputs, resident data) count from op 0, bytes read after it (outputs) to the last op.
+   */
+  readonly from: number
+  readonly to: number
+}
+
+/** The arena offset of a planned buffer. */
+export function bufferOffset(plan: Pick<ExecutionPlan, 'activationBase'>, b: PlannedBuffer): number {
+  return b.region === 1 ? plan.activationBase + b.offset : b.offset
+}
+
 export interface ArenaRegion {
   readonly name: string
   readonly offset: number
@@ -78,6 +125,8 @@ export interface ExecutionPlan extends ProgramIo {
   readonly loads?: LoadQueue
   /** The arena's parts, for stats and tests (resident, pinned, planned, preload, staging, activations, ...). */
   readonly regions: readonly ArenaRegion[]
+  /** The memory layout: every buffer of the arena with the ops that take it (see the header). */
+  readonly buffers: readonly PlannedBuffer[]
 }
 
 /** Bytes one run reads: the load queue's ranges. */

@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 // Turns the steps of a concrete shape-inference pass into a native program: assigns every
 // value a tensor slot (constants in the persistent region, activations planned by planMemory),
-// and encodes the op list as the descriptor documented in native/runtime/program.h.
+// and encodes the op list as the descriptor documented in native/runtime/program.h. The activation
+// buffers it planned are returned with their lifetimes in ops, for the plan's memory layout.
 import { ShapeError } from '../errors.js'
 import { dtypeCode, type DType } from '../model/dtype.js'
 import type { Graph, ValueInfo } from '../model/ir.js'
@@ -11,7 +12,7 @@ import type { Prepack } from '../model/ops/op-def.js'
 import { hostTensor } from '../model/values.js'
 import { nativeOpCode } from '../model/ops/native-op-codes.js'
 import { planMemory, type BufferRequest } from './memory/memory-plan.js'
-import type { OutputSource, ProgramIo } from './execution-plan.js'
+import type { BufferKind, OutputSource, PlannedBuffer, ProgramIo } from './execution-plan.js'
 import { concatsInPlace } from './memory/concat-in-place.js'
 import { outputsInPlace } from './memory/outputs-in-place.js'
 
@@ -20,6 +21,8 @@ export const maxRank = 8
 /** A program built for one concrete input signature: its tensors and ops, and the bytes of its activation region. */
 export interface BuiltProgram extends ProgramIo {
   readonly activationBytes: number
+  /** The activation region's buffers (region 1), with the ops that take them. */
+  readonly buffers: readonly PlannedBuffer[]
 }
 
 export interface PlacedConstant {
@@ -43,7 +46,7 @@ interface Slot {
 class ProgramState {
   readonly slots: Slot[] = []
   readonly slotOf = new Map<string, number>()
-  readonly buffers: Array<{ bytes: number; first: number; last: number }> = []
+  readonly buffers: Array<{ bytes: number; first: number; last: number; kind: BufferKind; name: string }> = []
   readonly rootBuffer = new Map<string, number>() // value name -> activation buffer
 
   addSlot(slot: Slot): number {
@@ -52,8 +55,8 @@ class ProgramState {
     return this.slots.length - 1
   }
 
-  newBuffer(bytes: number, first: number): number {
-    this.buffers.push({ bytes, first, last: first })
+  newBuffer(bytes: number, first: number, kind: BufferKind, name: string): number {
+    this.buffers.push({ bytes, first, last: first, kind, name })
     return this.buffers.length - 1
   }
 
@@ -100,7 +103,7 @@ export function buildProgram(graph: Graph, inferred: InferredGraph, constantSlot
     // A block of a Concat in place lives in the Concat output's buffer.
     const block = inPlace.blocks.get(name)
     const root = block?.output ?? name
-    const buffer = st.rootBuffer.get(root) ?? st.newBuffer(valueBytes(valueOf(root)), step)
+    const buffer = st.rootBuffer.get(root) ?? st.newBuffer(valueBytes(valueOf(root)), step, 'activation', root)
     st.rootBuffer.set(root, buffer)
     st.touch(buffer, step)
     const id = st.addSlot({ region: 1, offset: 0, dtype: v.dtype, dims: v.dims as number[], buffer, byteOffset: block?.byteOffset ?? 0 })
@@ -122,7 +125,12 @@ export function buildProgram(graph: Graph, inferred: InferredGraph, constantSlot
   const words: number[] = []
   const opNodes: string[] = []
   const opKinds: Array<{ opType: string; native: string }> = []
-  inferred.steps.forEach((step, k) => encodeStep(step, k))
+  const firstOp: number[] = [] // per step, the first op it emits; then the op count
+  inferred.steps.forEach((step, k) => {
+    firstOp.push(opNodes.length)
+    encodeStep(step, k)
+  })
+  firstOp.push(opNodes.length)
   const end = inferred.steps.length
   const outputs = graph.outputs.map((o) => {
     const v = valueOf(o.name)
@@ -136,7 +144,8 @@ export function buildProgram(graph: Graph, inferred: InferredGraph, constantSlot
   })
   const mem = planMemory(st.buffers as BufferRequest[])
   for (const s of st.slots) if (s.buffer >= 0) s.offset = mem.offsets[s.buffer]! + (s.byteOffset ?? 0)
-  return { program: encodeProgram(st.slots, words, opNodes.length), activationBytes: mem.size, inputs, outputs, opNodes, opKinds }
+  const buffers = st.buffers.map((b, i): PlannedBuffer => ({ kind: b.kind, name: b.name, region: 1, offset: mem.offsets[i]!, bytes: b.bytes, ...opsOfSteps(b.first, b.last, firstOp) }))
+  return { program: encodeProgram(st.slots, words, opNodes.length), activationBytes: mem.size, buffers, inputs, outputs, opNodes, opKinds }
 
   function encodeStep(step: Step, k: number): void {
     if (step.aliasOf !== undefined) {
@@ -169,15 +178,26 @@ export function buildProgram(graph: Graph, inferred: InferredGraph, constantSlot
       const name = step.node.outputs[i] ?? ''
       const v = step.outputs[i]!
       if (name !== '') outs.push(slotFor(name, k))
-      else outs.push(st.addSlot({ region: 1, offset: 0, dtype: v.dtype, dims: v.dims as number[], buffer: st.newBuffer(valueBytes(v), k) }))
+      else outs.push(st.addSlot({ region: 1, offset: 0, dtype: v.dtype, dims: v.dims as number[], buffer: st.newBuffer(valueBytes(v), k, 'intermediate', `${step.node.name}:out${i}`) }))
     }
     if (call.workspace !== undefined && call.workspace > 0) {
-      outs.push(st.addSlot({ region: 1, offset: 0, dtype: 'uint8', dims: [call.workspace], buffer: st.newBuffer(call.workspace, k) }))
+      outs.push(st.addSlot({ region: 1, offset: 0, dtype: 'uint8', dims: [call.workspace], buffer: st.newBuffer(call.workspace, k, 'intermediate', `workspace@${step.node.name}`) }))
     }
     words.push(code, ins.length, outs.length, call.ints.length, call.floats.length, ...ins, ...outs, ...call.ints, ...call.floats)
     opNodes.push(step.node.name)
     opKinds.push({ opType: step.node.opType, native: call.op })
   }
+}
+
+/**
+ * The ops a lifetime of inclusive steps [first, last] takes, where `firstOp[k]` is the first op step k
+ * emits (aliases and Concats in place emit none) and `firstOp[steps]` the op count. Before the first
+ * step (graph inputs, first -1) counts from op 0, after the last (graph outputs) to the last op.
+ * Buffers apart in steps stay apart in ops; steps that emit no op give an empty lifetime (to < from).
+ */
+function opsOfSteps(first: number, last: number, firstOp: readonly number[]): { from: number; to: number } {
+  const steps = firstOp.length - 1
+  return { from: first < 0 ? 0 : firstOp[Math.min(first, steps)]!, to: firstOp[Math.min(last + 1, steps)]! - 1 }
 }
 
 /** Encodes tensor slots and op words as the descriptor of native/runtime/program.h. */

@@ -25,11 +25,11 @@ import { directConvolutionOnly, leanWinogradOnly, withoutWinograd } from '../pla
 import type { EngineFigures } from '../plan/budget/auto-budget.js'
 import { budgetPlans, minimumBudget, planForBudget, unlimitedBudget, type BudgetPlan, type PlanPolicy } from '../plan/budget/plan-budget.js'
 import { opTimes, planTimes } from '../plan/budget/plan-times.js'
-import { loadBytes } from '../plan/execution-plan.js'
+import { loadBytes, type ExecutionPlan } from '../plan/execution-plan.js'
 import { planProfile } from '../profile/budget-device.js'
 import { BudgetFollower, type AutoBudgetChange, type AutoBudgetStats } from './budget-follower.js'
 import { checkBudget, checkBudgetOptions, type CheckedBudgetOptions, type FollowOptions, type PackageOpenOptions } from './budget-options.js'
-import { EngineBase, opTimings, type EngineStats, type OpTiming } from './engine-base.js'
+import { EngineBase, opTimings, type Computed, type EngineStats } from './engine-base.js'
 import type { AppliedPlan } from './executor.js'
 import { foldNative } from './fold-native.js'
 import { MemoryLimitReader } from './memory-limit.js'
@@ -328,10 +328,9 @@ export class BudgetedEngine extends EngineBase {
     this.active = { plan, applied: await x.apply(exec) }
   }
 
-  protected async compute(tensors: Tensor[], profile: boolean): Promise<{ outputs: Record<string, Tensor>; ops?: OpTiming[] }> {
+  protected async compute(tensors: Tensor[], profile: boolean): Promise<Computed> {
     await this.followMachine()
-    const a = this.active
-    if (a === undefined) throw new MemoryBudgetError('the engine has no plan (the last budget change failed); call setMemoryBudget() with a feasible budget', this.minimumBudget)
+    const a = this.activePlan()
     const exec = a.applied.plan
     const byName = new Map(this.model.graph.inputs.map((d, i) => [d.name, tensors[i]!]))
     const { outputs, buffers } = outputArrays(exec.outputs, (name) => byName.get(name)!)
@@ -341,6 +340,16 @@ export class BudgetedEngine extends EngineBase {
     if (p !== undefined) this.lastPipeline = { computeWaitMs: p.computeWaitMs, loadWaitMs: p.loadWaitMs, readMs: p.ms, loads: p.loadEndMs.length, bytes: p.bytes }
     if (r.opMs === undefined) return { outputs }
     const kernelOf = new Map(this.model.layers.map((l, i) => [l.step.node.name, l.options[a.plan.choices[i]!.option]!.kernel]))
-    return { outputs, ops: opTimings(exec, r.opMs, (node) => kernelOf.get(node) ?? 'as-is') }
+    return { outputs, ops: opTimings(exec, r.opMs, (node) => kernelOf.get(node) ?? 'as-is'), run: { plan: exec, report: r } }
+  }
+
+  protected async planOf(): Promise<ExecutionPlan> {
+    return this.activePlan().applied.plan
+  }
+
+  private activePlan(): Active {
+    const a = this.active
+    if (a === undefined) throw new MemoryBudgetError('the engine has no plan (the last budget change failed); call setMemoryBudget() with a feasible budget', this.minimumBudget)
+    return a
   }
 }

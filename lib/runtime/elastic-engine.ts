@@ -10,6 +10,7 @@
 //   const { logits } = await engine.infer({ input_ids, attention_mask })
 //   await engine.setTargetLatency(25)                              // re-plans
 import { ArgumentError, InputError, LatencyTargetError } from '../errors.js'
+import type { EncoderConfig } from '../model/encoder-config.js'
 import type { ValueDecl } from '../model/ir.js'
 import type { Tensor } from '../model/tensor.js'
 import { TextEncoder } from '../model/tokenize.js'
@@ -23,7 +24,8 @@ import type { RunPlan } from '../plan/elastic/elastic-layout.js'
 import { computeFor, findDeviceProfile, plannerProfile, profileKey } from '../profile/elastic-device.js'
 import { rankedImportance } from '../profile/importance.js'
 import { checkElasticOptions, type CheckedElasticOptions, type ElasticOpenOptions } from './elastic-options.js'
-import { EngineBase, type EngineStats, type OpTiming } from './engine-base.js'
+import type { ExecutionPlan } from '../plan/execution-plan.js'
+import { EngineBase, type Computed, type EngineStats, type TracedRun } from './engine-base.js'
 import { ElasticRunner, type RunTimes } from './elastic-runner.js'
 import { classifyTexts, type Classification } from './text-classify.js'
 
@@ -125,6 +127,11 @@ export class ElasticEngine extends EngineBase {
     return this.pkg.config.labels
   }
 
+  /** The full model's shape: layers, heads, hidden size, vocabulary, labels. */
+  get config(): EncoderConfig {
+    return this.pkg.config
+  }
+
   /** The target latency in ms, or undefined when the engine runs the full model. */
   get targetLatencyMs(): number | undefined {
     return this.target
@@ -192,7 +199,7 @@ export class ElasticEngine extends EngineBase {
   }
 
   /** infer(): input_ids and attention_mask [1, n], n <= seq; the tokens whose mask is 0 are left out. */
-  protected async compute(tensors: Tensor[], profile: boolean): Promise<{ outputs: Record<string, Tensor>; ops?: OpTiming[] }> {
+  protected async compute(tensors: Tensor[], profile: boolean): Promise<Computed> {
     const [idsT, maskT] = tensors as [Tensor, Tensor]
     const n = idsT.dims[1]!
     if (n < 1 || n > this.seq) throw new InputError(`input 'input_ids': expected 1..${this.seq} tokens (the plan's sequence length), got ${n}`)
@@ -200,14 +207,20 @@ export class ElasticEngine extends EngineBase {
     for (let i = 0; i < n; i++) if ((maskT.data as BigInt64Array)[i] !== 0n) ids.push(Number((idsT.data as BigInt64Array)[i]))
     if (ids.length === 0) throw new InputError("input 'attention_mask': selects no token")
     const opMs = profile ? new Float64Array(this.runner.ranges?.ops ?? 0) : undefined
-    const { logits } = await this.runIds(ids, opMs)
+    const { logits, run } = await this.runIds(ids, opMs)
     const outputs = { logits: { dtype: 'float32' as const, dims: [1, logits.length], data: logits } }
     if (opMs === undefined) return { outputs }
-    const exec = this.runner.program
-    return { outputs, ops: exec === undefined ? [] : exec.opNodes.map((node, i) => ({ node, opType: exec.opKinds[i]!.opType, native: exec.opKinds[i]!.native, ms: opMs[i]! })) }
+    const exec = run.plan
+    return { outputs, ops: exec.opNodes.map((node, i) => ({ node, opType: exec.opKinds[i]!.opType, native: exec.opKinds[i]!.native, ms: opMs[i]! })), run }
   }
 
-  private async runIds(ids: readonly number[], opMs?: Float64Array): Promise<{ logits: Float32Array; times: RunTimes }> {
+  protected async planOf(): Promise<ExecutionPlan> {
+    const exec = this.runner.execution
+    if (exec === undefined) throw new Error('elastic engine: no plan is applied')
+    return exec
+  }
+
+  private async runIds(ids: readonly number[], opMs?: Float64Array): Promise<{ logits: Float32Array; times: RunTimes; run: TracedRun }> {
     this.executor('infer')
     const r = await this.runner.run(ids, this.readOptions(), opMs)
     this.observe(r.times.totalMs)

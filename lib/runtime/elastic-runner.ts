@@ -15,7 +15,8 @@ import { binding, type NativeReadOptions, type NativePipelineResult } from '../n
 import { shardBlobName } from '../package/elastic-manifest.js'
 import type { BlobEntry } from '../package/index.js'
 import { applyDelta, elasticArena, emptyArenaContent, type ArenaContent, elasticLayout, embeddingRows, type ElasticArena, type ElasticLayout, type PackedConstants, type RunPlan } from '../plan/elastic/elastic-layout.js'
-import type { ProgramIo, ResidentWrite } from '../plan/execution-plan.js'
+import type { ExecutionPlan, ProgramIo, ResidentWrite } from '../plan/execution-plan.js'
+import type { TracedRun } from './engine-base.js'
 import { Executor, type AppliedPlan } from './executor.js'
 import { runPrepack } from './prepack.js'
 
@@ -127,6 +128,11 @@ export class ElasticRunner {
     return this.active?.applied.plan
   }
 
+  /** The applied ExecutionPlan: program, memory layout and load queue. */
+  get execution(): ExecutionPlan | undefined {
+    return this.active?.applied.plan
+  }
+
   get plan(): RunPlan | undefined {
     return this.active?.layout.runPlan
   }
@@ -175,9 +181,9 @@ export class ElasticRunner {
 
   /**
    * Runs the applied plan on token ids (at most seq of them; the rest is padding, masked out). Returns
-   * the logits and the run's timeline.
+   * the logits, the run's timeline per layer, and the plan and report of the run.
    */
-  async run(ids: readonly number[], read: NativeReadOptions = {}, profile?: Float64Array): Promise<{ logits: Float32Array; times: RunTimes }> {
+  async run(ids: readonly number[], read: NativeReadOptions = {}, profile?: Float64Array): Promise<{ logits: Float32Array; times: RunTimes; run: TracedRun }> {
     const a = this.active
     if (a === undefined) throw new ArgumentError('no plan is applied')
     const { layout, applied } = a
@@ -200,7 +206,7 @@ export class ElasticRunner {
     const r = await this.x.run(applied, inputs, [[out.source.tensor, logits]], { profile: true, read, ...(inputLoads === undefined ? {} : { inputLoads }) })
     const totalMs = performance.now() - t0
     if (profile !== undefined && r.opMs !== undefined) profile.set(r.opMs)
-    return { logits, times: timeline(layout, totalMs, (inputLoads?.length ?? 0) / 3, r.opMs, r.pipeline) }
+    return { logits, times: timeline(layout, totalMs, (inputLoads?.length ?? 0) / 3, r.opMs, r.pipeline), run: { plan: applied.plan, report: r } }
   }
 
   /** Frees the session: for runners made by ElasticRunner.open (an engine frees its own). */

@@ -7,9 +7,9 @@ import { DisposedError } from '../errors.js'
 import type { ValueDecl } from '../model/ir.js'
 import type { Tensor, TensorInfo } from '../model/tensor.js'
 import { binding, type NativeReadOptions } from '../native/binding.js'
-import type { ProgramIo } from '../plan/execution-plan.js'
+import type { ExecutionPlan, ProgramIo } from '../plan/execution-plan.js'
 import type { ModelKind } from '../validate.js'
-import { Executor } from './executor.js'
+import { Executor, type RunReport } from './executor.js'
 import { checkFeeds } from './feeds.js'
 import { SerialQueue } from './serial-queue.js'
 
@@ -32,6 +32,20 @@ export function opTimings(program: Pick<ProgramIo, 'opNodes' | 'opKinds'>, ms: F
     const kernel = kernelOf?.(node)
     return { node, opType: kind.opType, native: kind.native, ...(kernel === undefined ? {} : { kernel }), ms: ms[i]! }
   })
+}
+
+/** What a profiled inference ran: the plan (program, memory layout, load queue) and the run's report. */
+export interface TracedRun {
+  readonly plan: ExecutionPlan
+  readonly report: RunReport
+}
+
+/** What one inference of an engine returns to the base class. */
+export interface Computed {
+  readonly outputs: Record<string, Tensor>
+  /** With profiling: each op's time, and what the run ran. */
+  readonly ops?: OpTiming[]
+  readonly run?: TracedRun
 }
 
 export interface EngineStats {
@@ -84,6 +98,27 @@ export abstract class EngineBase {
     })
   }
 
+  /**
+   * Like inferProfiled(), and also what the inference ran: its ExecutionPlan and the run's report (each
+   * op's time and, with loads, when each op ran and each load was in). `flexpipe plan --trace` draws it.
+   */
+  inferTraced(feeds: Record<string, Tensor>): Promise<{ outputs: Record<string, Tensor>; ops: OpTiming[]; run: TracedRun }> {
+    return this.queued('inferTraced', feeds, async (tensors) => {
+      const r = await this.compute(tensors, true)
+      if (r.run === undefined) throw new Error(`${this.kind} engine: a profiled run reported nothing`)
+      return { outputs: r.outputs, ops: r.ops ?? [], run: r.run }
+    })
+  }
+
+  /**
+   * The ExecutionPlan an inference on `feeds` runs: its program, memory layout (`buffers`: FlexNN's time
+   * x address picture) and load queue. An ONNX model's engine plans for the feeds' shapes now, as infer()
+   * would; the other engines return the plan in force. `flexpipe plan --svg` draws it.
+   */
+  executionPlan(feeds: Record<string, Tensor>): Promise<ExecutionPlan> {
+    return this.queued('executionPlan', feeds, (tensors) => this.planOf(tensors))
+  }
+
   /** Waits for queued calls, then frees the arena. Idempotent. */
   async close(): Promise<void> {
     const x = this.x
@@ -110,8 +145,11 @@ export abstract class EngineBase {
     return this.x
   }
 
-  /** One inference on checked feeds (in input order), on the plan in force. */
-  protected abstract compute(tensors: Tensor[], profile: boolean): Promise<{ outputs: Record<string, Tensor>; ops?: OpTiming[] }>
+  /** One inference on checked feeds (in input order), on the plan in force; with `profile`, its ops and run. */
+  protected abstract compute(tensors: Tensor[], profile: boolean): Promise<Computed>
+
+  /** The plan an inference on checked feeds runs. */
+  protected abstract planOf(tensors: Tensor[]): Promise<ExecutionPlan>
 
   /** Checks the feeds now (a bad call rejects at once) and queues the job. */
   protected queued<T>(what: string, feeds: Record<string, Tensor>, job: (tensors: Tensor[]) => Promise<T>): Promise<T> {

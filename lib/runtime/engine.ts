@@ -22,7 +22,7 @@ import type { ExecutionPlan, ResidentWrite } from '../plan/execution-plan.js'
 import { buildProgram, type BuiltProgram } from '../plan/program-builder.js'
 import { checkCommon, checkInteger, checkOptionNames } from '../validate.js'
 import { ConstantStore } from './constant-store.js'
-import { EngineBase, opTimings, type EngineStats, type OpTiming } from './engine-base.js'
+import { EngineBase, opTimings, type Computed, type EngineStats } from './engine-base.js'
 import type { AppliedPlan } from './executor.js'
 import { foldNative } from './fold-native.js'
 import { outputArrays } from './output-arrays.js'
@@ -140,12 +140,16 @@ export class Engine extends EngineBase {
     return { ...this.sessionStats(), persistentBytes: this.constants.bytes, activationBytes: this.activationBytes, plans: this.plans.size }
   }
 
-  protected async compute(tensors: Tensor[], profile: boolean): Promise<{ outputs: Record<string, Tensor>; ops?: OpTiming[] }> {
+  protected async compute(tensors: Tensor[], profile: boolean): Promise<Computed> {
     const { applied, built, inputIndex } = await this.planFor(tensors)
     const { outputs, buffers } = outputArrays(built.outputs, (name) => tensors[this.graph.inputs.findIndex((d) => d.name === name)]!)
     const inputs = built.inputs.map((i, k): [number, ArrayBufferView] => [i.tensor, tensors[inputIndex[k]!]!.data])
     const r = await this.executor('infer').run(applied, inputs, buffers, { profile })
-    return r.opMs === undefined ? { outputs } : { outputs, ops: opTimings(built, r.opMs) }
+    return r.opMs === undefined ? { outputs } : { outputs, ops: opTimings(built, r.opMs), run: { plan: applied.plan, report: r } }
+  }
+
+  protected async planOf(tensors: Tensor[]): Promise<ExecutionPlan> {
+    return (await this.planFor(tensors)).applied.plan
   }
 
   private planKey(tensors: Tensor[]): string {
@@ -234,6 +238,7 @@ export class Engine extends EngineBase {
         { name: 'constants', offset: 0, bytes: this.constants.bytes },
         { name: 'activations', offset: activationBase, bytes: arenaBytes - activationBase },
       ],
+      buffers: [...this.constants.buffers(built.opNodes.length), ...built.buffers],
     }
     const applied = await x.apply(plan)
     for (const e of this.plans.values()) e.applied = { ...e.applied, plan: { ...e.applied.plan, activationBase } }

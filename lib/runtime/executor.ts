@@ -36,6 +36,8 @@ export interface RunReport {
   readonly opMs?: Float64Array
   /** With loads: what the pipelined run did (loadEndMs counts the input loads first). */
   readonly pipeline?: NativePipelineResult
+  /** With loads: the queue the run read, the input loads first (what `pipeline` reports on). */
+  readonly loads?: LoadQueue
 }
 
 export class Executor {
@@ -85,7 +87,7 @@ export class Executor {
         return opMs === undefined ? {} : { opMs }
       }
       const r = await this.session.runPipeline(program, plan.activationBase, inputs, outputs, profile, queue.path, queue.ranges, queue.after, queue.need, options.read ?? this.read)
-      return r.ops === undefined ? { pipeline: r } : { opMs: r.ops, pipeline: r }
+      return r.ops === undefined ? { pipeline: r, loads: queue } : { opMs: r.ops, pipeline: r, loads: queue }
     } catch (err) {
       throw fromNative(err, plan.opNodes)
     }

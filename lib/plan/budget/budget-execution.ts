@@ -7,12 +7,14 @@
 //             read once when the plan is applied (the resident constants only when the slicing changed)
 //   loads     the weights the plan does not pin, in the type-based allocator's order, each after the op
 //             whose bytes it reuses (comp(i) < load(j)) and before the first op that reads it
+//   buffers   the preload-aware memory plan's tensors at their placements (a loaded weight from its
+//             allocation step, which preloading moves before its first use), and the resident constants
 import { alignUp } from '../../align.js'
 import { PackageError } from '../../errors.js'
 import { parseFormKey } from '../../model/forms.js'
 import type { TensorData } from '../../model/ir.js'
 import type { BlobEntry } from '../../package/index.js'
-import type { ExecutionPlan, ResidentWrite } from '../execution-plan.js'
+import type { ExecutionPlan, PlannedBuffer, ResidentWrite } from '../execution-plan.js'
 import { finishProgram, type ConstantSource } from './budget-program.js'
 import { pipelineEdges } from './pipeline-edges.js'
 import type { BudgetPlan } from './plan-budget.js'
@@ -68,7 +70,22 @@ export function budgetExecutionPlan(plan: BudgetPlan, path: string, blobs: Reado
       { name: 'planned', offset: base, bytes: p.arenaBytes - p.pinnedBytes },
       { name: 'pinned', offset: base + p.arenaBytes - p.pinnedBytes, bytes: p.pinnedBytes },
     ],
+    buffers: plannedBuffers(plan, base),
   }
+}
+
+/** The memory layout of a plan: its resident constants, then every tensor of its planning problem. */
+function plannedBuffers(plan: BudgetPlan, base: number): PlannedBuffer[] {
+  const { build: b, plan: p } = plan
+  const last = b.ops - 1
+  const out: PlannedBuffer[] = b.resident.map((r) => ({ kind: 'resident', name: r.source.kind === 'blob' ? r.source.blob : r.source.node, region: 0, offset: r.offset, bytes: r.bytes, from: 0, to: last }))
+  b.problem.tensors.forEach((t, i) => {
+    const at = p.placements[i]!
+    const kind = t.kind !== 'weight' ? t.kind : at.pinned ? 'pinned' : 'loaded'
+    const from = kind === 'pinned' ? 0 : kind === 'loaded' ? at.allocStep : Math.max(0, t.first)
+    out.push({ kind, name: t.name ?? `${t.kind} ${i}`, region: 0, offset: base + at.offset, bytes: t.bytes, from, to: kind === 'pinned' ? last : Math.min(last, t.last) })
+  })
+  return out
 }
 
 /** The writes of the resident constants: host data (transformed to its form) and one read of the blobs. */

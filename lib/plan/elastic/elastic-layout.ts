@@ -31,6 +31,7 @@ import { shardBlobName } from '../../package/elastic-manifest.js'
 import type { BlobEntry } from '../../package/index.js'
 import type { ExecutionPlan, LoadQueue, ResidentWrite } from '../execution-plan.js'
 import { buildProgram } from '../program-builder.js'
+import { elasticBuffers, type NamedRange } from './elastic-buffers.js'
 import { blobName, buildSubmodelGraph } from './submodel-graph.js'
 import type { ElasticSchedule } from './types.js'
 
@@ -173,17 +174,21 @@ function layoutOnce(arena: ElasticArena, plan: RunPlan, constants: PackedConstan
     at += slotBytes[w]!
   }
   const jobs: Float64Array[] = []
+  const staged: NamedRange[][] = []
   for (let l = 0; l < plan.depth; l++) {
     const r: number[] = []
+    const names: NamedRange[] = []
     let p = slotAt[l % window]!
     for (let j = 0; j < plan.width; j++) {
       if (plan.preloaded[l]![j]) continue
       const e = blob(l, j)
       where.set(blobName(l, j), { offset: p, entry: e })
       r.push(e.offset, e.paddedLength, p)
+      names.push([e.name, p, e.paddedLength])
       p += e.paddedLength
     }
     jobs.push(new Float64Array(r))
+    staged.push(names)
   }
   const stagingBytes = at - stagingBegin
   const activationBase = alignUp(at, page)
@@ -205,7 +210,7 @@ function layoutOnce(arena: ElasticArena, plan: RunPlan, constants: PackedConstan
     ['mask', { dtype: 'float32' as const, dims: [plan.seq] }],
   ])
   const inferred = inferGraph(graph, graphInputs, { concrete: true, internalOps: elasticOps })
-  const packed = new Map<string, ResidentWrite>()
+  const packed = new Map<string, Extract<ResidentWrite, { kind: 'data' }>>()
   const built = buildProgram(graph, inferred, (name, _v, prepack) => {
     const t = graph.initializers.get(name) as ExternalTensor
     if (prepack === undefined) return { offset: t.offset, dtype: t.dtype, dims: t.dims }
@@ -238,13 +243,25 @@ function layoutOnce(arena: ElasticArena, plan: RunPlan, constants: PackedConstan
     ...packed.values(),
     { kind: 'file', path: arena.path, ranges: new Float64Array(preloadWanted.flatMap(([, e, offset]) => [e.offset, e.paddedLength, offset])), mode: 'buffered' },
   ]
+  const loads = loadQueue(arena.path, jobs, jobStart, window, layerBegin, layerEnd, ops, plan.schedule ?? 'pipelined', arena.onDemand)
+  const parts = {
+    resident: [
+      ...Array.from(arena.resident, ([name, r]): NamedRange => [name, r.offset, arena.blobs.get(name)!.length]),
+      ['head.cls', clsOffset, 8] as const,
+      ...Array.from(packed, ([key, w]): NamedRange => [key, w.offset, w.data.byteLength]),
+    ],
+    preloaded: preloadWanted.map(([name, e, offset]): NamedRange => [name, offset, e.paddedLength]),
+    ...(embeddingSlots > 0 ? { rows: ['word-embedding rows', embeddingOffset, stagingBegin - embeddingOffset] as const } : {}),
+    staged,
+    activations: built.buffers,
+  }
   const exec: ExecutionPlan = {
     ...built,
     arenaBytes,
     keepBytes: arena.residentBytes,
     activationBase,
     resident,
-    loads: loadQueue(arena.path, jobs, jobStart, window, layerBegin, layerEnd, ops, plan.schedule ?? 'pipelined', arena.onDemand),
+    loads,
     regions: [
       { name: 'resident', offset: 0, bytes: arena.residentBytes },
       { name: 'constants', offset: arena.residentBytes, bytes: constants.end - arena.residentBytes },
@@ -253,6 +270,7 @@ function layoutOnce(arena: ElasticArena, plan: RunPlan, constants: PackedConstan
       { name: 'staging', offset: stagingBegin, bytes: stagingBytes },
       { name: 'activations', offset: activationBase, bytes: built.activationBytes },
     ],
+    buffers: elasticBuffers(parts, loads, jobStart, { layerBegin, layerEnd, ops }),
   }
   return { runPlan: plan, exec, jobs, jobStart, window, layerBegin, layerEnd, embeddingOffset, preloadBytes, stagingBytes, preloadWanted }
 }
