@@ -10,7 +10,10 @@
 //               every request is served (64 connections: one running, up to 63 waiting). Median over
 //               --rounds of requests/s (2xx / duration), p50 and p99 latency.
 //   rss         --rss-requests at 8 connections in blocks of 500, the server's VmRSS after each block:
-//               flexpipe on the ONNX model, flexpipe on a package within a 16 MB budget, onnxruntime.
+//               flexpipe on the ONNX model, flexpipe on a package within a 16 MB budget, onnxruntime,
+//               and the server alone: flexpipe on a model that only averages its input and maps the
+//               three means to 1000 logits (same request and response sizes, almost no engine memory),
+//               so that a series minus this one is what its engine holds.
 //   flood       64 connections for --flood-seconds on a queue of --flood-queue: only 200s and 429s, the
 //               queue's observed maximum within its bound, the server alive and draining to exit 0.
 // The model is MobileNetV2 1x3x224x224 (scripts/bench/export_models.py), sent raw (602 KB per request).
@@ -24,6 +27,7 @@ import { createInterface } from 'node:readline'
 import autocannon from 'autocannon'
 import { prepare } from '../../lib/index.js'
 import { parseMetrics } from '../../examples/server/metrics.js'
+import { makeModel } from '../../test/helpers/make-model.js'
 import { lineChart } from '../memory/svg-plot.js'
 import { allCases, ensureModels, machine, median, numberOption, option, repoRoot, resultsDir, versions } from '../models/cases.js'
 
@@ -98,6 +102,20 @@ async function main(): Promise<void> {
   mkdirSync(cacheDir, { recursive: true })
   const pkg = join(cacheDir, 'mobilenetv2.fpk')
   if (!existsSync(pkg)) await prepare(mnv2.path, pkg, { budget: budgetBytes, dims: { batch: 1 }, threads })
+  const serverAlone = join(cacheDir, 'average-to-logits.onnx')
+  writeFileSync(
+    serverAlone,
+    makeModel({
+      inputs: [{ name: 'input', dtype: 'float32', dims: ['batch', 3, 224, 224] }],
+      outputs: [{ name: 'logits', dtype: 'float32', dims: ['batch', 1000] }],
+      initializers: [{ name: 'w', dims: [3, 1000], floats: Array.from({ length: 3000 }, (_, i) => ((i % 7) - 3) / 3) }],
+      nodes: [
+        { op: 'GlobalAveragePool', inputs: ['input'], outputs: ['mean'] },
+        { op: 'Flatten', inputs: ['mean'], outputs: ['flat'] },
+        { op: 'MatMul', inputs: ['flat', 'w'], outputs: ['logits'] },
+      ],
+    }),
+  )
 
   const setting = `threads ${threads} per server; autocannon in the benchmark's process on the same ${availableParallelism()} cores; loopback; ${(body.byteLength / 1e3).toFixed(0)} KB raw float32 per request`
   console.log(`# server load: MobileNetV2 1x3x224x224; ${setting}`)
@@ -150,6 +168,7 @@ async function main(): Promise<void> {
   }[] = []
   if (rssRequests > 0) {
     for (const [label, engine, model, extra, budget] of [
+      ['the server alone (a model that only averages its input)', 'flexpipe', serverAlone, [], undefined],
       ['flexpipe, ONNX model', 'flexpipe', mnv2.path, [], undefined],
       [`flexpipe, package within ${budgetBytes / 1e6} MB`, 'flexpipe', pkg, ['--budget', String(budgetBytes)], budgetBytes],
       ['onnxruntime', 'onnxruntime', mnv2.path, [], undefined],
@@ -178,19 +197,30 @@ async function main(): Promise<void> {
       console.log(`rss ${label}: before models ${(before / 1e6).toFixed(1)} MB; after 500 requests ${(first / 1e6).toFixed(1)} MB; after ${end.requests} ${(last / 1e6).toFixed(1)} MB (${(((last - first) / first) * 100).toFixed(1)} %); peak ${(end.hwm / 1e6).toFixed(1)} MB; V8 heap ${(end.heapTotal / 1e6).toFixed(1)} MB, external ${(end.external / 1e6).toFixed(1)} MB${budget === undefined ? '' : `; peak - before models ${((points.at(-1)!.hwm - before) / 1e6).toFixed(1)} MB vs budget ${(budget / 1e6).toFixed(1)} MB`}`)
       await stopServer(s)
     }
-    const colors = ['#1f77b4', '#2ca02c', '#d62728']
+    const colors = ['#7f7f7f', '#1f77b4', '#2ca02c', '#d62728']
+    const alone = rss[0]!
+    const above = (r: (typeof rss)[number], i: number) => (r.points[i]!.rss - r.rssBeforeModels) / 1e6
     const svg = lineChart({
       title: `Server RSS over ${rssRequests} requests (MobileNetV2, 8 connections)`,
       xLabel: 'requests served',
       yLabel: 'RSS - RSS before models (MB)',
-      series: rss.map((r, i) => ({
-        label: r.label,
-        points: r.points.map((p) => [p.requests, (p.rss - r.rssBeforeModels) / 1e6] as const),
-        color: colors[i]!,
-        marker: 'circle' as const,
-        line: true,
-      })),
+      series: [
+        ...rss.map((r, i) => ({ label: r.label, points: r.points.map((p, k) => [p.requests, above(r, k)] as const), color: colors[i]!, marker: 'circle' as const, line: true })),
+        {
+          label: `the server alone + the ${budgetBytes / 1e6} MB budget`,
+          points: alone.points.map((p, k) => [p.requests, above(alone, k) + budgetBytes / 1e6] as const),
+          color: colors[2]!,
+          marker: 'cross' as const,
+          line: true,
+          dashed: true,
+        },
+      ],
     })
+    // what each engine holds: its series minus the server alone, block by block (same requests served)
+    for (const r of rss.slice(1)) {
+      const held = r.points.slice(1).map((_, k) => above(r, k + 1) - above(alone, k + 1))
+      console.log(`held by the engine, ${r.label}: median ${median(held).toFixed(1)} MB, max ${Math.max(...held).toFixed(1)} MB over blocks 500..${r.points.at(-1)!.requests}${r.budgetBytes === undefined ? '' : ` (budget ${(r.budgetBytes / 1e6).toFixed(1)} MB)`}`)
+    }
     writeFileSync(join(resultsDir, 'server-rss.svg'), svg)
   }
 

@@ -79,9 +79,15 @@ export function decodeRaw(inputs: readonly InputSpec[], body: Buffer, dimsHeader
   else throw new BadRequest(`input ${spec.name} has symbolic dims [${(spec.dims ?? []).join(', ')}]: give them in an x-dims header, e.g. x-dims: 1,3,224,224`)
   const d = checkDims(spec, dims)
   // checked before allocating: the dims are the client's
-  const bytes = d.reduce((a, b) => a * b, tensor(spec.dtype, [0]).data.BYTES_PER_ELEMENT)
+  const empty = tensor(spec.dtype, [0]).data
+  const bytes = d.reduce((a, b) => a * b, empty.BYTES_PER_ELEMENT)
   if (body.byteLength !== bytes) throw new BadRequest(`input ${spec.name}: dims [${d.join(', ')}] of ${spec.dtype} need ${bytes} bytes, got ${body.byteLength}`)
-  // copied into an aligned array of the model's type (the body's buffer may start at any offset)
+  // the body's own bytes when they are aligned for the type (a body of more than 4 KB is a buffer of
+  // its own, at offset 0), else a copy: the body lives until the response, after the inference
+  if (body.byteOffset % empty.BYTES_PER_ELEMENT === 0) {
+    const Typed = empty.constructor as new (b: ArrayBufferLike, offset: number, length: number) => typeof empty
+    return { [spec.name]: tensor(spec.dtype, d, new Typed(body.buffer, body.byteOffset, bytes / empty.BYTES_PER_ELEMENT)) }
+  }
   const t = tensor(spec.dtype, d)
   new Uint8Array(t.data.buffer, t.data.byteOffset, t.data.byteLength).set(body)
   return { [spec.name]: t }
