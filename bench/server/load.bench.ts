@@ -9,7 +9,9 @@
 //   throughput  1, 8 and 64 connections; each cell: 2 s warm-up, then --seconds measured; queue 64, so
 //               every request is served (64 connections: one running, up to 63 waiting). Median over
 //               --rounds of requests/s (2xx / duration), p50 and p99 latency.
-//   rss         --rss-requests at 8 connections in blocks of 500, the server's VmRSS after each block:
+//   rss         --rss-requests at 8 connections and --rss-rate requests/s (default 40, below what every
+//               series sustains: the garbage a Node server holds grows with its request rate, so
+//               every series runs at the same one), in blocks of 500, the server's VmRSS after each:
 //               flexpipe on the ONNX model, flexpipe on a package within a 16 MB budget, onnxruntime,
 //               and the server alone: flexpipe on a model that only averages its input and maps the
 //               three means to 1000 logits (same request and response sizes, almost no engine memory),
@@ -28,14 +30,15 @@ import autocannon from 'autocannon'
 import { prepare } from '../../lib/index.js'
 import { parseMetrics } from '../../examples/server/metrics.js'
 import { makeModel } from '../../test/helpers/make-model.js'
-import { lineChart } from '../memory/svg-plot.js'
+import { rssChart, type RssSeries } from './rss-chart.js'
 import { allCases, ensureModels, machine, median, numberOption, option, repoRoot, resultsDir, versions } from '../models/cases.js'
 
 const seconds = numberOption('seconds', 'FLEXPIPE_BENCH_SECONDS', 10)
-const rounds = Math.round(numberOption('rounds', 'FLEXPIPE_BENCH_ROUNDS', 3))
+const rounds = Math.round(numberOption('rounds', 'FLEXPIPE_BENCH_ROUNDS', 3, true))
 const connectionsList = (option('connections', 'FLEXPIPE_BENCH_CONNECTIONS') ?? '1,8,64').split(',').map(Number)
 const threads = Math.round(numberOption('threads', 'FLEXPIPE_BENCH_THREADS', availableParallelism()))
 const rssRequests = Math.round(numberOption('rss-requests', 'FLEXPIPE_BENCH_RSS_REQUESTS', 10000, true))
+const rssRate = numberOption('rss-rate', 'FLEXPIPE_BENCH_RSS_RATE', 40)
 const floodSeconds = numberOption('flood-seconds', 'FLEXPIPE_BENCH_FLOOD_SECONDS', 60, true)
 const floodQueue = Math.round(numberOption('flood-queue', 'FLEXPIPE_BENCH_FLOOD_QUEUE', 16))
 const budgetBytes = 16e6
@@ -75,7 +78,7 @@ async function metrics(url: string): Promise<Map<string, number>> {
   return parseMetrics(await (await fetch(`${url}/metrics`)).text())
 }
 
-function load(url: string, body: Buffer, opts: { connections: number; duration?: number; amount?: number }): Promise<autocannon.Result> {
+function load(url: string, body: Buffer, opts: { connections: number; duration?: number; amount?: number; rate?: number }): Promise<autocannon.Result> {
   return autocannon({
     url: `${url}/v1/models/m/infer`,
     method: 'POST',
@@ -83,6 +86,7 @@ function load(url: string, body: Buffer, opts: { connections: number; duration?:
     body,
     connections: opts.connections,
     ...(opts.amount === undefined ? { duration: opts.duration ?? 10 } : { amount: opts.amount }),
+    ...(opts.rate === undefined ? {} : { overallRate: opts.rate }),
     timeout: 30,
   })
 }
@@ -94,6 +98,12 @@ function statusCounts(r: autocannon.Result): Record<string, number> {
 }
 
 async function main(): Promise<void> {
+  if (process.argv.includes('--replot')) {
+    // the plot again from the last run's file (after a change to the chart alone)
+    const last = JSON.parse(readFileSync(join(resultsDir, 'server-load.json'), 'utf8')) as { rss: RssSeries[]; rssRate: number }
+    writeFileSync(join(resultsDir, 'server-rss.svg'), rssChart(last.rss, last.rssRate))
+    return
+  }
   const mnv2 = allCases.find((c) => c.name === 'mobilenetv2')!
   const failed = ensureModels([mnv2], console.log)
   if (failed.size > 0) throw new Error(`${[...failed.values()].join('; ')}`)
@@ -151,15 +161,16 @@ async function main(): Promise<void> {
       non200: [...f, ...o].reduce((n, c) => n + Object.entries(c.statuses).reduce((m, [code, k]) => m + (code === '200' ? 0 : k), 0) + c.errors, 0),
     }
   })
-  console.log(`\n| connections | flexpipe req/s | p50 ms | p99 ms | onnxruntime req/s | p50 ms | p99 ms | req/s ratio |`)
-  console.log(`|---|---|---|---|---|---|---|---|`)
-  for (const r of table) {
+  if (rounds > 0) console.log(`\n| connections | flexpipe req/s | p50 ms | p99 ms | onnxruntime req/s | p50 ms | p99 ms | req/s ratio |`)
+  if (rounds > 0) console.log(`|---|---|---|---|---|---|---|---|`)
+  for (const r of rounds > 0 ? table : []) {
     console.log(`| ${r.connections} | ${r.flexpipe.rps.toFixed(1)} | ${r.flexpipe.p50} | ${r.flexpipe.p99} | ${r.onnxruntime.rps.toFixed(1)} | ${r.onnxruntime.p50} | ${r.onnxruntime.p99} | ${r.rpsRatio.toFixed(2)} |`)
   }
 
   // RSS over requests
   const rss: {
     label: string
+    short: string
     engine: EngineName
     budgetBytes?: number
     rssBeforeModels: number
@@ -167,11 +178,11 @@ async function main(): Promise<void> {
     arenaBytes?: number
   }[] = []
   if (rssRequests > 0) {
-    for (const [label, engine, model, extra, budget] of [
-      ['the server alone (a model that only averages its input)', 'flexpipe', serverAlone, [], undefined],
-      ['flexpipe, ONNX model', 'flexpipe', mnv2.path, [], undefined],
-      [`flexpipe, package within ${budgetBytes / 1e6} MB`, 'flexpipe', pkg, ['--budget', String(budgetBytes)], budgetBytes],
-      ['onnxruntime', 'onnxruntime', mnv2.path, [], undefined],
+    for (const [label, short, engine, model, extra, budget] of [
+      ['the server alone (a model that only averages its input)', 'server alone', 'flexpipe', serverAlone, [], undefined],
+      ['flexpipe, ONNX model', 'flexpipe, ONNX', 'flexpipe', mnv2.path, [], undefined],
+      [`flexpipe, package within ${budgetBytes / 1e6} MB`, `flexpipe, ${budgetBytes / 1e6} MB budget`, 'flexpipe', pkg, ['--budget', String(budgetBytes)], budgetBytes],
+      ['onnxruntime', 'onnxruntime', 'onnxruntime', mnv2.path, [], undefined],
     ] as const) {
       const s = await startServer(engine, model, [...extra, '--queue', '64', '--timeout-ms', '30000'])
       const pid = s.child.pid!
@@ -183,45 +194,28 @@ async function main(): Promise<void> {
       const points = [await sample(0)]
       for (let done = 0; done < rssRequests; ) {
         const n = Math.min(500, rssRequests - done)
-        const r = await load(s.url, body, { connections: 8, amount: n })
+        const r = await load(s.url, body, { connections: 8, amount: n, rate: rssRate })
         done += statusCounts(r)['200'] ?? 0
         if ((statusCounts(r)['200'] ?? 0) === 0) throw new Error(`${label}: no request served`)
         points.push(await sample(done))
       }
       const m = await metrics(s.url)
       const arena = m.get('flexpipe_arena_bytes{model="m",engine="flexpipe"}')
-      rss.push({ label, engine, ...(budget === undefined ? {} : { budgetBytes: budget }), rssBeforeModels: before, points, ...(arena === undefined ? {} : { arenaBytes: arena }) })
+      rss.push({ label, short, engine, ...(budget === undefined ? {} : { budgetBytes: budget }), rssBeforeModels: before, points, ...(arena === undefined ? {} : { arenaBytes: arena }) })
       const first = points[1]!.rss
       const last = points.at(-1)!.rss
       const end = points.at(-1)!
       console.log(`rss ${label}: before models ${(before / 1e6).toFixed(1)} MB; after 500 requests ${(first / 1e6).toFixed(1)} MB; after ${end.requests} ${(last / 1e6).toFixed(1)} MB (${(((last - first) / first) * 100).toFixed(1)} %); peak ${(end.hwm / 1e6).toFixed(1)} MB; V8 heap ${(end.heapTotal / 1e6).toFixed(1)} MB, external ${(end.external / 1e6).toFixed(1)} MB${budget === undefined ? '' : `; peak - before models ${((points.at(-1)!.hwm - before) / 1e6).toFixed(1)} MB vs budget ${(budget / 1e6).toFixed(1)} MB`}`)
       await stopServer(s)
     }
-    const colors = ['#7f7f7f', '#1f77b4', '#2ca02c', '#d62728']
     const alone = rss[0]!
     const above = (r: (typeof rss)[number], i: number) => (r.points[i]!.rss - r.rssBeforeModels) / 1e6
-    const svg = lineChart({
-      title: `Server RSS over ${rssRequests} requests (MobileNetV2, 8 connections)`,
-      xLabel: 'requests served',
-      yLabel: 'RSS - RSS before models (MB)',
-      series: [
-        ...rss.map((r, i) => ({ label: r.label, points: r.points.map((p, k) => [p.requests, above(r, k)] as const), color: colors[i]!, marker: 'circle' as const, line: true })),
-        {
-          label: `the server alone + the ${budgetBytes / 1e6} MB budget`,
-          points: alone.points.map((p, k) => [p.requests, above(alone, k) + budgetBytes / 1e6] as const),
-          color: colors[2]!,
-          marker: 'cross' as const,
-          line: true,
-          dashed: true,
-        },
-      ],
-    })
     // what each engine holds: its series minus the server alone, block by block (same requests served)
     for (const r of rss.slice(1)) {
       const held = r.points.slice(1).map((_, k) => above(r, k + 1) - above(alone, k + 1))
       console.log(`held by the engine, ${r.label}: median ${median(held).toFixed(1)} MB, max ${Math.max(...held).toFixed(1)} MB over blocks 500..${r.points.at(-1)!.requests}${r.budgetBytes === undefined ? '' : ` (budget ${(r.budgetBytes / 1e6).toFixed(1)} MB)`}`)
     }
-    writeFileSync(join(resultsDir, 'server-rss.svg'), svg)
+    writeFileSync(join(resultsDir, 'server-rss.svg'), rssChart(rss, rssRate))
   }
 
   // flood
@@ -240,7 +234,7 @@ async function main(): Promise<void> {
     }
   }
 
-  const out = { when: new Date().toISOString(), machine: machine(), versions: versions(), setting, model: 'MobileNetV2 1x3x224x224 (raw float32 body)', threads, seconds, rounds, cells, table, rss, flood }
+  const out = { when: new Date().toISOString(), machine: machine(), versions: versions(), setting, model: 'MobileNetV2 1x3x224x224 (raw float32 body)', threads, seconds, rounds, cells, table, rssRate, rss, flood }
   writeFileSync(join(resultsDir, 'server-load.json'), JSON.stringify(out, null, 1) + '\n')
   console.log(`wrote bench/results/server-load.json${rssRequests > 0 ? ' and bench/results/server-rss.svg' : ''}`)
 }

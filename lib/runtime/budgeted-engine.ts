@@ -232,7 +232,7 @@ export class BudgetedEngine extends EngineBase {
   }
 
   stats(): BudgetStats {
-    const a = this.active!
+    const a = this.activePlan()
     const { plan: p, choices, build: b } = a.plan
     const loads = a.applied.plan.loads
     return {
@@ -260,15 +260,16 @@ export class BudgetedEngine extends EngineBase {
 
   /** Re-plans for `bytes` (in the queue). */
   private async rebudget(bytes: number): Promise<BudgetChange> {
-    const before = this.active!.plan
+    // no plan when a change failed and so did going back (the package was gone): plan afresh
+    const before = this.active?.plan
     const plan = this.planFor(bytes, before)
     const t0 = performance.now()
     try {
-      await this.apply(plan, !plan.resliced)
+      await this.apply(plan, before !== undefined && !plan.resliced)
       this.budget = bytes
     } catch (err) {
       // Keep the engine usable: go back to the plan that worked (it rejects too if the package is gone).
-      await this.apply(before).catch(() => undefined)
+      if (before !== undefined) await this.apply(before).catch(() => undefined)
       throw err
     }
     return { resliced: plan.resliced, planMs: plan.ms, applyMs: performance.now() - t0 }

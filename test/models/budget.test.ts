@@ -304,6 +304,20 @@ t.test('a package file removed or shrunk while in use: infer rejects with an IOE
     await t.rejects(engine.infer(feeds), { name: 'IOError', code: 'ERR_FLEXPIPE_IO' }, 'shrunk: an IOError')
     writeFileSync(own, original)
     checkOutputs(t, await engine.infer(feeds), before, true, 'after the file is rewritten')
+
+    // A budget change while the file is away, from a plan that keeps every weight in memory: the new
+    // plan's pinned weights cannot be read, nor can the old plan's to go back, so the engine is left
+    // without a plan; every call says so with a typed error until a budget change plans afresh.
+    await engine.setMemoryBudget(8 * report.minimumBudget)
+    t.equal(engine.stats().loadBytesPerInference, 0, 'every weight pinned')
+    renameSync(own, `${own}.away`)
+    await t.rejects(engine.setMemoryBudget(2 * report.minimumBudget), IOError, 'removed: the budget change is an IOError')
+    t.throws(() => engine.stats(), MemoryBudgetError, 'no plan: stats() says so, typed')
+    await t.rejects(engine.infer(feeds), MemoryBudgetError, 'no plan: infer() says so, typed')
+    renameSync(`${own}.away`, own)
+    await engine.setMemoryBudget(report.minimumBudget)
+    t.equal(engine.stats().memoryBudget, report.minimumBudget)
+    checkOutputs(t, await engine.infer(feeds), before, true, 'a budget change with the file back plans afresh')
   })
 })
 
