@@ -9,13 +9,34 @@ import type { Graph, ValueInfo } from '../../lib/model/ir.js'
 import { parseOnnx } from '../../lib/model/onnx-import.js'
 import { foldNative } from '../../lib/runtime/fold-native.js'
 import { compareTensors } from './compare.js'
-import type { ModelSpec } from './make-model.js'
+import { makeModel, type ModelSpec } from './make-model.js'
 import { runOrt } from './ort.js'
 
 /** An initializer maker drawing uniform values in [-scale, scale) from one seeded stream. */
 export function seededWeights(seed: number): (name: string, dims: number[], scale?: number) => NonNullable<ModelSpec['initializers']>[number] {
   const rand = seededRandom(seed)
   return (name, dims, scale = 0.3) => ({ name, dims, floats: Array.from({ length: dims.reduce((a, b) => a * b, 1) }, () => (rand() * 2 - 1) * scale) })
+}
+
+/**
+ * x [1, 512] -> MatMul 512 x hidden -> Relu -> MatMul hidden x 512 -> Relu -> 4 x MatMul 512 x 512: two
+ * large weights and four of 1 MiB, whose plans under a budget differ visibly. Weights from `weights`
+ * (scales 0.05, `scale2`, 0.05).
+ */
+export function mlpModel(weights: ReturnType<typeof seededWeights>, hidden: number, scale2: number): Uint8Array {
+  const small = [0, 1, 2, 3]
+  return makeModel({
+    inputs: [{ name: 'x', dtype: 'float32', dims: [1, 512] }],
+    outputs: [{ name: 'y', dtype: 'float32' }],
+    initializers: [weights('w1', [512, hidden], 0.05), weights('w2', [hidden, 512], scale2), ...small.map((i) => weights(`s${i}`, [512, 512], 0.05))],
+    nodes: [
+      { op: 'MatMul', inputs: ['x', 'w1'], outputs: ['h1'] },
+      { op: 'Relu', inputs: ['h1'], outputs: ['a1'] },
+      { op: 'MatMul', inputs: ['a1', 'w2'], outputs: ['h2'] },
+      { op: 'Relu', inputs: ['h2'], outputs: ['a2'] },
+      ...small.map((i) => ({ op: 'MatMul', inputs: [i === 0 ? 'a2' : `m${i - 1}`, `s${i}`], outputs: [i === 3 ? 'y' : `m${i}`] })),
+    ],
+  })
 }
 
 /** A 2-D Conv node `conv_<y>` with a k x k kernel, symmetric padding k / 2 unless given. */

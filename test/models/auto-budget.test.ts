@@ -7,9 +7,7 @@
 // cgroup's usage would be, so every budget is exact. Also: the option's errors and `flexpipe run
 // --budget auto`. The same on a real cgroup: auto-budget-cgroup.test.ts.
 import { execFileSync } from 'node:child_process'
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs'
-import { tmpdir } from 'node:os'
-import { dirname, join } from 'node:path'
+import { join } from 'node:path'
 import t, { type Test } from 'tap'
 import { ArgumentError, OptionError } from '../../lib/errors.js'
 import { BudgetedEngine, open, type BudgetStats } from '../../lib/index.js'
@@ -17,6 +15,7 @@ import { autoBudgetConstants, bandBytes, headroomBytes, type AutoBudgetConstants
 import type { AutoBudgetChange } from '../../lib/runtime/budget-follower.js'
 import { checkOptionNames } from '../../lib/validate.js'
 import { mlpPackage, type MlpPackage } from '../helpers/auto-budget.js'
+import { fakeCgroupV2 } from '../helpers/fake-cgroupfs.js'
 import { checkOutputs, threads } from '../helpers/budget.js'
 import { repoRoot } from '../helpers/data.js'
 
@@ -27,16 +26,8 @@ const base = 8 * GiB
 
 /** A fake cgroup v2 machine (1 TiB of RAM) with the process in /app; removed when `t` ends. */
 function fakeMachine(t: Test) {
-  const root = mkdtempSync(join(tmpdir(), 'flexpipe-cgroupfs-'))
-  t.teardown(() => rmSync(root, { recursive: true, force: true }))
-  const put = (path: string, text: string): void => {
-    mkdirSync(dirname(join(root, path)), { recursive: true })
-    writeFileSync(join(root, path), text)
-  }
-  put('proc/self/cgroup', '0::/app\n')
-  put('proc/self/mountinfo', '30 22 0:26 / /sys/fs/cgroup rw - cgroup2 cgroup2 rw\n')
+  const { root, put } = fakeCgroupV2(t)
   put('proc/meminfo', `MemTotal: ${2 ** 30} kB\nMemAvailable: ${2 ** 29} kB\n`)
-  put('sys/fs/cgroup/cgroup.controllers', 'memory\n')
   put('sys/fs/cgroup/app/memory.pressure', 'some avg10=0.00 avg60=0.00 avg300=0.00 total=0\n')
   return {
     root,

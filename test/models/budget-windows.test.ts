@@ -10,37 +10,20 @@ import { planForBudget, narrowerWindowGain, unavoidableReads, type BudgetModel, 
 import { opTimes, planSchedule, planTimes } from '../../lib/plan/budget/plan-times.js'
 import { tempDir } from '../helpers/budget.js'
 import { compareTensors } from '../helpers/compare.js'
-import { seededInput, seededWeights } from '../helpers/conv-graph.js'
-import { makeModel } from '../helpers/make-model.js'
+import { mlpModel, seededInput, seededWeights } from '../helpers/conv-graph.js'
 import { runOrt } from '../helpers/ort.js'
 import { writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 
 const weights = seededWeights(57)
 
-/** x [1, 512] -> MatMul 512x8192 (16 MB) -> Relu -> MatMul 8192x512 (16 MB) -> Relu -> 4 x MatMul 512x512 (1 MB each). */
-function mlp(): Uint8Array {
-  const small = [0, 1, 2, 3]
-  return makeModel({
-    inputs: [{ name: 'x', dtype: 'float32', dims: [1, 512] }],
-    outputs: [{ name: 'y', dtype: 'float32' }],
-    initializers: [weights('w1', [512, 8192], 0.05), weights('w2', [8192, 512], 0.02), ...small.map((i) => weights(`s${i}`, [512, 512], 0.05))],
-    nodes: [
-      { op: 'MatMul', inputs: ['x', 'w1'], outputs: ['h1'] },
-      { op: 'Relu', inputs: ['h1'], outputs: ['a1'] },
-      { op: 'MatMul', inputs: ['a1', 'w2'], outputs: ['h2'] },
-      { op: 'Relu', inputs: ['h2'], outputs: ['a2'] },
-      ...small.map((i) => ({ op: 'MatMul', inputs: [i === 0 ? 'a2' : `m${i - 1}`, `s${i}`], outputs: [i === 3 ? 'y' : `m${i}`] })),
-    ],
-  })
-}
 
 const reads = (p: BudgetPlan): number => planSchedule(p.build, p.plan).loads.reduce((n, l) => n + (l.bytes ?? 0), 0)
 
 t.test('a weight most of the budget is cut finer when pinning the rest is clearly faster', async (t) => {
   const dir = tempDir(t)
   const model = join(dir, 'mlp.onnx')
-  writeFileSync(model, mlp())
+  writeFileSync(model, mlpModel(weights, 8192, 0.02))
   const pkg = join(dir, 'mlp.fpk')
   await prepare(model, pkg, { threads: 2 })
   const feeds = { x: seededInput([1, 512], 9) }
@@ -71,7 +54,7 @@ t.test('a weight most of the budget is cut finer when pinning the rest is clearl
 t.test('unavoidableReads bounds every plan\'s reads from below, and is 0 once the region holds every weight', async (t) => {
   const dir = tempDir(t)
   const model = join(dir, 'mlp.onnx')
-  writeFileSync(model, mlp())
+  writeFileSync(model, mlpModel(weights, 8192, 0.02))
   const pkg = join(dir, 'mlp.fpk')
   const report = await prepare(model, pkg, { threads: 2 })
   const engine = await openPackage(pkg, { threads: 2 })

@@ -3,26 +3,16 @@
 // cgroup v2 tree, a fake clock and a re-plan callback. A re-plan that fails keeps the budget and says
 // why; the next one that succeeds clears it and is reported; a limit that becomes infeasible while the
 // engine is already at its minimum is reported without a re-plan.
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs'
-import { tmpdir } from 'node:os'
-import { dirname, join } from 'node:path'
 import t from 'tap'
 import { headroomBytes, type EngineFigures } from '../../lib/plan/budget/auto-budget.js'
 import { BudgetFollower, type AutoBudgetChange } from '../../lib/runtime/budget-follower.js'
 import { MemoryLimitReader } from '../../lib/runtime/memory-limit.js'
+import { fakeCgroupV2 } from '../helpers/fake-cgroupfs.js'
 
 const MiB = 2 ** 20
 
 t.test('a failed re-plan keeps the budget and its reason; the next one clears it; infeasible is reported at the minimum', async (t) => {
-  const root = mkdtempSync(join(tmpdir(), 'flexpipe-cgroupfs-'))
-  t.teardown(() => rmSync(root, { recursive: true, force: true }))
-  const put = (path: string, text: string): void => {
-    mkdirSync(dirname(join(root, path)), { recursive: true })
-    writeFileSync(join(root, path), text)
-  }
-  put('proc/self/cgroup', '0::/app\n')
-  put('proc/self/mountinfo', '30 22 0:26 / /sys/fs/cgroup rw - cgroup2 cgroup2 rw\n')
-  put('sys/fs/cgroup/cgroup.controllers', 'memory\n')
+  const { root, put } = fakeCgroupV2(t)
   put('sys/fs/cgroup/app/memory.max', `${1024 * MiB}\n`)
   put('sys/fs/cgroup/app/memory.current', `${100 * MiB}\n`)
 
