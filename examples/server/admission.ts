@@ -118,8 +118,7 @@ export class AdmissionQueue {
 
   /** Seconds a client refused now should wait: the queue ahead of it at the recent median service time. */
   retryAfterSeconds(): number {
-    const ms = median(this.recentServiceMs) ?? 100
-    return Math.max(1, Math.ceil(((this.waiting.length + this.running) * ms) / this.concurrency / 1000))
+    return retryAfterSeconds(this.waiting.length + this.running, this.concurrency, median(this.recentServiceMs) ?? 100)
   }
 
   /** Refuses new work from now on; what was admitted still runs. */
@@ -165,6 +164,11 @@ export class AdmissionQueue {
     this.recentServiceMs.push(ms)
     if (this.recentServiceMs.length > 64) this.recentServiceMs.shift()
   }
+}
+
+/** Whole seconds (at least 1) until `ahead` requests have run, `concurrency` at a time, `serviceMs` each. */
+export function retryAfterSeconds(ahead: number, concurrency: number, serviceMs: number): number {
+  return Math.max(1, Math.ceil((ahead * serviceMs) / concurrency / 1000))
 }
 
 function median(xs: readonly number[]): number | undefined {
