@@ -2,6 +2,7 @@
 // A small SVG line chart (linear axes or a logarithmic x axis, "nice" 1-2-5 ticks, legend): a polyline
 // per curve and a marker per point, enough for the latency-memory plots of the memory benchmark and the
 // accuracy-memory plots of the elastic one; `panels` sets several charts side by side.
+import { escapeXml } from '../../lib/plan/draw/svg-text.js'
 
 export type Marker = 'circle' | 'square' | 'triangle' | 'diamond' | 'cross'
 
@@ -30,7 +31,6 @@ export interface PlotSpec {
   readonly height?: number
 }
 
-const esc = (s: string) => s.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;').replace(/"/g, '&quot;')
 const fmt = (v: number) => String(Number(v.toPrecision(6)))
 
 /** Tick values covering [lo, hi] at a 1, 2 or 5 x 10^k step, about `count` of them. */
@@ -96,7 +96,7 @@ export function lineChart(spec: PlotSpec): string {
   const out: string[] = []
   out.push(`<svg xmlns="http://www.w3.org/2000/svg" width="${width}" height="${height}" viewBox="0 0 ${width} ${height}" font-family="sans-serif" font-size="12">`)
   out.push(`<rect width="${width}" height="${height}" fill="white"/>`)
-  out.push(`<text x="${m.left + pw / 2}" y="22" text-anchor="middle" font-size="14" font-weight="bold">${esc(spec.title)}</text>`)
+  out.push(`<text x="${m.left + pw / 2}" y="22" text-anchor="middle" font-size="14" font-weight="bold">${escapeXml(spec.title)}</text>`)
   for (const v of log?.ticks ?? niceTicks(x0, x1)) {
     const x = fmt(sx(v))
     out.push(`<line x1="${x}" y1="${m.top}" x2="${x}" y2="${m.top + ph}" stroke="#e5e5e5"/>`)
@@ -108,8 +108,8 @@ export function lineChart(spec: PlotSpec): string {
     out.push(`<text x="${m.left - 8}" y="${y}" text-anchor="end" dominant-baseline="middle">${fmt(v)}</text>`)
   }
   out.push(`<rect x="${m.left}" y="${m.top}" width="${pw}" height="${ph}" fill="none" stroke="black"/>`)
-  out.push(`<text x="${m.left + pw / 2}" y="${height - 12}" text-anchor="middle">${esc(spec.xLabel)}</text>`)
-  out.push(`<text transform="translate(18 ${m.top + ph / 2}) rotate(-90)" text-anchor="middle">${esc(spec.yLabel)}</text>`)
+  out.push(`<text x="${m.left + pw / 2}" y="${height - 12}" text-anchor="middle">${escapeXml(spec.xLabel)}</text>`)
+  out.push(`<text transform="translate(18 ${m.top + ph / 2}) rotate(-90)" text-anchor="middle">${escapeXml(spec.yLabel)}</text>`)
   for (const s of spec.series) {
     const pts = s.line ? [...s.points].sort((a, b) => a[0] - b[0]) : s.points
     if (s.line && pts.length > 1) {
@@ -123,7 +123,7 @@ export function lineChart(spec: PlotSpec): string {
     const y = m.top + 10 + i * 20
     if (s.line) out.push(`<line x1="${x}" y1="${y}" x2="${x + 24}" y2="${y}" stroke="${s.color}" stroke-width="2"${s.dashed ? ' stroke-dasharray="6 4"' : ''}/>`)
     out.push(markerSvg(s.marker, x + 12, y, s.color, s.hollow))
-    out.push(`<text x="${x + 32}" y="${y}" dominant-baseline="middle">${esc(s.label)}</text>`)
+    out.push(`<text x="${x + 32}" y="${y}" dominant-baseline="middle">${escapeXml(s.label)}</text>`)
   })
   out.push('</svg>')
   return `${out.join('\n')}\n`

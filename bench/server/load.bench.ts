@@ -68,12 +68,6 @@ async function stopServer(s: Server): Promise<number | null> {
   return s.exited
 }
 
-function vm(pid: number): { rss: number; hwm: number } {
-  const status = readFileSync(`/proc/${pid}/status`, 'latin1')
-  const kb = (f: string) => Number(new RegExp(`^${f}:\\s+(\\d+) kB`, 'm').exec(status)?.[1] ?? 0) * 1024
-  return { rss: kb('VmRSS'), hwm: kb('VmHWM') }
-}
-
 async function metrics(url: string): Promise<Map<string, number>> {
   return parseMetrics(await (await fetch(`${url}/metrics`)).text())
 }
@@ -185,11 +179,17 @@ async function main(): Promise<void> {
       ['onnxruntime', 'onnxruntime', 'onnxruntime', mnv2.path, [], undefined],
     ] as const) {
       const s = await startServer(engine, model, [...extra, '--queue', '64', '--timeout-ms', '30000'])
-      const pid = s.child.pid!
       const before = (await metrics(s.url)).get('flexpipe_rss_before_models_bytes')!
       const sample = async (requests: number) => {
         const m = await metrics(s.url)
-        return { requests, ...vm(pid), heapTotal: m.get('nodejs_heap_size_total_bytes')!, external: m.get('nodejs_external_memory_bytes')! }
+        // the server's own VmRSS and VmHWM (examples/server/metrics.ts reads /proc/self/status)
+        return {
+          requests,
+          rss: m.get('process_resident_memory_bytes')!,
+          hwm: m.get('process_resident_memory_peak_bytes')!,
+          heapTotal: m.get('nodejs_heap_size_total_bytes')!,
+          external: m.get('nodejs_external_memory_bytes')!,
+        }
       }
       const points = [await sample(0)]
       for (let done = 0; done < rssRequests; ) {
