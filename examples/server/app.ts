@@ -116,6 +116,10 @@ export function buildServer(options: ServerOptions): InferenceServer {
       const s = served.get(req.params.model)
       if (s === undefined) return reply.code(404).send(errorBody('ERR_NO_MODEL', `no model ${JSON.stringify(req.params.model)}; GET /v1/models lists them`))
       const count = (status: number) => s.metrics.countResponse(status)
+      const fail = (status: number, code: string, message: string) => {
+        count(status)
+        return reply.code(status).send(errorBody(code, message))
+      }
       let feeds
       try {
         const type = req.headers['content-type'] ?? ''
@@ -125,8 +129,7 @@ export function buildServer(options: ServerOptions): InferenceServer {
           : decodeJson(s.backend.inputs, req.body)
       } catch (err) {
         if (!(err instanceof BadRequest)) throw err
-        count(400)
-        return reply.code(400).send(errorBody(err.code, err.message))
+        return fail(400, err.code, err.message)
       }
       const asked = Number(req.headers['x-timeout-ms'])
       const timeoutMs = Number.isFinite(asked) && asked > 0 ? Math.min(asked, options.timeoutMs) : options.timeoutMs
@@ -147,8 +150,7 @@ export function buildServer(options: ServerOptions): InferenceServer {
       try {
         const r = await Promise.race([admission.result, expired])
         if (r === 'expired') {
-          count(504)
-          return reply.code(504).send(errorBody('ERR_DEADLINE', `no result within ${timeoutMs} ms`))
+          return fail(504, 'ERR_DEADLINE', `no result within ${timeoutMs} ms`)
         }
         s.metrics.inferenceSeconds.add(r.timing.serviceMs / 1000)
         s.metrics.requestSeconds.add((performance.now() - arrived) / 1000)
@@ -156,22 +158,18 @@ export function buildServer(options: ServerOptions): InferenceServer {
         return { model: req.params.model, outputs: encodeOutputs(r.value), timing: { queueMs: r.timing.queueMs, inferMs: r.timing.serviceMs } }
       } catch (err) {
         if (err instanceof Cancelled) {
-          count(499)
-          return reply.code(499).send(errorBody('ERR_CANCELLED', err.message))
+          return fail(499, 'ERR_CANCELLED', err.message)
         }
         if (err instanceof DeadlineExceeded) {
-          count(504)
-          return reply.code(504).send(errorBody('ERR_DEADLINE', err.message))
+          return fail(504, 'ERR_DEADLINE', err.message)
         }
         // the engines check feeds against the model too (symbolic dims that must agree, values)
         if (err instanceof InputError || err instanceof ShapeError) {
-          count(400)
-          return reply.code(400).send(errorBody(err.code, err.message))
+          return fail(400, err.code, err.message)
         }
-        count(500)
         req.log.error(err)
         const e = err as { code?: unknown; message?: unknown }
-        return reply.code(500).send(errorBody(typeof e.code === 'string' ? e.code : 'ERR_INTERNAL', String(e.message ?? err)))
+        return fail(500, typeof e.code === 'string' ? e.code : 'ERR_INTERNAL', String(e.message ?? err))
       } finally {
         clearTimeout(timer)
       }
