@@ -9,7 +9,7 @@ import { ArgumentError, OptionError } from './errors.js'
 export type ModelKind = 'onnx' | 'budget' | 'elastic'
 
 const optionNames: Record<ModelKind, readonly string[]> = {
-  onnx: ['threads', 'io', 'maxPlans'],
+  onnx: ['threads', 'io', 'maxPlans', 'dims', 'buckets'],
   budget: ['threads', 'io', 'memoryBudget', 'onAutoBudget', 'direct', 'ioBandwidth', 'preload', 'pin', 'staticPlan', 'verify', 'readGeometry'],
   elastic: ['threads', 'io', 'targetLatencyMs', 'preloadBytes', 'preloadBits', 'direct', 'bandwidth', 'seq', 'planner', 'plannerBits', 'deviceProfile', 'adaptive', 'openCalibrationRuns'],
 }

@@ -5,6 +5,7 @@
 import { ModelFormatError, UnsupportedOperatorError, ValueNeededError } from '../errors.js'
 import { allConcrete } from './dims.js'
 import type { Graph, Node, TensorData, ValueInfo } from './ir.js'
+import { valueBytes } from './ir.js'
 import type { KernelCall, OpDef, OpResult } from './ops/op-def.js'
 import { opDef } from './ops/registry.js'
 import { constantInfo, hostTensor } from './values.js'
@@ -32,6 +33,17 @@ export interface InferOptions {
    * executor's 'flexpipe' nodes), by `domain.opType`. Imported ONNX graphs never get these.
    */
   readonly internalOps?: ReadonlyMap<string, OpDef>
+  /**
+   * Nodes that depend on the inputs' shapes fold (run at plan time) only when their outputs take at most
+   * this many bytes; larger ones stay steps. Shape buckets set it, so that what must be recomputed for
+   * each new shape of a bucket stays small (lib/runtime/bucket-plans.ts). Default: no limit.
+   */
+  readonly maxFoldBytes?: number
+  /**
+   * Nodes that depend on the inputs' shapes fold only when named here (the ones a bucket's ceiling pass
+   * folded: InferredGraph.foldedNodes), so that every pass of a bucket folds the same nodes.
+   */
+  readonly foldNodes?: ReadonlySet<string>
 }
 
 export interface InferredGraph {
@@ -39,6 +51,8 @@ export interface InferredGraph {
   readonly steps: readonly Step[]
   /** Values that depend only on initializers (the same in every pass). */
   readonly staticValues: ReadonlySet<string>
+  /** Nodes that depend on the inputs' shapes and were folded by running their kernel at plan time. */
+  readonly foldedNodes: ReadonlySet<string>
 }
 
 function nodeInputs(node: Node, values: ReadonlyMap<string, ValueInfo>): Array<ValueInfo | undefined> {
@@ -72,6 +86,7 @@ export function inferGraph(graph: Graph, inputs: ReadonlyMap<string, ValueInfo>,
     }
   }
   const steps: Step[] = []
+  const foldedNodes = new Set<string>()
   for (const node of graph.nodes) {
     const def = node.domain === '' ? opDef(node.opType) : options.internalOps?.get(`${node.domain}.${node.opType}`)
     if (def === undefined) {
@@ -100,8 +115,9 @@ export function inferGraph(graph: Graph, inputs: ReadonlyMap<string, ValueInfo>,
         if (host !== undefined && allConcrete(result.outputs[0]!.dims)) {
           outs = [constantInfo({ dtype: host.dtype, dims: result.outputs[0]!.dims as number[], data: host.data })]
         }
-      } else if (options.fold !== undefined) {
+      } else if (options.fold !== undefined && (isStatic || mayFold(node, result, options))) {
         outs = foldNatively(node, result, ins, options.fold)
+        if (outs !== undefined && !isStatic) foldedNodes.add(node.name)
       }
       if (outs !== undefined && isStatic) options.foldCache?.set(node.name, outs)
     }
@@ -117,7 +133,20 @@ export function inferGraph(graph: Graph, inputs: ReadonlyMap<string, ValueInfo>,
       if (name !== '' && outs![i] !== undefined) values.set(name, outs![i]!)
     })
   }
-  return { values, steps, staticValues }
+  return { values, steps, staticValues, foldedNodes }
+}
+
+/** Whether a node that depends on the inputs' shapes may fold (maxFoldBytes, foldNodes). */
+function mayFold(node: Node, r: OpResult, options: InferOptions): boolean {
+  if (options.foldNodes !== undefined && !options.foldNodes.has(node.name)) return false
+  return options.maxFoldBytes === undefined || outputBytes(r) <= options.maxFoldBytes
+}
+
+/** Bytes of an op's outputs (Infinity while any dim is symbolic). */
+function outputBytes(r: OpResult): number {
+  let n = 0
+  for (const o of r.outputs) n += allConcrete(o.dims) ? valueBytes(o) : Infinity
+  return n
 }
 
 function buildKernel(node: Node, r: OpResult): KernelCall {

@@ -23,7 +23,18 @@ export interface BuiltProgram extends ProgramIo {
   readonly activationBytes: number
   /** The activation region's buffers (region 1), with the ops that take them. */
   readonly buffers: readonly PlannedBuffer[]
+  /** What each tensor slot holds, in slot order (a shape template reads the dims of each from its shape function). */
+  readonly slotOrigins: readonly SlotOrigin[]
 }
+
+/** What a tensor slot of a program holds. */
+export type SlotOrigin =
+  /** A named value of the graph (input, activation, output or constant). */
+  | { readonly kind: 'value'; readonly name: string }
+  /** An unnamed output of a node. */
+  | { readonly kind: 'step-output'; readonly node: string; readonly index: number }
+  /** An op's scratch bytes, or a constant transformed for a kernel. */
+  | { readonly kind: 'workspace' | 'prepack' }
 
 export interface PlacedConstant {
   readonly offset: number
@@ -35,6 +46,7 @@ export interface PlacedConstant {
 export type ConstantSlot = (name: string, value: ValueInfo, prepack?: Prepack) => PlacedConstant
 
 interface Slot {
+  origin: SlotOrigin
   region: number // 0 persistent, 1 activations, 2 + k the run's output buffer k (outputs-in-place.ts)
   offset: number
   dtype: DType
@@ -71,13 +83,23 @@ function isConstant(v: ValueInfo): boolean {
   return v.tensor !== undefined || hostTensor(v) !== undefined
 }
 
+export interface BuildOptions {
+  /** Outputs one op computes whole are written into the run's output buffers (see buildProgram). */
+  readonly outputsInPlace?: boolean
+  /**
+   * Concat inputs written straight into their block of the output (default true). A shape template turns
+   * it off: a block's byte offset inside the output depends on the shape.
+   */
+  readonly concatsInPlace?: boolean
+}
+
 /**
  * Builds the program for one concrete input signature. With `outputsInPlace`, the outputs one op
  * computes whole are written straight into the run's output buffers (lib/plan/memory/outputs-in-place.ts;
  * the run must then pass a buffer for every tensor output, in order); else every output is copied out
  * (runs of op ranges that pass the outputs only to the last one).
  */
-export function buildProgram(graph: Graph, inferred: InferredGraph, constantSlot: ConstantSlot, options: { outputsInPlace?: boolean } = {}): BuiltProgram {
+export function buildProgram(graph: Graph, inferred: InferredGraph, constantSlot: ConstantSlot, options: BuildOptions = {}): BuiltProgram {
   const st = new ProgramState()
   const valueOf = (name: string): ValueInfo => inferred.values.get(name)!
   const slotFor = (name: string, step: number): number => {
@@ -90,13 +112,13 @@ export function buildProgram(graph: Graph, inferred: InferredGraph, constantSlot
     }
     if (isConstant(v)) {
       const c = constantSlot(name, v)
-      const id = st.addSlot({ region: 0, offset: c.offset, dtype: c.dtype, dims: c.dims.slice(), buffer: -1 })
+      const id = st.addSlot({ origin: { kind: 'value', name }, region: 0, offset: c.offset, dtype: c.dtype, dims: c.dims.slice(), buffer: -1 })
       st.slotOf.set(name, id)
       return id
     }
     const host = hostOutputs.get(name)
     if (host !== undefined) {
-      const id = st.addSlot({ region: 2 + host, offset: 0, dtype: v.dtype, dims: v.dims as number[], buffer: -1 })
+      const id = st.addSlot({ origin: { kind: 'value', name }, region: 2 + host, offset: 0, dtype: v.dtype, dims: v.dims as number[], buffer: -1 })
       st.slotOf.set(name, id)
       return id
     }
@@ -106,11 +128,11 @@ export function buildProgram(graph: Graph, inferred: InferredGraph, constantSlot
     const buffer = st.rootBuffer.get(root) ?? st.newBuffer(valueBytes(valueOf(root)), step, 'activation', root)
     st.rootBuffer.set(root, buffer)
     st.touch(buffer, step)
-    const id = st.addSlot({ region: 1, offset: 0, dtype: v.dtype, dims: v.dims as number[], buffer, byteOffset: block?.byteOffset ?? 0 })
+    const id = st.addSlot({ origin: { kind: 'value', name }, region: 1, offset: 0, dtype: v.dtype, dims: v.dims as number[], buffer, byteOffset: block?.byteOffset ?? 0 })
     st.slotOf.set(name, id)
     return id
   }
-  const inPlace = concatsInPlace(graph, inferred, (v) => !isConstant(v))
+  const inPlace = options.concatsInPlace === false ? { blocks: new Map<string, { output: string; byteOffset: number }>(), steps: new Set<number>() } : concatsInPlace(graph, inferred, (v) => !isConstant(v))
   const read = new Set<string>()
   for (const step of inferred.steps) {
     if (step.aliasOf !== undefined) read.add(step.node.inputs[step.aliasOf]!)
@@ -145,7 +167,7 @@ export function buildProgram(graph: Graph, inferred: InferredGraph, constantSlot
   const mem = planMemory(st.buffers as BufferRequest[])
   for (const s of st.slots) if (s.buffer >= 0) s.offset = mem.offsets[s.buffer]! + (s.byteOffset ?? 0)
   const buffers = st.buffers.map((b, i): PlannedBuffer => ({ kind: b.kind, name: b.name, region: 1, offset: mem.offsets[i]!, bytes: b.bytes, ...opsOfSteps(b.first, b.last, firstOp) }))
-  return { program: encodeProgram(st.slots, words, opNodes.length), activationBytes: mem.size, buffers, inputs, outputs, opNodes, opKinds }
+  return { program: encodeProgram(st.slots, words, opNodes.length), activationBytes: mem.size, buffers, inputs, outputs, opNodes, opKinds, slotOrigins: st.slots.map((s) => s.origin) }
 
   function encodeStep(step: Step, k: number): void {
     if (step.aliasOf !== undefined) {
@@ -170,7 +192,7 @@ export function buildProgram(graph: Graph, inferred: InferredGraph, constantSlot
       const prepack = call.prepack?.find((p) => p.input === j)
       if (prepack === undefined) return slotFor(name, k)
       const c = constantSlot(name, valueOf(name), prepack)
-      return st.addSlot({ region: 0, offset: c.offset, dtype: c.dtype, dims: c.dims.slice(), buffer: -1 })
+      return st.addSlot({ origin: { kind: 'prepack' }, region: 0, offset: c.offset, dtype: c.dtype, dims: c.dims.slice(), buffer: -1 })
     })
     const nOut = call.outputs ?? step.outputs.length
     const outs: number[] = []
@@ -178,10 +200,10 @@ export function buildProgram(graph: Graph, inferred: InferredGraph, constantSlot
       const name = step.node.outputs[i] ?? ''
       const v = step.outputs[i]!
       if (name !== '') outs.push(slotFor(name, k))
-      else outs.push(st.addSlot({ region: 1, offset: 0, dtype: v.dtype, dims: v.dims as number[], buffer: st.newBuffer(valueBytes(v), k, 'intermediate', `${step.node.name}:out${i}`) }))
+      else outs.push(st.addSlot({ origin: { kind: 'step-output', node: step.node.name, index: i }, region: 1, offset: 0, dtype: v.dtype, dims: v.dims as number[], buffer: st.newBuffer(valueBytes(v), k, 'intermediate', `${step.node.name}:out${i}`) }))
     }
     if (call.workspace !== undefined && call.workspace > 0) {
-      outs.push(st.addSlot({ region: 1, offset: 0, dtype: 'uint8', dims: [call.workspace], buffer: st.newBuffer(call.workspace, k, 'intermediate', `workspace@${step.node.name}`) }))
+      outs.push(st.addSlot({ origin: { kind: 'workspace' }, region: 1, offset: 0, dtype: 'uint8', dims: [call.workspace], buffer: st.newBuffer(call.workspace, k, 'intermediate', `workspace@${step.node.name}`) }))
     }
     words.push(code, ins.length, outs.length, call.ints.length, call.floats.length, ...ins, ...outs, ...call.ints, ...call.floats)
     opNodes.push(step.node.name)

@@ -1,11 +1,13 @@
 // SPDX-License-Identifier: Apache-2.0
-// Engine: an ONNX model with every weight in memory. Its planner runs once per concrete input signature
-// (shape inference, constant placement, memory plan, program) and emits an ExecutionPlan whose resident
-// writes are the constants that signature adds; the plans of recent signatures stay applied.
+// Engine: an ONNX model with every weight in memory. Its planner (shape inference, constant placement,
+// memory plan, program) runs once per shape bucket, at the bucket's ceiling (bucket-plans.ts: every
+// shape in the bucket then runs that plan through its template), and once per input signature where a
+// bucket has no template or input contents shape the plan. Each emits an ExecutionPlan whose resident
+// writes are the constants it adds; the plans stay applied.
 //
-//   arena  [constants of every signature so far | activations of the largest plan]
+//   arena  [constants of every plan so far | activations of the largest plan]
 import { resolve } from 'node:path'
-import { ValueNeededError } from '../errors.js'
+import { OptionError, ValueNeededError } from '../errors.js'
 import { alignUp } from '../align.js'
 import { constantHost, prepackKey } from '../model/constant-data.js'
 import { fuseGraph, symbolicShapes } from '../model/fuse-graph.js'
@@ -25,6 +27,8 @@ import { ConstantStore } from './constant-store.js'
 import { EngineBase, opTimings, type Computed, type EngineStats } from './engine-base.js'
 import type { AppliedPlan } from './executor.js'
 import { foldNative } from './fold-native.js'
+import { BucketPlans, type BucketHost, type BucketStats, type RunnablePlan } from './bucket-plans.js'
+import { checkDimRanges } from './dim-ranges.js'
 import { outputArrays } from './output-arrays.js'
 import { prepackShape } from './prepack.js'
 import { binding } from '../native/binding.js'
@@ -36,20 +40,26 @@ export interface OpenOptions {
   readonly io?: 'auto' | 'uring' | 'pread'
   /** Input signatures whose plans are kept (least recently used are dropped). Default 16. */
   readonly maxPlans?: number
+  /**
+   * The values each symbolic input dim may take, inclusive: `{ seq_len: [1, 128] }`. Every shape bucket of
+   * the declared dims is planned at open, so the arena never grows; a value outside its range is a
+   * ShapeError. Undeclared symbolic dims are bucketed by powers of two as they come.
+   */
+  readonly dims?: Readonly<Record<string, readonly [number, number]>>
+  /** Bucket ceilings per declared dim, increasing, the last its max (default: powers of two, then the max). */
+  readonly buckets?: Readonly<Record<string, readonly number[]>>
 }
 
 export interface OnnxEngineStats extends EngineStats {
   readonly persistentBytes: number
   readonly activationBytes: number
+  /** Plans made: one per shape bucket, and one per shape planned on its own. */
   readonly plans: number
+  /** Shape buckets planned, how many run through a template, and the shape programs kept. */
+  readonly buckets: BucketStats
 }
 
-interface CachedPlan {
-  applied: AppliedPlan
-  readonly built: BuiltProgram
-  /** For each of the plan's inputs, the position of its graph input among infer()'s tensors. */
-  readonly inputIndex: readonly number[]
-}
+type CachedPlan = RunnablePlan
 
 /** Whether the tensors have the dims of `dims`, tensor by tensor. */
 function haveDims(tensors: readonly Tensor[], dims: ReadonlyArray<readonly number[]>): boolean {
@@ -57,6 +67,18 @@ function haveDims(tensors: readonly Tensor[], dims: ReadonlyArray<readonly numbe
 }
 
 const activationAlignment = 4096
+
+/**
+ * In a shape bucket's passes, values computed from the input shapes fold to constants only up to this
+ * size (position ids, masks of a few KB); larger ones run as ops, so that a new shape's constants are cheap.
+ */
+const shapeConstantBytes = 16 * 1024
+
+/**
+ * Programs of bucket shapes kept (least recently used dropped): every length of 1..128 fits. A program
+ * is its descriptor, about 80 KB for BERT-base.
+ */
+const shapePrograms = 160
 
 /** Initializers of at least this many bytes are detached from the mapped model file after the first plan. */
 const detachBytes = 64 * 1024
@@ -80,6 +102,8 @@ export class Engine extends EngineBase {
   private activationBytes = 0
   /** Graph inputs whose contents shape the plan (shape, pads, scales fed as inputs): part of the plan key. */
   private readonly valueInputs = new Set<string>()
+
+  private buckets: BucketPlans | undefined
 
   private constructor(
     private graph: Graph,
@@ -116,7 +140,40 @@ export class Engine extends EngineBase {
     const outputs = graph.outputs.map((d) => ({ name: d.name, dtype: symbolic?.values.get(d.name)?.dtype ?? d.dtype, dims: symbolic?.values.get(d.name)?.dims ?? d.dims }))
     const engine = new Engine(graph, file, maxPlans, outputs, common)
     for (const [k, v] of foldCache) engine.foldCache.set(k, v)
+    const ranges = checkDimRanges(o.dims, o.buckets, graph)
+    if (symbolic !== undefined && graph.inputs.some((d) => d.dims?.some((x) => typeof x === 'string'))) {
+      engine.buckets = new BucketPlans(engine.bucketHost(), symbolic, ranges, Math.max(shapePrograms, maxPlans))
+      try {
+        await engine.buckets.planDeclared()
+      } catch (err) {
+        await engine.close()
+        throw err
+      }
+    } else if (ranges.size > 0) {
+      throw new OptionError(['dims'], `dims: ${path} has no symbolic input dims to declare (its inputs are ${graph.inputs.map((d) => `${d.name} [${d.dims?.join(', ')}]`).join(', ')})`)
+    }
     return engine
+  }
+
+  /** What the shape buckets use of the engine. */
+  private bucketHost(): BucketHost {
+    const engine = this
+    return {
+      get graph(): Graph {
+        return engine.graph
+      },
+      fold: foldNative,
+      foldCache: this.foldCache,
+      inferAt: (dims, foldNodes) =>
+        inferGraph(this.graph, new Map(this.graph.inputs.map((d, i) => [d.name, { dtype: d.dtype, dims: dims[i]!.slice() }])), { concrete: true, fold: foldNative, foldCache: this.foldCache, ...(foldNodes === undefined ? { maxFoldBytes: shapeConstantBytes } : { foldNodes }) }),
+      applyPlan: async (inferred, signature, concats) => {
+        const r = await this.applyPlan(inferred, signature, concats)
+        this.detachFromMapping()
+        return r
+      },
+      executor: () => this.executor('infer'),
+      placedConstant: (inferred, name, v, p) => this.constants.get(this.constantKey(inferred, name, v, '', p)) ?? { offset: -1, dtype: v.dtype, dims: v.dims as number[] },
+    }
   }
 
   /**
@@ -137,7 +194,8 @@ export class Engine extends EngineBase {
   }
 
   stats(): OnnxEngineStats {
-    return { ...this.sessionStats(), persistentBytes: this.constants.bytes, activationBytes: this.activationBytes, plans: this.plans.size }
+    const buckets = this.buckets?.stats() ?? { buckets: 0, templated: 0, shapePrograms: 0 }
+    return { ...this.sessionStats(), persistentBytes: this.constants.bytes, activationBytes: this.activationBytes, plans: this.plans.size + buckets.buckets, buckets }
   }
 
   protected async compute(tensors: Tensor[], profile: boolean): Promise<Computed> {
@@ -187,7 +245,8 @@ export class Engine extends EngineBase {
     const last = this.last
     // Only shapes key the plan unless some input's contents do (valueInputs).
     if (last !== undefined && this.valueInputs.size === 0 && haveDims(tensors, last.dims)) return last.entry
-    const entry = await this.findPlan(tensors)
+    const bucketed = this.buckets !== undefined && this.valueInputs.size === 0 ? await this.buckets.planFor(tensors) : undefined
+    const entry = bucketed ?? (await this.findPlan(tensors))
     this.last = this.valueInputs.size === 0 ? { dims: tensors.map((t) => t.dims.slice()), entry } : undefined
     return entry
   }
@@ -220,10 +279,10 @@ export class Engine extends EngineBase {
    * region after all of them, sized for the largest plan so far. Every cached plan then runs with the
    * activation region where it is now.
    */
-  private async applyPlan(inferred: InferredGraph, signature: string): Promise<{ applied: AppliedPlan; built: BuiltProgram }> {
+  private async applyPlan(inferred: InferredGraph, signature: string, concatsInPlace = true): Promise<{ applied: AppliedPlan; built: BuiltProgram }> {
     const keepBytes = this.constants.bytes
     const resident = this.placeConstants(inferred, signature)
-    const built = buildProgram(this.graph, inferred, (name, v, p) => this.constants.get(this.constantKey(inferred, name, v, signature, p))!, { outputsInPlace: true })
+    const built = buildProgram(this.graph, inferred, (name, v, p) => this.constants.get(this.constantKey(inferred, name, v, signature, p))!, { outputsInPlace: true, concatsInPlace })
     const activationBase = alignUp(this.constants.bytes, activationAlignment)
     this.activationBytes = Math.max(this.activationBytes, built.activationBytes)
     const x = this.executor('infer')
@@ -242,6 +301,7 @@ export class Engine extends EngineBase {
     }
     const applied = await x.apply(plan)
     for (const e of this.plans.values()) e.applied = { ...e.applied, plan: { ...e.applied.plan, activationBase } }
+    for (const e of this.buckets?.applied() ?? []) e.applied = { ...e.applied, plan: { ...e.applied.plan, activationBase } }
     return { applied, built }
   }
 

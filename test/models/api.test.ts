@@ -110,7 +110,7 @@ t.test('inferProfiled reports every native op with its time and the same outputs
 })
 
 t.test('open() names the options an ONNX model does not take, unknown or for packages only', async (t) => {
-  await t.rejects(open(resnet, { units: ['big', 'little'] } as never), { constructor: OptionError, options: ['units'], message: /^unknown option units: for an ONNX model open\(\) takes threads, io, maxPlans$/ })
+  await t.rejects(open(resnet, { units: ['big', 'little'] } as never), { constructor: OptionError, options: ['units'], message: /^unknown option units: for an ONNX model open\(\) takes threads, io, maxPlans, dims, buckets$/ })
   await t.rejects(open(resnet, { memoryBudget: 1e8, direct: false } as never), { constructor: OptionError, options: ['memoryBudget', 'direct'], message: /only packages run within a memory budget; make one with `flexpipe prepare/ })
   await t.rejects(open(resnet, { threads: 0 }), { code: 'ERR_FLEXPIPE_INVALID_ARGUMENT', message: 'threads: expected an integer 1..256, got 0' })
   const engine = await open(resnet, { threads: 1, memoryBudget: undefined } as never)
