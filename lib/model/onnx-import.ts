@@ -35,7 +35,9 @@ function decodeAttr(a: OnnxTypes.IAttributeProto, baseDir: string, node: string)
     case AttrType.TENSOR: {
       const t = decodeTensor(a.t ?? {}, baseDir, `${node}.${a.name}`)
       if (!('data' in t)) throw new ModelFormatError(`node '${node}': attribute ${a.name} uses external data`)
-      return t
+      // An aligned copy, not a view of the (possibly mapped) model file: nodes live as long as the engine,
+      // and one view would keep the whole mapping, as large as the model, resident.
+      return { dtype: t.dtype, dims: t.dims, data: t.data }
     }
     default:
       // Graphs (If/Loop/Scan bodies) and sparse tensors: kept as a marker; those ops are unsupported.

@@ -19,7 +19,7 @@ import { loadOnnx } from '../model/onnx-import.js'
 import type { Prepack } from '../model/ops/op-def.js'
 import { checkSupported } from '../model/ops/registry.js'
 import type { Tensor, TensorInfo } from '../model/tensor.js'
-import { hostTensor, sameDims } from '../model/values.js'
+import { constantInfo, hostTensor, sameDims } from '../model/values.js'
 import type { ExecutionPlan, ResidentWrite } from '../plan/execution-plan.js'
 import { buildProgram, type BuiltProgram } from '../plan/program-builder.js'
 import { checkCommon, checkInteger, checkOptionNames } from '../validate.js'
@@ -181,16 +181,33 @@ export class Engine extends EngineBase {
    * model file (TensorData.bytes) become references to their byte ranges of the file (ExternalTensor):
    * the graph lets go of the mapping, and a later plan that needs one of them again reads it with
    * pread, where a file changed or truncated since open is an IOError instead of a fault inside the
-   * mapping. Small ones (shape-feeding constants whose values shape inference reads) stay as they are.
+   * mapping. Small ones (shape-feeding constants whose values shape inference reads) become copies, so
+   * that nothing holds a view of the mapping any more and it is unmapped: its pages (as large as the
+   * model) no longer count in the process's RSS.
    */
   private detachFromMapping(): void {
     let initializers: Map<string, TensorData | ExternalTensor> | undefined
     for (const [name, t] of this.graph.initializers) {
-      if (isExternal(t) || t.bytes === undefined || t.bytes.byteLength < detachBytes) continue
+      if (isExternal(t) || t.bytes === undefined) continue
       initializers ??= new Map(this.graph.initializers)
-      initializers.set(name, { dtype: t.dtype, dims: t.dims as number[], path: this.path, offset: t.bytes.byteOffset, length: t.bytes.byteLength })
+      initializers.set(name, this.detached(t))
     }
     if (initializers !== undefined) this.graph = { ...this.graph, initializers }
+    // Folded values that are initializers passed through (a Reshape of a weight) hold the same views.
+    for (const [node, outs] of this.foldCache) {
+      if (!outs.some((v) => v.tensor !== undefined && !isExternal(v.tensor) && v.tensor.bytes !== undefined)) continue
+      this.foldCache.set(
+        node,
+        outs.map((v) => (v.tensor === undefined || isExternal(v.tensor) || v.tensor.bytes === undefined ? v : constantInfo(this.detached(v.tensor)))),
+      )
+    }
+  }
+
+  /** A tensor that is a view of the mapped model file, as a range of the file (large) or a copy (small). */
+  private detached(t: TensorData): TensorData | ExternalTensor {
+    const bytes = t.bytes!
+    if (bytes.byteLength < detachBytes) return { dtype: t.dtype, dims: t.dims, data: t.data } // data: an aligned copy
+    return { dtype: t.dtype, dims: t.dims as number[], path: this.path, offset: bytes.byteOffset, length: bytes.byteLength }
   }
 
   stats(): OnnxEngineStats {
@@ -299,7 +316,9 @@ export class Engine extends EngineBase {
       ],
       buffers: [...this.constants.buffers(built.opNodes.length), ...built.buffers],
     }
-    const applied = await x.apply(plan)
+    // Its resident writes are done: the plan kept with them would keep their bytes (views of the mapped
+    // model file) alive.
+    const applied = await x.apply(plan).then((a) => ({ ...a, plan: { ...a.plan, resident: [] } }))
     for (const e of this.plans.values()) e.applied = { ...e.applied, plan: { ...e.applied.plan, activationBase } }
     for (const e of this.buckets?.applied() ?? []) e.applied = { ...e.applied, plan: { ...e.applied.plan, activationBase } }
     return { applied, built }

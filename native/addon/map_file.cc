@@ -50,7 +50,14 @@ Napi::Value map_file(const Napi::CallbackInfo& info) {
     void* p = ::mmap(nullptr, size, PROT_READ | PROT_WRITE, MAP_PRIVATE, f.fd, 0);
     if (p == MAP_FAILED) throw io_error(env, "failed to map " + path, errno);
     ::madvise(p, size, MADV_WILLNEED);
-    return Napi::ArrayBuffer::New(env, p, size, [size](Napi::Env, void* data) { ::munmap(data, size); });
+    // The mapping is as large as the model: V8 is told, so that once JavaScript lets go of every view
+    // (lib/runtime/engine.ts detaches the graph after the first plan) a collection unmaps it soon,
+    // rather than whenever the small JS heap next needs one.
+    Napi::MemoryManagement::AdjustExternalMemory(env, static_cast<int64_t>(size));
+    return Napi::ArrayBuffer::New(env, p, size, [size](Napi::Env e, void* data) {
+        ::munmap(data, size);
+        Napi::MemoryManagement::AdjustExternalMemory(e, -static_cast<int64_t>(size));
+    });
 #else
     Napi::ArrayBuffer buffer = Napi::ArrayBuffer::New(env, size);
     size_t done = 0;

@@ -5,18 +5,9 @@
 import t from 'tap'
 import { dimAdd, dimCeilDiv, dimDiv, dimMul, dimSub } from '../../lib/model/dims.js'
 import type { Dim } from '../../lib/model/ir.js'
-import { compileDim, DimExprError } from '../../lib/plan/dynamic/dim-expr.js'
+import { compileDim } from '../../lib/plan/dynamic/dim-expr.js'
+import { prng as rng } from '../helpers/plan-problems.js'
 
-/** A small seeded generator (mulberry32). */
-function rng(seed: number): () => number {
-  let a = seed >>> 0
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0
-    let x = Math.imul(a ^ (a >>> 15), 1 | a)
-    x = (x + Math.imul(x ^ (x >>> 7), 61 | x)) ^ x
-    return ((x ^ (x >>> 14)) >>> 0) / 4294967296
-  }
-}
 
 type Op = (a: Dim, b: Dim) => Dim
 const ops: Array<[string, Op]> = [
