@@ -135,16 +135,9 @@ export interface RandomResult {
 
 export type ChildResult = LengthsResult | PlanForResult | RandomResult | { readonly ok: false; readonly error: string }
 
-/** mulberry32, the same generator as lib/cli/inputs.ts's seededRandom (a copy: this module imports no engine). */
-export function seeded(seed: number): () => number {
-  let a = seed >>> 0
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0
-    let t = Math.imul(a ^ (a >>> 15), a | 1)
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61)
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296
-  }
-}
+import { seeded } from '../seeded.js'
+
+export { seeded }
 
 /**
  * Token ids [CLS] then seeded ids in 1..30521, as bertFeeds(seq, 4) draws them: the ids of a length are the

@@ -18,6 +18,7 @@
 import { readFileSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { fileURLToPath, pathToFileURL } from 'node:url'
+import { seeded } from '../seeded.js'
 
 export interface ChildJob {
   readonly job: 'time' | 'cold' | 'outputs' | 'profile'
@@ -61,19 +62,6 @@ type Outputs = Record<string, { dims: readonly number[]; data: ArrayLike<number 
 const repoRoot = join(fileURLToPath(new URL('.', import.meta.url)), '..', '..', '..')
 const wallNow = (): number => performance.timeOrigin + performance.now()
 
-/**
- * mulberry32 (as lib/cli/inputs.ts's seededRandom): the same inputs in both engines' processes. A copy,
- * because importing flexpipe's module here would put its load time into onnxruntime's cold start.
- */
-function seeded(seed: number): () => number {
-  let a = seed >>> 0
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0
-    let t = Math.imul(a ^ (a >>> 15), a | 1)
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61)
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296
-  }
-}
 
 export function makeFeeds(inputs: readonly InputSpec[]): Feeds {
   const feeds: Feeds = {}
