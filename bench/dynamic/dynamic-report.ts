@@ -87,6 +87,8 @@ export interface PlanForSummary {
     readonly seenOtherMs: { median: number; p90: number }
     /** median over shapes of fresh - same. */
     readonly newShapeCostMs: number
+    /** The same shapes new again on a second engine of the process (its JavaScript compiled by then). */
+    readonly warmFreshMs: { median: number; p90: number }
   }
   /** Shapes of buckets without a template: Engine's planFor, which plans each such shape by itself. */
   readonly planned: { readonly shapes: number; readonly freshMs: { median: number; p90: number }; readonly sameMs: { median: number; p90: number } }
@@ -118,6 +120,7 @@ export function planForSummary(r: PlanForResult, bucketOf: (len: number) => stri
       sameMs: mq(t.map((s) => s.sameMs)),
       seenOtherMs: mq(otherTemplate),
       newShapeCostMs: t.length === 0 ? NaN : round(median(t.map((s) => s.freshMs - s.sameMs)), 4),
+      warmFreshMs: mq(r.shapes.flatMap((s, k) => (s.path === 'template' && r.warmFreshMs[k] !== undefined ? [r.warmFreshMs[k]!] : []))),
     },
     planned: { shapes: p.length, freshMs: mq(p.map((s) => s.freshMs)), sameMs: mq(p.map((s) => s.sameMs)) },
     byBucket: [...buckets].map(([bucket, b]) => ({ bucket, path: b.path, shapes: b.xs.length, freshMedianMs: round(median(b.xs), 4) })).sort((a, b) => Number(a.bucket.split('..')[0]) - Number(b.bucket.split('..')[0])),

@@ -258,7 +258,7 @@ async function main(): Promise<void> {
   if (planFor !== undefined) {
     const s = planFor.summary
     const t = s.template
-    console.log(`planning a new shape in a planned bucket (BucketPlans.planFor alone, ${t.shapes} of ${s.shapes} shapes): median ${t.freshMs.median.toFixed(3)} ms (p90 ${t.freshMs.p90.toFixed(3)}); the same shape again ${t.sameMs.median.toFixed(3)} ms; a seen shape after another ${t.seenOtherMs.median.toFixed(3)} ms; new - same: ${t.newShapeCostMs.toFixed(3)} ms`)
+    console.log(`planning a new shape in a planned bucket (BucketPlans.planFor alone, ${t.shapes} of ${s.shapes} shapes): median ${t.freshMs.median.toFixed(3)} ms (p90 ${t.freshMs.p90.toFixed(3)}); the same shape again ${t.sameMs.median.toFixed(3)} ms; a seen shape after another ${t.seenOtherMs.median.toFixed(3)} ms; new - same: ${t.newShapeCostMs.toFixed(3)} ms; new shapes on a second engine of the process (code compiled): median ${t.warmFreshMs.median.toFixed(3)} ms (p90 ${t.warmFreshMs.p90.toFixed(3)})`)
     if (s.planned.shapes > 0) console.log(`  ${s.planned.shapes} shapes in buckets without a template, each planned on its own (Engine's planFor): median ${s.planned.freshMs.median.toFixed(1)} ms (p90 ${s.planned.freshMs.p90.toFixed(1)}); the same shape again ${s.planned.sameMs.median.toFixed(3)} ms`)
     console.log(`  by bucket (first-time median ms): ${s.byBucket.map((b) => `${b.bucket}${b.path === 'template' ? '' : '*'}: ${b.freshMedianMs.toFixed(3)}`).join(', ')}`)
     for (const u of s.untemplated) console.log(`  * bucket ${u.bucket} has no template: ${u.reason ?? '(no reason given)'}`)

@@ -114,6 +114,8 @@ export interface PlanForResult {
   readonly openMs: number
   /** Per shape, in order: planFor on it the first time, right after on it again, then on the shape before it. */
   readonly shapes: ReadonlyArray<{ readonly length: number; readonly path: PlanPath; readonly freshMs: number; readonly sameMs: number; readonly otherMs?: number }>
+  /** planFor on each shape the first time on a second engine of the process (the path's code compiled). */
+  readonly warmFreshMs: readonly number[]
   readonly buckets: BucketInfo[]
   readonly statsBefore: unknown
   readonly statsAfter: unknown

@@ -20,6 +20,12 @@ function parseDims(dims: string[]): Record<string, number> {
   const out: Record<string, number> = {}
   for (const d of dims) {
     const [k, v] = d.split('=')
+    if (k && v !== undefined && /^\d+\.\.\d+$/.test(v)) {
+      throw new ArgumentError(
+        `--dim ${d}: a package is prepared for one value of each dim (e.g. --dim ${k}=${v.split('..')[1]}); ` +
+          `to run every ${k} in ${v.replace('..', '..')} without planning per shape, open the ONNX model with dims: { ${JSON.stringify(k)}: [${v.replace('..', ', ')}] } (docs/dynamic-shapes.md)`,
+      )
+    }
     const n = Number(v)
     if (!k || !Number.isSafeInteger(n) || n < 1) throw new ArgumentError(`--dim: expected name=N with N >= 1, got '${d}'`)
     out[k] = n
