@@ -44,6 +44,8 @@ export interface InferOptions {
    * folded: InferredGraph.foldedNodes), so that every pass of a bucket folds the same nodes.
    */
   readonly foldNodes?: ReadonlySet<string>
+  /** Per node, its inputs at the ceiling of the bucket being planned (OpContext.ceiling). */
+  readonly ceilingInputs?: ReadonlyMap<string, ReadonlyArray<ValueInfo | undefined>>
 }
 
 export interface InferredGraph {
@@ -98,7 +100,8 @@ export function inferGraph(graph: Graph, inputs: ReadonlyMap<string, ValueInfo>,
     let result: OpResult | undefined
     if (outs === undefined) {
       try {
-        result = def.infer({ node, opset: graph.opset, inputs: ins })
+        const ceiling = options.ceilingInputs?.get(node.name)
+        result = def.infer(ceiling === undefined ? { node, opset: graph.opset, inputs: ins } : { node, opset: graph.opset, inputs: ins, ceiling })
       } catch (err) {
         if (err instanceof ValueNeededError) err.valueName = node.inputs[err.inputIndex]
         throw err

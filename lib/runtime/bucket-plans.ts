@@ -10,7 +10,7 @@
 // with the reason, and the engine plans such shapes one by one as before.
 import { FlexpipeError, ShapeError } from '../errors.js'
 import type { Dim, Graph, Node, ValueInfo } from '../model/ir.js'
-import type { FoldFn, InferredGraph } from '../model/infer-graph.js'
+import type { FoldFn, InferOptions, InferredGraph } from '../model/infer-graph.js'
 import { inferGraph } from '../model/infer-graph.js'
 import type { Tensor } from '../model/tensor.js'
 import { hostTensor } from '../model/values.js'
@@ -60,9 +60,10 @@ export interface BucketHost {
   readonly foldCache: Map<string, ValueInfo[]>
   /**
    * Concrete shape inference at the given input dims (every input in graph order). Of the nodes that
-   * depend on the shapes, small ones fold (maxFoldBytes), or with `foldNodes` exactly those.
+   * depend on the shapes, small ones fold (maxFoldBytes), or with `foldNodes` exactly those; with
+   * `ceilingInputs`, kernels choose as at the bucket's ceiling (OpContext.ceiling).
    */
-  inferAt(dims: ReadonlyArray<readonly number[]>, foldNodes?: ReadonlySet<string>): InferredGraph
+  inferAt(dims: ReadonlyArray<readonly number[]>, foldNodes?: ReadonlySet<string>, ceilingInputs?: InferOptions['ceilingInputs']): InferredGraph
   /**
    * Places the constants of a concrete pass, builds its program and applies it to the session (then lets
    * the large initializers go from the mapped model file; large shape-dependent values do not fold, so
@@ -217,13 +218,14 @@ export class BucketPlans {
     const { applied, built } = await this.host.applyPlan(inferred, `bucket:${bucket.key}`, fixed)
     const inputIndex = built.inputs.map((i) => this.host.graph.inputs.findIndex((d) => d.name === i.name))
     const foldNodes = inferred.foldedNodes
+    const ceilingInputs = new Map(inferred.steps.map((step) => [step.node.name, step.inputs]))
     const plan = { bucket, applied, built, inputIndex, foldNodes }
     try {
       if (fixed) return { ...plan, template: this.templateOf(built, bucket.hi, new Set()) }
       const constants = shapeConstantNames(inferred)
       const template = this.templateOf(built, bucket.hi, constants)
       for (const probe of bucketProbes(bucket)) {
-        const mismatch = this.probe(template, probe, constants, foldNodes)
+        const mismatch = this.probe(template, probe, constants, foldNodes, ceilingInputs)
         if (mismatch !== undefined) return { ...plan, reason: `at ${[...probe].map(([n, v]) => `${n}=${v}`).join(', ')}: ${mismatch}` }
       }
       return { ...plan, template }
@@ -238,8 +240,8 @@ export class BucketPlans {
   }
 
   /** Where the template at a probe shape differs from the program built exactly for it (undefined: nowhere). */
-  private probe(t: ShapeTemplate, at: DimBindings, constants: ReadonlySet<string>, foldNodes: ReadonlySet<string>): string | undefined {
-    const inferred = this.host.inferAt(this.dimsAt(at), foldNodes)
+  private probe(t: ShapeTemplate, at: DimBindings, constants: ReadonlySet<string>, foldNodes: ReadonlySet<string>, ceilingInputs: InferOptions['ceilingInputs']): string | undefined {
+    const inferred = this.host.inferAt(this.dimsAt(at), foldNodes, ceilingInputs)
     const now = shapeConstantNames(inferred)
     if (now.size !== constants.size || [...now].some((n) => !constants.has(n))) return `the values folded to constants are ${[...now].join(', ')}, at the ceiling ${[...constants].join(', ')}`
     const values = this.shapeConstants(at, [...constants], foldNodes)

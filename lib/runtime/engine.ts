@@ -164,8 +164,14 @@ export class Engine extends EngineBase {
       },
       fold: foldNative,
       foldCache: this.foldCache,
-      inferAt: (dims, foldNodes) =>
-        inferGraph(this.graph, new Map(this.graph.inputs.map((d, i) => [d.name, { dtype: d.dtype, dims: dims[i]!.slice() }])), { concrete: true, fold: foldNative, foldCache: this.foldCache, ...(foldNodes === undefined ? { maxFoldBytes: shapeConstantBytes } : { foldNodes }) }),
+      inferAt: (dims, foldNodes, ceilingInputs) =>
+        inferGraph(this.graph, new Map(this.graph.inputs.map((d, i) => [d.name, { dtype: d.dtype, dims: dims[i]!.slice() }])), {
+          concrete: true,
+          fold: foldNative,
+          foldCache: this.foldCache,
+          ...(foldNodes === undefined ? { maxFoldBytes: shapeConstantBytes } : { foldNodes }),
+          ...(ceilingInputs === undefined ? {} : { ceilingInputs }),
+        }),
       applyPlan: async (inferred, signature, concats) => {
         const r = await this.applyPlan(inferred, signature, concats)
         this.detachFromMapping()

@@ -10,6 +10,7 @@ import { compareTensors, maxAbs } from '../helpers/compare.js'
 import { runOrt } from '../helpers/ort.js'
 import { join } from 'node:path'
 import { fixtures } from '../helpers/data.js'
+import { ocrModelPath } from '../../lib/cli/demo.js'
 
 const fixtureModel = (name: string): string => join(fixtures, 'models', name)
 
@@ -118,4 +119,20 @@ t.test('bad dims: outside the range, unknown names, models without symbolic dims
   await t.rejects(open(model, { dims: { seq_len: [8, 1] } }), { code: 'ERR_FLEXPIPE_INVALID_ARGUMENT' })
   await t.rejects(open(model, { dims: { seq_len: 128 } as never }), { code: 'ERR_FLEXPIPE_INVALID_ARGUMENT', message: /expected \[min, max\]/ })
   await t.rejects(open(model, { buckets: { seq_len: [8, 16] } }), { code: 'ERR_FLEXPIPE_INVALID_ARGUMENT', message: /buckets need the dim declared/ })
+})
+
+t.test('PP-OCRv4 rec at widths 80..512: every bucket runs the ceiling kernel choices, each width equals onnxruntime', async (t) => {
+  const model = ocrModelPath('ch_PP-OCRv4_rec_infer.onnx')
+  const engine = await open(model as `${string}.onnx`, { threads: 2, dims: { 'p2o.DynamicDimension.0': [1, 1], 'p2o.DynamicDimension.1': [80, 512] } })
+  t.teardown(() => engine.close())
+  const atOpen = engine.stats()
+  t.equal(atOpen.buckets.buckets, 3, 'buckets 80..128, 129..256, 257..512')
+  t.equal(atOpen.buckets.templated, 3, 'each with its template (a convolution keeps the ceiling algorithm and slices)')
+  for (const width of [200, 80, 512, 129, 333, 97, 256]) {
+    const data = Float32Array.from({ length: 3 * 48 * width }, (_, i) => Math.sin(i * 0.013 + width))
+    const feeds = { x: { dtype: 'float32', dims: [1, 3, 48, width], data } as Tensor }
+    await checkAgainstOrt(t, model, feeds, await engine.infer(feeds), `width ${width}`)
+  }
+  t.equal(engine.stats().arenaBytes, atOpen.arenaBytes, 'the arena did not grow')
+  t.equal(engine.stats().plans, atOpen.plans, 'no plan after open')
 })

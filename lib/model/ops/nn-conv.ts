@@ -3,7 +3,7 @@
 // and the choice of convolution algorithm per shape (depthwise, narrow GEMM, 1x1 GEMM, Winograd, im2col, direct).
 import { convAlgoCode, convApplies, convCost, convDepthwiseWorkspaceBytes, convPoolWorkspaceBytes, convTransposeWorkspaceBytes, defaultConvTransposeSlices, isWinograd, slicePixels, tapsGeometry, type ConvKernel, type ConvShape } from './conv-cost.js'
 import { attrInt, attrInts } from '../attrs.js'
-import { concrete, dimAdd, dimMul, dimSub, isConcrete } from '../dims.js'
+import { allConcrete, concrete, dimAdd, dimMul, dimSub, isConcrete } from '../dims.js'
 import { fusedClamp } from '../fuse-activations.js'
 import { fusedDepthwiseAttrs, hasFusedDepthwise } from '../fuse-conv-depthwise.js'
 import { fusedPoolAttrs, hasFusedPool } from '../fuse-conv-pool.js'
@@ -170,10 +170,15 @@ export function defaultConvSlices(kernel: ConvKernel, s: ConvShape): number {
  * The native Conv call: chosen algorithm, its slices, workspace (for maxKernelThreads), prepack, and the
  * clamp of an activation fused into the node (lib/model/fuse-activations.ts) as the kernels' epilogue.
  */
-function convCall(ctx: OpContext, s: ConvShape, ints: readonly number[], window?: TapWindow): KernelCall {
+function convCall(ctx: OpContext, s: ConvShape, ints: readonly number[], window?: TapWindow, atCeiling?: ConvShape): KernelCall {
   const constant = ctx.inputs[1]?.tensor !== undefined
-  const kernel = window === undefined ? chooseConvKernel(s, constant) : chooseTrimmedKernel(s)
-  const slices = defaultConvSlices(kernel, s)
+  const own = window === undefined ? chooseConvKernel(s, constant) : chooseTrimmedKernel(s)
+  // In a shape bucket, the ceiling's algorithm and slices where they apply to this shape (a slice
+  // holds at least one output pixel), so that the bucket's shapes share one program's op words.
+  const chosen = atCeiling === undefined ? undefined : chooseConvKernel(atCeiling, constant)
+  const shared = chosen !== undefined && convApplies(chosen, s) && defaultConvSlices(chosen, atCeiling!) <= s.out[0] * s.out[1] * s.out[2]
+  const kernel = shared ? chosen : own
+  const slices = shared ? defaultConvSlices(chosen, atCeiling!) : defaultConvSlices(kernel, s)
   const workspace = convCost(kernel, s, slices, { threads: maxKernelThreads }).workspaceBytes
   const clamp = fusedClamp(ctx.node)
   return {
@@ -249,14 +254,23 @@ const conv: OpDef = {
       outputs: [info('float32', out)],
       kernel: () => {
         const { s, begin, end } = concreteConv(ctx, x, group, win, out)
+        const atCeiling = ceilingConv(ctx, group, win, m)
         // Taps that only ever read padding are trimmed from a constant 2-D filter (conv-taps.ts).
         const trimmed = nsp === 2 && ctx.inputs[1]?.tensor !== undefined ? trimDeadTaps(s, [end[0]!, end[1]!]) : undefined
-        if (trimmed === undefined) return convCall(ctx, s, [group, ...windowInts(win, begin, end)])
+        if (trimmed === undefined) return convCall(ctx, s, [group, ...windowInts(win, begin, end)], undefined, atCeiling)
         const cut: Window = { ...win, kernel: [trimmed.shape.kernel[1], trimmed.shape.kernel[2]] }
         return convCall(ctx, trimmed.shape, [group, ...windowInts(cut, [trimmed.shape.pad[1], trimmed.shape.pad[2]], trimmed.padEnd)], trimmed.window)
       },
     }
   },
+}
+
+/** The node's ConvShape at the ceiling of the shape bucket being planned (OpContext.ceiling), if any. */
+function ceilingConv(ctx: OpContext, group: number, win: Window, m: Dim): ConvShape | undefined {
+  const x = ctx.ceiling?.[0]
+  if (x === undefined || !allConcrete(x.dims)) return undefined
+  const c: OpContext = { ...ctx, inputs: ctx.ceiling! }
+  return concreteConv(c, x, group, win, [x.dims[0]!, m, ...windowOutput(c, win, x.dims.slice(2))]).s
 }
 
 /** The native shape of a Conv node once its dims are concrete (out: its output dims), and its explicit pads. */

@@ -16,6 +16,13 @@ export interface OpContext {
   readonly opset: number
   /** One entry per node input; undefined for an absent optional input. */
   readonly inputs: ReadonlyArray<ValueInfo | undefined>
+  /**
+   * The node's inputs at the ceiling of the shape bucket being planned (lib/runtime/bucket-plans.ts):
+   * a kernel that picks its algorithm or tiling from the sizes picks them from these, so every shape of
+   * the bucket runs the ceiling's choice (Nimble: one kernel configuration per bucket). Geometry (pads,
+   * output sizes, workspaces) still comes from `inputs`. Absent outside buckets.
+   */
+  readonly ceiling?: ReadonlyArray<ValueInfo | undefined>
 }
 
 /** A plan-time transform of a constant kernel input (native/runtime/prepack.h). */
