@@ -187,6 +187,11 @@ export interface NativeBinding {
    */
   mapFile(path: string): ArrayBuffer
   /**
+   * Releases a mapping of mapFile now: the ArrayBuffer is detached (its views have length 0) and its
+   * pages leave the process. False when empty or released already; TypeError for other buffers.
+   */
+  unmapFile(buffer: ArrayBuffer): boolean
+  /**
    * Gaussian outlier-aware quantization of one layer (the concatenation of its shards) into FPQ1 blobs,
    * synchronously, on up to info().maxThreads OpenMP threads. Weights whose Gaussian log-likelihood is
    * below `threshold` (default -4) are kept exactly; the others are cut by rank into 2^bits

@@ -83,9 +83,16 @@ const shapePrograms = 160
 /** Initializers of at least this many bytes are detached from the mapped model file after the first plan. */
 const detachBytes = 64 * 1024
 
-/** The model file mapped, not copied: initializers are views of it until they are written to the arena. */
-function mapModelFile(path: string): Uint8Array {
-  return Buffer.from(binding().mapFile(path))
+/**
+ * The model file mapped, not copied: initializers are views of it until they are written to the arena.
+ * Each mapping made is added to `into`, to be released once the graph lets go of it.
+ */
+function mapModelFile(into: ArrayBuffer[]): (path: string) => Uint8Array {
+  return (path) => {
+    const mapped = binding().mapFile(path)
+    into.push(mapped)
+    return Buffer.from(mapped)
+  }
 }
 
 export class Engine extends EngineBase {
@@ -104,6 +111,8 @@ export class Engine extends EngineBase {
   private readonly valueInputs = new Set<string>()
 
   private buckets: BucketPlans | undefined
+  /** The mapped model file, until the first plan has its weights in the arena (detachFromMapping). */
+  private readonly mappings: ArrayBuffer[] = []
 
   private constructor(
     private graph: Graph,
@@ -122,7 +131,8 @@ export class Engine extends EngineBase {
     const common = checkCommon(o)
     const maxPlans = checkInteger(o, 'maxPlans', 1, Number.MAX_SAFE_INTEGER, 16, 'a positive integer')
     const file = resolve(path)
-    const source = await loadOnnx(file, mapModelFile)
+    const mappings: ArrayBuffer[] = []
+    const source = await loadOnnx(file, mapModelFile(mappings))
     checkSupported(source)
     const inputs = new Map<string, ValueInfo>()
     for (const d of source.inputs) if (d.dims !== undefined) inputs.set(d.name, { dtype: d.dtype, dims: d.dims })
@@ -139,6 +149,7 @@ export class Engine extends EngineBase {
     })
     const outputs = graph.outputs.map((d) => ({ name: d.name, dtype: symbolic?.values.get(d.name)?.dtype ?? d.dtype, dims: symbolic?.values.get(d.name)?.dims ?? d.dims }))
     const engine = new Engine(graph, file, maxPlans, outputs, common)
+    engine.mappings.push(...mappings)
     for (const [k, v] of foldCache) engine.foldCache.set(k, v)
     const ranges = checkDimRanges(o.dims, o.buckets, graph)
     if (symbolic !== undefined && graph.inputs.some((d) => d.dims?.some((x) => typeof x === 'string'))) {
@@ -207,6 +218,9 @@ export class Engine extends EngineBase {
         outs.map((v) => (v.tensor === undefined || isExternal(v.tensor) || v.tensor.bytes === undefined ? v : constantInfo(this.detached(v.tensor)))),
       )
     }
+    // Nothing reads the mapping any more: its pages leave the process now, not at some later collection
+    // (a view missed above would read as empty, never as freed memory).
+    for (const m of this.mappings.splice(0)) binding().unmapFile(m)
   }
 
   /** A tensor that is a view of the mapped model file, as a range of the file (large) or a copy (small). */
@@ -306,6 +320,7 @@ export class Engine extends EngineBase {
     const keepBytes = this.constants.bytes
     const resident = this.placeConstants(inferred, signature)
     const built = buildProgram(this.graph, inferred, (name, v, p) => this.constants.get(this.constantKey(inferred, name, v, signature, p))!, { outputsInPlace: true, concatsInPlace })
+    for (const o of built.outputs) if (o.source.kind === 'constant') void o.source.data.data // a copy of the file's bytes, made now
     const activationBase = alignUp(this.constants.bytes, activationAlignment)
     this.activationBytes = Math.max(this.activationBytes, built.activationBytes)
     const x = this.executor('infer')

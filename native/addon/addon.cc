@@ -22,6 +22,7 @@ Napi::Object init(Napi::Env env, Napi::Object exports) {
     exports.Set("prepack", Napi::Function::New(env, prepack));
     exports.Set("prepackShape", Napi::Function::New(env, prepack_shape));
     exports.Set("mapFile", Napi::Function::New(env, map_file));
+    exports.Set("unmapFile", Napi::Function::New(env, unmap_file));
     exports.Set("quantizeLayer", Napi::Function::New(env, quantize_layer));
     exports.Set("_testing", make_testing(env));
     return exports;

@@ -27,6 +27,9 @@ static Napi::Error io_error(Napi::Env env, const std::string& what, int err) {
 
 namespace {
 
+// Marks the ArrayBuffers mapFile made, so that unmapFile never replaces memory it did not map.
+constexpr napi_type_tag mapped_file_tag = {0x6d617070656466ULL, 0x666c657870697065ULL};
+
 struct Fd {
     int fd;
     ~Fd() {
@@ -54,10 +57,12 @@ Napi::Value map_file(const Napi::CallbackInfo& info) {
     // (lib/runtime/engine.ts detaches the graph after the first plan) a collection unmaps it soon,
     // rather than whenever the small JS heap next needs one.
     Napi::MemoryManagement::AdjustExternalMemory(env, static_cast<int64_t>(size));
-    return Napi::ArrayBuffer::New(env, p, size, [size](Napi::Env e, void* data) {
+    Napi::ArrayBuffer buffer = Napi::ArrayBuffer::New(env, p, size, [size](Napi::Env e, void* data) {
         ::munmap(data, size);
         Napi::MemoryManagement::AdjustExternalMemory(e, -static_cast<int64_t>(size));
     });
+    buffer.TypeTag(&mapped_file_tag);
+    return buffer;
 #else
     Napi::ArrayBuffer buffer = Napi::ArrayBuffer::New(env, size);
     size_t done = 0;
@@ -69,6 +74,27 @@ Napi::Value map_file(const Napi::CallbackInfo& info) {
     }
     return buffer;
 #endif
+}
+
+Napi::Value unmap_file(const Napi::CallbackInfo& info) {
+    Napi::Env env = info.Env();
+    if (info.Length() < 1 || !info[0].IsArrayBuffer()) throw Napi::TypeError::New(env, "unmapFile: expected the ArrayBuffer of mapFile");
+    Napi::ArrayBuffer buffer = info[0].As<Napi::ArrayBuffer>();
+    if (!buffer.CheckTypeTag(&mapped_file_tag)) throw Napi::TypeError::New(env, "unmapFile: the ArrayBuffer did not come from mapFile");
+    const size_t size = buffer.ByteLength();
+    if (size == 0 || buffer.IsDetached()) return Napi::Boolean::New(env, false);  // empty, or released already
+    void* data = buffer.Data();
+    buffer.Detach();  // every view of it now has length 0: nothing can read the range below again
+#ifdef FLEXPIPE_HAS_MMAP
+    // The range stays reserved (no access, no pages) until the finalizer unmaps it, so that the
+    // address is not reused while the ArrayBuffer object is alive.
+    if (::mmap(data, size, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED | MAP_NORESERVE, -1, 0) == MAP_FAILED) {
+        throw io_error(env, "failed to release a file mapping", errno);
+    }
+#else
+    (void)data;
+#endif
+    return Napi::Boolean::New(env, true);
 }
 
 }  // namespace flexpipe

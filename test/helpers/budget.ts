@@ -96,12 +96,17 @@ export function preparedPackage(model: OcrModel, options: Omit<PrepareOptions, '
   return p
 }
 
-/** The ONNX engine's outputs (every weight in memory) for the model's feeds, computed once. */
+/**
+ * The ONNX engine's outputs (every weight in memory) for the model's feeds, computed once. Its dims are
+ * declared as the single values the package is prepared for, so that its plan is made for exactly that
+ * shape (the kernels a shape bucket's ceiling would choose could differ from the package's).
+ */
 export function onnxOutputs(model: OcrModel): Promise<Record<string, Tensor>> {
   let p = references.get(model.onnx)
   if (p === undefined) {
     p = (async () => {
-      const engine = await open(model.onnx, { threads })
+      const dims = Object.fromEntries(Object.entries(model.dims).map(([k, v]): [string, [number, number]] => [k, [v, v]]))
+      const engine = await open(model.onnx, { threads, dims })
       try {
         return await engine.infer(await model.feeds())
       } finally {
