@@ -32,7 +32,7 @@ export interface RunnablePlan {
   /** Set for a shape of a bucket: its shape constants must be in the arena before it runs. */
   readonly bucket?: BucketPlan
   readonly shapeKey?: string
-  /** The shape constants' bytes for this shape (small: see BucketHost.maxFoldBytes), in the template's order. */
+  /** The shape constants' bytes for this shape (small: only values of a few KB fold, engine.ts shapeConstantBytes), in the template's order. */
   readonly constants?: readonly Uint8Array[]
 }
 
@@ -111,11 +111,6 @@ export class BucketPlans {
     for (const step of symbolic.steps) this.stepDims.set(step.node.name, step.outputs.map((o) => o.dims))
     this.inputSymbols = host.graph.inputs.map((d) => (d.dims ?? []).map((x) => (typeof x === 'string' ? x : undefined)))
     this.symbols = [...new Set(this.inputSymbols.flat().filter((s): s is string => s !== undefined))]
-  }
-
-  /** The symbolic dims of the model's inputs. */
-  get names(): readonly string[] {
-    return this.symbols
   }
 
   stats(): BucketStats {

@@ -55,7 +55,7 @@ for (const [name, maxSeq] of [
   t.test(`${name}: every length 1..${maxSeq}, shuffled, equals onnxruntime; the arena is sized at open`, async (t) => {
     const model = fixtureModel(name)
     const dims: Record<string, [number, number]> = name.startsWith('gpt2') ? { batch: [1, 1], seq_len: [1, maxSeq] } : { batch: [1, 2], seq_len: [1, maxSeq] }
-    const engine = await open(model as `${string}.onnx`, { threads: 2, dims })
+    const engine = await open(model as `${string}.onnx`, { threads: 2, dims, maxPlans: 64 })
     t.teardown(() => engine.close())
     const atOpen = engine.stats()
     t.ok(atOpen.buckets.buckets > 1, `${atOpen.buckets.buckets} buckets planned at open`)
@@ -72,7 +72,7 @@ for (const [name, maxSeq] of [
     const after = engine.stats()
     t.equal(after.arenaBytes, atOpen.arenaBytes, `the arena stayed at ${atOpen.arenaBytes} bytes over ${maxSeq} lengths`)
     t.equal(after.plans, atOpen.plans, 'no plan was made after open')
-    t.equal(after.buckets.shapePrograms, shapes.size, 'one program per shape seen')
+    t.equal(after.buckets.shapePrograms, Math.min(64, shapes.size), 'one program per shape seen, at most maxPlans')
   })
 }
 
@@ -104,6 +104,12 @@ t.test('without declared dims, buckets are made as shapes come and a new shape i
   t.equal(after.buckets.buckets, 1, 'still one bucket')
   t.equal(after.plans, first.plans, 'no new plan')
   t.equal(after.arenaBytes, first.arenaBytes, 'no new memory')
+  // More shapes than maxPlans (16): programs are dropped and made again, with the same results.
+  const at33 = await engine.infer(tokens(1, 33, 7))
+  for (let seq = 34; seq <= 60; seq++) await engine.infer(tokens(1, seq, 7))
+  t.equal(engine.stats().buckets.shapePrograms, 16, 'at most maxPlans shape programs kept')
+  const again = await engine.infer(tokens(1, 33, 7))
+  for (const k of Object.keys(at33)) t.same(Array.from(again[k]!.data as Float32Array), Array.from(at33[k]!.data as Float32Array), `${k} at seq 33 after its program was dropped: the same`)
 })
 
 t.test('bad dims: outside the range, unknown names, models without symbolic dims, bad ranges', async (t) => {
@@ -119,6 +125,13 @@ t.test('bad dims: outside the range, unknown names, models without symbolic dims
   await t.rejects(open(model, { dims: { seq_len: [8, 1] } }), { code: 'ERR_FLEXPIPE_INVALID_ARGUMENT' })
   await t.rejects(open(model, { dims: { seq_len: 128 } as never }), { code: 'ERR_FLEXPIPE_INVALID_ARGUMENT', message: /expected \[min, max\]/ })
   await t.rejects(open(model, { buckets: { seq_len: [8, 16] } }), { code: 'ERR_FLEXPIPE_INVALID_ARGUMENT', message: /buckets need the dim declared/ })
+  // bert_tiny has 128 position embeddings: a range past them breaks a constraint of the model at its ceiling.
+  await t.rejects(open(model, { dims: { batch: [1, 1], seq_len: [1, 200] } }), { code: 'ERR_FLEXPIPE_SHAPE', message: /dims: the model cannot run at batch = 1, seq_len = 200, inside the declared ranges \(.*\); declare ranges the model accepts/ })
+  // Undeclared, a length past them is refused for itself, and the engine still runs the lengths it can.
+  const lazy = await open(model, { threads: 1 })
+  t.teardown(() => lazy.close())
+  await t.rejects(lazy.infer(tokens(1, 150, 0)), { code: 'ERR_FLEXPIPE_SHAPE' })
+  t.same(Object.values(await lazy.infer(tokens(1, 100, 0)))[0]!.dims.slice(0, 1), [1], 'seq 100 after the refused 150')
 })
 
 t.test('PP-OCRv4 rec at widths 80..512: every bucket runs the ceiling kernel choices, each width equals onnxruntime', async (t) => {
