@@ -79,7 +79,6 @@ const activationAlignment = 4096
  */
 const shapeConstantBytes = 16 * 1024
 
-
 /** Initializers of at least this many bytes are detached from the mapped model file after the first plan. */
 const detachBytes = 64 * 1024
 
