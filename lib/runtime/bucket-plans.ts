@@ -274,7 +274,8 @@ export class BucketPlans {
     const key = names.join('\n')
     let cone = this.cones.get(key)
     if (cone === undefined || cone.from !== this.host.graph) this.cones.set(key, (cone = { from: this.host.graph, graph: coneOf(this.host.graph, names) }))
-    const inputs = new Map<string, ValueInfo>(this.host.graph.inputs.map((d, i) => [d.name, { dtype: d.dtype, dims: this.dimsAt(at)[i]! }]))
+    const dims = this.dimsAt(at)
+    const inputs = new Map<string, ValueInfo>(this.host.graph.inputs.map((d, i) => [d.name, { dtype: d.dtype, dims: dims[i]! }]))
     const r = inferGraph(cone.graph, inputs, { concrete: true, fold: this.host.fold, foldCache: this.host.foldCache, foldNodes })
     return new Map(names.map((n) => [n, r.values.get(n)!]))
   }

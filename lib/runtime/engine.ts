@@ -160,7 +160,9 @@ export class Engine extends EngineBase {
         throw err
       }
     } else if (ranges.size > 0) {
-      throw new OptionError(['dims'], `dims: ${path} has no symbolic input dims to declare (its inputs are ${graph.inputs.map((d) => `${d.name} [${d.dims?.join(', ')}]`).join(', ')})`)
+      // checkDimRanges accepted the names, so the inputs have symbolic dims: it is their shapes that
+      // depend on input contents, which every call then plans for itself.
+      throw new OptionError(['dims'], `dims: ${path}'s shapes depend on the contents of its inputs, so it is planned per call and its dims cannot be declared; open it without dims`)
     }
     return engine
   }

@@ -3,16 +3,10 @@
 // simulator of the load and compute queues.
 import type { PlanTensor, PreloadPlan, PreloadProblem } from '../../lib/plan/memory/preload-plan.js'
 
-/** mulberry32: a small seeded PRNG returning floats in [0, 1). */
-export function prng(seed: number): () => number {
-  let a = seed >>> 0
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0
-    let t = Math.imul(a ^ (a >>> 15), a | 1)
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61)
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296
-  }
-}
+import { seededRandom } from '../../lib/cli/inputs.js'
+
+/** mulberry32: a small seeded PRNG returning floats in [0, 1) (the one `flexpipe run --random` uses). */
+export const prng = seededRandom
 
 const int = (rand: () => number, lo: number, hi: number): number => lo + Math.floor(rand() * (hi - lo + 1))
 /** Log-uniform sizes, so small and large tensors both appear. */
