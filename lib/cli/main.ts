@@ -17,7 +17,7 @@ const usage = `usage:
   flexpipe demo ocr                             classify text orientation with the bundled PP-OCR cls model
   flexpipe run <model.onnx> [--input name=file.json|file.ppm]... [--random] [--dim name=N]...
                             [--threads N] [--repeat N] [--output out.json]
-  flexpipe prepare <model.onnx> -o <model.fpk> [--budget 100MB] [--dim name=N]... [--threads N] [--kernels auto|direct]
+  flexpipe prepare <model.onnx> -o <model.fpk> [--budget 100MB] [--dim name=N | name=min..max]... [--threads N] [--kernels auto|direct]
                             plan for a memory budget and write a package (pre-transformed weights)
   flexpipe run <model.fpk> [--budget 100MB|auto] [--bandwidth 257MB] ...   run a package within a memory budget (an elastic one: its full model)
   flexpipe prepare --elastic <hf-model-dir | model.onnx> -o <model.fpk> [--dev dev.jsonl]

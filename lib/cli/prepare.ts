@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-// `flexpipe prepare model.onnx -o model.fpk [--budget 100MB] [--dim name=N]...`: plan and write a package,
+// `flexpipe prepare model.onnx -o model.fpk [--budget 100MB] [--dim name=N | name=min..max]...`: plan and write a package,
 // with a progress bar over the weight transforms (cli-progress) when stderr is a terminal.
 import { availableParallelism } from 'node:os'
 import cliProgress from 'cli-progress'
@@ -16,18 +16,18 @@ export interface PrepareCliOptions {
   readonly kernels?: string
 }
 
-function parseDims(dims: string[]): Record<string, number> {
-  const out: Record<string, number> = {}
+/** `--dim name=N` fixes a dim; `--dim name=lo..hi` keeps it symbolic over a range (planned at hi). */
+function parseDims(dims: string[]): Record<string, number | [number, number]> {
+  const out: Record<string, number | [number, number]> = {}
   for (const d of dims) {
     const [k, v] = d.split('=')
-    if (k && v !== undefined && /^\d+\.\.\d+$/.test(v)) {
-      throw new ArgumentError(
-        `--dim ${d}: a package is prepared for one value of each dim (e.g. --dim ${k}=${v.split('..')[1]}); ` +
-          `to run every ${k} in ${v.replace('..', '..')} without planning per shape, open the ONNX model with dims: { ${JSON.stringify(k)}: [${v.replace('..', ', ')}] } (docs/dynamic-shapes.md)`,
-      )
+    const range = v === undefined ? null : /^(\d+)\.\.(\d+)$/.exec(v)
+    if (k && range !== null) {
+      out[k] = [Number(range[1]), Number(range[2])]
+      continue
     }
     const n = Number(v)
-    if (!k || !Number.isSafeInteger(n) || n < 1) throw new ArgumentError(`--dim: expected name=N with N >= 1, got '${d}'`)
+    if (!k || !Number.isSafeInteger(n) || n < 1) throw new ArgumentError(`--dim: expected name=N or name=min..max with N, min, max >= 1, got '${d}'`)
     out[k] = n
   }
   return out

@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: Apache-2.0
-// The package's graph: the planned model (constants folded, activations fused, input dims fixed) as
-// JSON in the manifest. Small constants travel inline (base64); large ones name the blobs that hold
-// them, one blob per storage form (raw, packed GEMM panels, Winograd filter). decodePackageGraph checks
-// every field, so a hand-edited or corrupt manifest is a PackageError, never a crash.
+// The package's graph: the planned model (constants folded, activations fused, input dims fixed, or
+// symbolic for a dim prepared for a range) as JSON in the manifest. Small constants travel inline
+// (base64); large ones name the blobs that hold them, one blob per storage form (raw, packed GEMM
+// panels, Winograd filter). decodePackageGraph checks every field, so a hand-edited or corrupt manifest
+// is a PackageError, never a crash.
 import { PackageError } from '../errors.js'
 import { dtypeBytes, isDType, viewArray, type DType } from '../model/dtype.js'
 import type { AttrValue, Graph, Node, TensorData, ValueDecl } from '../model/ir.js'
@@ -133,7 +134,9 @@ class Reader {
 
   decl(v: unknown, what: string): ValueDecl {
     const o = this.object(v, what)
-    return { name: this.string(o.name, `${what}.name`), dtype: this.dtype(o.dtype, `${what}.dtype`), dims: this.dims(o.dims, `${what}.dims`) }
+    // an input or output dim is a count, or a symbolic dim of a package prepared for a range (meta.dims)
+    const dims = this.array(o.dims, `${what}.dims`).map((d, i) => (typeof d === 'string' && d !== '' ? d : this.count(d, `${what}.dims[${i}]`)))
+    return { name: this.string(o.name, `${what}.name`), dtype: this.dtype(o.dtype, `${what}.dtype`), dims }
   }
 
   node(v: unknown, what: string): Node {

@@ -11,10 +11,11 @@ import type { BudgetDeviceProfile } from '../profile/budget-device.js'
 import { BudgetedEngine } from '../runtime/budgeted-engine.js'
 
 /** Deterministic inputs: small non-negative integers for integer inputs (token ids), waves for floats. */
-export function profileFeeds(inputs: readonly TensorInfo[]): Record<string, Tensor> {
+export function profileFeeds(inputs: readonly TensorInfo[], symbolic: ReadonlyMap<string, readonly [number, number]> = new Map()): Record<string, Tensor> {
   const feeds: Record<string, Tensor> = {}
   for (const i of inputs) {
-    const dims = (i.dims ?? []).map((d) => (typeof d === 'number' ? d : 1))
+    // a dim prepared for a range at its max (where the engine plans), any other symbolic dim at 1
+    const dims = (i.dims ?? []).map((d) => (typeof d === 'number' ? d : (symbolic.get(d)?.[1] ?? 1)))
     const n = dims.reduce((a, b) => a * b, 1)
     const data = allocArray(i.dtype, n)
     for (let k = 0; k < n; k++) {
@@ -38,7 +39,7 @@ type Lean = 'winograd' | 'other' | undefined
 async function layerTimesOnce(path: string, threads: number, lean: Lean): Promise<Map<string, { kernel: string; ms: number }>> {
   const engine = await BudgetedEngine.open(path, { threads, verify: 'header' }, { leanKernels: lean })
   try {
-    const feeds = profileFeeds(engine.inputs)
+    const feeds = profileFeeds(engine.inputs, engine.dimRanges)
     await engine.infer(feeds)
     const { ops } = await engine.inferProfiled(feeds)
     const sums = new Map<string, { kernel: string; ms: number }>()

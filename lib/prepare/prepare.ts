@@ -22,6 +22,8 @@ import { fuseConvDepthwise } from '../model/fuse-conv-depthwise.js'
 import { fuseConvPools } from '../model/fuse-conv-pool.js'
 import { fuseResidualAdds } from '../model/fuse-residual.js'
 import { inferGraph, type InferredGraph } from '../model/infer-graph.js'
+import { bindInputDims, inputSymbols } from '../model/bind-input-dims.js'
+import { checkDimRange } from '../plan/dynamic/shape-buckets.js'
 import { valueBytes, type Graph, type TensorData, type ValueInfo } from '../model/ir.js'
 import { loadOnnx } from '../model/onnx-import.js'
 import { hostTensor } from '../model/values.js'
@@ -46,8 +48,12 @@ import { formBytes, formShape, parseFormKey } from '../model/forms.js'
 export interface PrepareOptions {
   /** Memory budget (bytes) the package must run in; the package then serves every budget >= it. */
   readonly budget?: number
-  /** Values of symbolic input dims, e.g. { batch: 1, seq_len: 128 }. */
-  readonly dims?: Readonly<Record<string, number>>
+  /**
+   * Symbolic input dims: a value fixes a dim (`{ batch: 1 }`); a range `[min, max]` keeps it symbolic,
+   * and the package then runs every value in the range inside one budget, planned at the range's max
+   * (`{ seq_len: [8, 128] }`).
+   */
+  readonly dims?: Readonly<Record<string, number | readonly [number, number]>>
   /** 'direct': every convolution uses direct convolution and no stem absorbs its max pool (the NCNN-Direct baseline). Default 'auto'. */
   readonly kernels?: 'auto' | 'direct'
   /** Allow weight/input slicing and a stem + max pool in bands of rows (default true; false gives the On-Demand baseline's whole layers). */
@@ -77,23 +83,49 @@ export interface PrepareReport {
 
 const producer = 'flexpipe 0.1.0 prepare'
 
-/** Graph inputs with every dim concrete (symbolic ones from `dims`). */
-function fixInputs(graph: Graph, dims: Readonly<Record<string, number>>): Graph {
-  const inputs = graph.inputs.map((d) => {
-    if (d.dims === undefined) throw new ArgumentError(`input '${d.name}' has no declared shape; prepare needs fixed input shapes`)
-    return {
-      ...d,
-      dims: d.dims.map((x) => {
-        if (typeof x === 'number') return x
-        const v = dims[x]
-        if (v === undefined || !Number.isSafeInteger(v) || v < 1) {
-          throw new ArgumentError(`input '${d.name}' has the symbolic dim '${x}': give its value, e.g. --dim ${x}=1 (dims: { ${JSON.stringify(x)}: 1 })`)
-        }
-        return v
-      }),
+/** The `dims` option: fixed values, and the declared ranges (kept symbolic in the package). */
+function checkDims(graph: Graph, dims: PrepareOptions['dims'] = {}): { fixed: Map<string, number>; ranges: Map<string, readonly [number, number]> } {
+  const symbols = new Set(inputSymbols(graph))
+  const fixed = new Map<string, number>()
+  const ranges = new Map<string, readonly [number, number]>()
+  for (const [name, v] of Object.entries(dims)) {
+    if (!symbols.has(name)) throw new ArgumentError(`dims: the model has no symbolic input dim '${name}'; ${symbols.size === 0 ? 'it has none' : `its symbolic dims are ${[...symbols].join(', ')}`}`)
+    if (Array.isArray(v)) {
+      const r = checkDimRange(name, { min: v[0] as number, max: v[1] as number })
+      ranges.set(name, [r.min, r.max])
+    } else if (typeof v === 'number' && Number.isSafeInteger(v) && v >= 1) fixed.set(name, v)
+    else throw new ArgumentError(`dims.${name}: expected a positive integer or a range [min, max], got ${JSON.stringify(v)}`)
+  }
+  for (const d of graph.inputs) {
+    if (d.dims === undefined) throw new ArgumentError(`input '${d.name}' has no declared shape; prepare needs its dims`)
+    for (const x of d.dims) {
+      if (typeof x === 'string' && !fixed.has(x) && !ranges.has(x)) {
+        throw new ArgumentError(`input '${d.name}' has the symbolic dim '${x}': give its value or its range, e.g. --dim ${x}=1 or --dim ${x}=1..8 (dims: { ${JSON.stringify(x)}: 1 } or { ${JSON.stringify(x)}: [1, 8] })`)
+      }
     }
-  })
-  return { ...graph, inputs }
+  }
+  return { fixed, ranges }
+}
+
+/**
+ * The planned graph of a package with dim ranges: the fused graph (planned at the ceiling) with the
+ * inputs as declared, shapes inferred symbolically so that only weight-only subgraphs fold.
+ */
+function symbolicPlannedGraph(fused: Graph, declared: Graph, foldCache: Map<string, ValueInfo[]>): { graph: Graph; constants: Map<string, ValueInfo> } {
+  const graph = { ...fused, inputs: declared.inputs }
+  const inputs = new Map<string, ValueInfo>(graph.inputs.map((d) => [d.name, { dtype: d.dtype, dims: d.dims! }]))
+  const inferred = inferGraph(graph, inputs, { concrete: false, fold: foldNative, foldCache })
+  // A node stays unless every output folded to a constant (shape arithmetic on symbolic dims stays:
+  // the engine evaluates it at each shape).
+  const folded = (name: string): boolean => name === '' || isConstantValue(inferred.values.get(name))
+  const nodes = graph.nodes.filter((n) => !n.outputs.every(folded))
+  const constants = new Map<string, ValueInfo>()
+  for (const name of [...nodes.flatMap((n) => n.inputs), ...graph.outputs.map((o) => o.name)]) {
+    const v = name === '' ? undefined : inferred.values.get(name)
+    if (v !== undefined && isConstantValue(v)) constants.set(name, v)
+  }
+  const outputs = graph.outputs.map((o) => ({ ...o, dims: inferred.values.get(o.name)!.dims }))
+  return { graph: { ...graph, nodes, outputs, initializers: new Map() }, constants }
 }
 
 /** The planned graph: the nodes that still run, the inputs fixed, constants split inline / stored. */
@@ -124,7 +156,11 @@ export async function prepare(modelPath: string, outPath: string, options: Prepa
   const threads = options.threads ?? Math.min(availableParallelism(), 4)
   const source = fuseActivations(await loadOnnx(modelPath))
   checkSupported(source)
-  const unfused = fixInputs(source, options.dims ?? {})
+  const declared = checkDims(source, options.dims)
+  // Planned at each range's max (the ceiling): every smaller value fits in the plan's memory.
+  const ceiling = new Map([...declared.fixed, ...[...declared.ranges].map(([n, r]) => [n, r[1]] as const)])
+  const atCeiling = (g: Graph): Graph => bindInputDims(g, ceiling)
+  const unfused = atCeiling(source)
   const inputs = new Map<string, ValueInfo>(unfused.inputs.map((d) => [d.name, { dtype: d.dtype, dims: d.dims! }]))
   const foldCache = new Map<string, ValueInfo[]>()
   // Residual Adds fuse into their Conv where the shapes say so (then a Relu after them into the Conv);
@@ -135,7 +171,9 @@ export async function prepare(modelPath: string, outPath: string, options: Prepa
   const pooled = bands ? fuseConvPools(residual, inferGraph(residual, inputs, { concrete: true, fold: foldNative, foldCache }).values) : residual
   const fixed = bands ? fuseConvDepthwise(pooled, inferGraph(pooled, inputs, { concrete: true, fold: foldNative, foldCache }).values) : pooled
   const inferred = inferGraph(fixed, inputs, { concrete: true, fold: foldNative, foldCache })
-  const planned = plannedGraph(fixed, inferred)
+  // With ranges, the package's graph keeps their dims symbolic: only what depends on the weights alone
+  // folds; what depends on the input shapes is computed per shape by the engine.
+  const planned = declared.ranges.size === 0 ? plannedGraph(fixed, inferred) : symbolicPlannedGraph(fixed, bindInputDims(source, declared.fixed), foldCache)
   const nr = binding().prepack('gemm_pack_b', { dtype: 1, dims: [1, 1], data: new Float32Array(1) }, [0]).dims[2]!
 
   // Every form any kernel option could read, as virtual blobs, to plan before transforming anything.
@@ -177,7 +215,7 @@ export async function prepare(modelPath: string, outPath: string, options: Prepa
   }
   for (const [name, v] of large) stored.set(name, { dtype: v.dtype, dims: v.dims as number[], forms: formsOf(name, v) })
   // budgetModel re-infers the planned graph; its constants resolve to the virtual forms.
-  const withForms = budgetModel(withConstants(planned.graph, planned.constants), stored, virtual, nr, threads, foldNative)
+  const withForms = budgetModel(atCeiling(withConstants(planned.graph, planned.constants)), stored, virtual, nr, threads, foldNative)
   const policy: PlanPolicy = { preload: true, pin: true, staticPlan: true, slicing: options.slicing ?? true }
   const direct = kernels === 'direct'
   // The model as the engine plans it (only direct convolution in an NCNN-Direct package).
@@ -211,7 +249,7 @@ export async function prepare(modelPath: string, outPath: string, options: Prepa
   for (const s of stored.values()) for (const [form, b] of Object.entries(s.forms)) if (!needed.has(b)) delete s.forms[form]
   const storedFinal = new Map([...stored].filter(([, s]) => Object.keys(s.forms).length > 0))
   const finalBlobs = new Map([...virtual].filter(([b]) => needed.has(b)))
-  const packageModel = budgetModel(withConstants(planned.graph, planned.constants), storedFinal, finalBlobs, nr, threads, foldNative)
+  const packageModel = budgetModel(atCeiling(withConstants(planned.graph, planned.constants)), storedFinal, finalBlobs, nr, threads, foldNative)
   const profiling = options.profile ?? true
 
   // Inline constants: small ones, and large ones no kernel reads from a blob (outputs, shape inputs).
@@ -257,6 +295,7 @@ export async function prepare(modelPath: string, outPath: string, options: Prepa
       // With a profile the engine orders kernels by it, so the minimum is searched once that is measured.
       minimumBudget: profiling ? null : minimumBudget(asEngine(packageModel), policy),
       minimumThreads: threads,
+      ...(declared.ranges.size === 0 ? {} : { dims: Object.fromEntries(declared.ranges) }),
     }
     const manifest = await writer.finish(graph, meta)
     let unlimitedArena = unlimited.budget
@@ -266,7 +305,7 @@ export async function prepare(modelPath: string, outPath: string, options: Prepa
       const profile = await profilePackage(outPath, threads)
       // The engine orders kernels by the profile, so its smallest and every-weight-resident budgets follow
       // the profile too (a minimum found with another order may not plan).
-      const profiled = asEngine(budgetModel(withConstants(planned.graph, planned.constants), storedFinal, finalBlobs, nr, threads, foldNative, planProfile(profile, threads)))
+      const profiled = asEngine(budgetModel(atCeiling(withConstants(planned.graph, planned.constants)), storedFinal, finalBlobs, nr, threads, foldNative, planProfile(profile, threads)))
       unlimitedArena = unlimitedBudget(profiled, policy)
       minimumArena = minimumBudget(profiled, policy)
       await rewritePackageMeta(outPath, { ...meta, minimumBudget: minimumArena, profile })

@@ -12,6 +12,8 @@
 //           the new plan; inferences queued before it finish under the old plan.
 // 'auto':   the budget follows the machine's memory limit (budget-follower.ts): checked before each
 //           inference and once a second while idle, re-planned in the same queue.
+// ranges:   a package prepared for dim ranges (--dim batch=1..8) is planned at the ranges' ceiling, and
+//           every input shape in them runs that plan on its actual sizes (budget-shapes.ts).
 import { MemoryBudgetError, PackageError } from '../errors.js'
 import { dtypeCode } from '../model/dtype.js'
 import type { Tensor } from '../model/tensor.js'
@@ -19,7 +21,7 @@ import { binding } from '../native/binding.js'
 import { decodePackageGraph } from '../package/graph-codec.js'
 import { PackageReader, type BlobEntry } from '../package/index.js'
 import { budgetExecutionPlan } from '../plan/budget/budget-execution.js'
-import { budgetModel, type PackageModel } from '../plan/budget/budget-model.js'
+import { budgetModel, ceilingOf, type CeilingModel, type PackageModel } from '../plan/budget/budget-model.js'
 import { budgetReserve, measuredReserve, replanSlackBytes } from '../plan/budget/budget-reserve.js'
 import { directConvolutionOnly, leanWinogradOnly, withoutWinograd } from '../plan/budget/kernel-options.js'
 import type { EngineFigures } from '../plan/budget/auto-budget.js'
@@ -35,6 +37,9 @@ import { foldNative } from './fold-native.js'
 import { MemoryLimitReader } from './memory-limit.js'
 import { outputArrays } from './output-arrays.js'
 import { runPrepack } from './prepack.js'
+import { BudgetShapes, type TransformFn } from './budget-shapes.js'
+import { packageDimRanges } from './package-dims.js'
+import type { Graph } from '../model/ir.js'
 
 export type { PackageOpenOptions, ReadGeometry } from './budget-options.js'
 
@@ -61,6 +66,8 @@ export interface BudgetStats extends EngineStats {
   /** Layers running another kernel or input slicing than the model's default (for memory, IO or measured speed). */
   readonly changedKernels: number
   readonly preloadedWeights: number
+  /** A package prepared for dim ranges: the ranges (the plan is made at their max), and the shapes' programs kept. */
+  readonly dims?: { readonly ranges: Readonly<Record<string, readonly [number, number]>>; readonly shapePrograms: number }
   /** The planner's simulated time of one inference under the active plan (lib/plan/budget/pipeline-sim.ts), when profiled. */
   readonly modelledMs?: number
   /**
@@ -110,6 +117,8 @@ export class BudgetedEngine extends EngineBase {
   private follow: FollowOptions & { onAutoBudget?: (change: AutoBudgetChange) => void } = {}
   /** The arena of the full model (every weight resident), once asked for. */
   private fullArena: number | undefined
+  /** Set for a package prepared for dim ranges. */
+  private shapes: BudgetShapes | undefined
 
   private constructor(
     private readonly path: string,
@@ -117,13 +126,15 @@ export class BudgetedEngine extends EngineBase {
     private readonly policy: PlanPolicy,
     options: CheckedBudgetOptions,
     minimum: number,
+    /** The package graph's inputs and outputs (with symbolic dims when prepared for ranges). */
+    io: Pick<Graph, 'inputs' | 'outputs'>,
   ) {
     const g = options.readGeometry
     super(
-      model.graph.inputs.map((d) => ({ name: d.name, dtype: d.dtype, dims: d.dims! })),
-      model.graph.outputs.map((o) => {
+      io.inputs.map((d) => ({ name: d.name, dtype: d.dtype, dims: d.dims! })),
+      io.outputs.map((o) => {
         const v = model.inferred.values.get(o.name)!
-        return { name: o.name, dtype: v.dtype, dims: v.dims }
+        return { name: o.name, dtype: v.dtype, dims: o.dims ?? v.dims }
       }),
       {
         threads: options.threads,
@@ -150,6 +161,8 @@ export class BudgetedEngine extends EngineBase {
     const reader = await PackageReader.open(path, { verify: opts.verify })
     let model: PackageModel
     let minimum: number
+    let io: Pick<Graph, 'inputs' | 'outputs'>
+    let shapes: BudgetShapes | undefined
     let policy: PlanPolicy = { preload: opts.preload, pin: opts.pin, staticPlan: opts.staticPlan, slicing: true }
     try {
       const meta = reader.manifest.meta
@@ -164,10 +177,22 @@ export class BudgetedEngine extends EngineBase {
       }
       const blobs = new Map<string, BlobEntry>(reader.manifest.blobs.map((b) => [b.name, b]))
       const pg = decodePackageGraph(reader.manifest.graph, reader.path, (n) => blobs.get(n), label)
-      model = budgetModel(pg.graph, pg.stored, blobs, nr, opts.threads, foldNative, planProfile(meta.profile, opts.threads, opts.ioBandwidth))
-      if (meta.kernels === 'direct') model = directConvolutionOnly(model)
-      if (internal.leanKernels === 'winograd') model = leanWinogradOnly(model)
-      if (internal.leanKernels === 'other') model = withoutWinograd(model)
+      io = pg.graph
+      const kernels = (m: PackageModel): PackageModel => {
+        if (meta.kernels === 'direct') m = directConvolutionOnly(m)
+        if (internal.leanKernels === 'winograd') m = leanWinogradOnly(m)
+        if (internal.leanKernels === 'other') m = withoutWinograd(m)
+        return m
+      }
+      const ranges = packageDimRanges(meta.dims, pg.graph, label)
+      const transform: TransformFn = (data, form, node) => runPrepack(data, { input: 0, ...form }, node)
+      let ceiling: CeilingModel | undefined
+      if (ranges.size > 0) {
+        shapes = new BudgetShapes(pg.graph, ranges, (dims) => kernels(budgetModel(shapes!.graphAt(dims), pg.stored, blobs, nr, opts.threads, foldNative, undefined, ceiling)), transform)
+      }
+      const graph = shapes === undefined ? pg.graph : shapes.graphAt(shapes.ceiling)
+      model = kernels(budgetModel(graph, pg.stored, blobs, nr, opts.threads, foldNative, planProfile(meta.profile, opts.threads, opts.ioBandwidth)))
+      ceiling = ceilingOf(model)
       if (meta.slicing === false) policy = { ...policy, slicing: false }
       const recorded = typeof meta.minimumBudget === 'number' ? meta.minimumBudget : undefined
       const defaults = opts.preload && opts.pin && opts.staticPlan
@@ -178,7 +203,8 @@ export class BudgetedEngine extends EngineBase {
     } finally {
       await reader.close()
     }
-    const engine = new BudgetedEngine(path, model, policy, opts, minimum)
+    const engine = new BudgetedEngine(path, model, policy, opts, minimum, io)
+    engine.shapes = shapes
     try {
       engine.follow = { memoryRoot: internal.memoryRoot, autoConstants: internal.autoConstants, onAutoBudget: opts.onAutoBudget }
       const budget = opts.memoryBudget === 'auto' ? engine.startFollowing() : opts.memoryBudget
@@ -190,6 +216,8 @@ export class BudgetedEngine extends EngineBase {
       if (budget !== undefined && engine.measured > engine.reserve + replanSlackBytes) plan = engine.planFor(budget, plan)
       await engine.apply(plan)
       engine.budget = budget ?? plan.budget + engine.reserve
+      // A range's floor runs the ceiling's plan too (or the package is refused now, not at some call).
+      if (shapes !== undefined) shapes.runFor(new Map([...shapes.ranges].map(([n, r]) => [n, r[0]])), engine.activePlan(), model, engine.executor('open'))
     } catch (err) {
       await engine.close()
       throw err
@@ -252,6 +280,7 @@ export class BudgetedEngine extends EngineBase {
         return l.options[c.option]!.kernel !== l.defaultKernel || c.inputSlices !== l.defaultInputSlices
       }).length,
       preloadedWeights: p.preloadedWeights,
+      ...(this.shapes === undefined ? {} : { dims: { ranges: Object.fromEntries(this.shapes.ranges), shapePrograms: this.shapes.programCount } }),
       ...(this.model.profile === undefined ? {} : { modelledMs: planTimes(this.model.profile, b, p, opTimes(this.model.layers, this.model.profile, b, choices)).makespanMs }),
       ...(this.lastPipeline === undefined ? {} : { lastPipeline: this.lastPipeline }),
       ...(this.follower === undefined ? {} : { auto: this.follower.stats() }),
@@ -304,7 +333,7 @@ export class BudgetedEngine extends EngineBase {
   private planFor(budget: number | undefined, previous?: BudgetPlan): BudgetPlan {
     if (budget !== undefined && budget < this.minimumBudget) {
       throw new MemoryBudgetError(
-        `a memory budget of ${budget} bytes is below the minimum of ${this.minimumBudget} bytes for this package (arena ${this.arenaMinimum} + bookkeeping and outputs ${this.reserve}); give at least ${this.minimumBudget} bytes`,
+        `a memory budget of ${budget} bytes is below the minimum of ${this.minimumBudget} bytes for this package (arena ${this.arenaMinimum} + bookkeeping and outputs ${this.reserve}${this.rangeNote()}); give at least ${this.minimumBudget} bytes`,
         this.minimumBudget,
       )
     }
@@ -319,10 +348,19 @@ export class BudgetedEngine extends EngineBase {
     }
   }
 
+  /** For a package prepared for ranges: the shapes the minimum is for, and how to need less. */
+  private rangeNote(): string {
+    const s = this.shapes
+    if (s === undefined) return ''
+    const narrower = [...s.ranges].map(([n, [lo, hi]]) => `--dim ${n}=${lo}..${Math.max(lo, Math.floor(hi / 2))}`).join(' ')
+    return `, planned for ${s.describe()}, the top of its ranges; a package prepared for a narrower range (${narrower}) needs less`
+  }
+
   /** Makes `plan` the active plan (keeping the resident constants of the one before, when asked). */
   private async apply(plan: BudgetPlan, keepResident = false): Promise<void> {
     const x = this.executor('plan')
     const old = this.active
+    this.shapes?.reset(x)
     if (old !== undefined) x.remove(old.applied)
     this.active = undefined
     const exec = budgetExecutionPlan(plan, this.path, this.model.blobs, (data, form, node) => runPrepack(data, { input: 0, ...form }, node), keepResident)
@@ -332,11 +370,18 @@ export class BudgetedEngine extends EngineBase {
   protected async compute(tensors: Tensor[], profile: boolean): Promise<Computed> {
     await this.followMachine()
     const a = this.activePlan()
-    const exec = a.applied.plan
+    const x = this.executor('infer')
+    let applied = a.applied
+    if (this.shapes !== undefined) {
+      const run = this.shapes.runFor(this.shapes.bind(tensors), a, this.model, x)
+      this.shapes.prepare(run, x)
+      applied = run.applied
+    }
+    const exec = applied.plan
     const byName = new Map(this.model.graph.inputs.map((d, i) => [d.name, tensors[i]!]))
     const { outputs, buffers } = outputArrays(exec.outputs, (name) => byName.get(name)!)
     const inputs = exec.inputs.map((i): [number, ArrayBufferView] => [i.tensor, byName.get(i.name)!.data])
-    const r = await this.executor('infer').run(a.applied, inputs, buffers, { profile })
+    const r = await x.run(applied, inputs, buffers, { profile })
     const p = r.pipeline
     if (p !== undefined) this.lastPipeline = { computeWaitMs: p.computeWaitMs, loadWaitMs: p.loadWaitMs, readMs: p.ms, loads: p.loadEndMs.length, bytes: p.bytes }
     if (r.opMs === undefined) return { outputs }
@@ -344,8 +389,15 @@ export class BudgetedEngine extends EngineBase {
     return { outputs, ops: opTimings(exec, r.opMs, (node) => kernelOf.get(node) ?? 'as-is'), run: { plan: exec, report: r } }
   }
 
-  protected async planOf(): Promise<ExecutionPlan> {
-    return this.activePlan().applied.plan
+  protected async planOf(tensors: Tensor[]): Promise<ExecutionPlan> {
+    const a = this.activePlan()
+    if (this.shapes === undefined) return a.applied.plan
+    return this.shapes.runFor(this.shapes.bind(tensors), a, this.model, this.executor('plan')).applied.plan
+  }
+
+  /** For a package prepared for dim ranges: each range (the engine plans at their max). */
+  get dimRanges(): ReadonlyMap<string, readonly [number, number]> {
+    return this.shapes?.ranges ?? new Map()
   }
 
   private activePlan(): Active {

@@ -3,6 +3,7 @@
 // and optionally its bucket ceilings (lib/plan/dynamic/shape-buckets.ts), checked against the model.
 import { ArgumentError, OptionError } from '../errors.js'
 import type { Graph } from '../model/ir.js'
+import { inputSymbols } from '../model/bind-input-dims.js'
 import { checkDimRange, type DimRange } from '../plan/dynamic/shape-buckets.js'
 
 function isRecord(x: unknown): x is Record<string, unknown> {
@@ -15,7 +16,7 @@ export function checkDimRanges(dims: unknown, buckets: unknown, graph: Graph): M
   if (dims === undefined && buckets === undefined) return out
   if (dims !== undefined && !isRecord(dims)) throw new ArgumentError(`dims: expected an object such as { seq_len: [1, 128] }, got ${JSON.stringify(dims)}`)
   if (buckets !== undefined && !isRecord(buckets)) throw new ArgumentError(`buckets: expected an object such as { seq_len: [16, 32, 64, 128] }, got ${JSON.stringify(buckets)}`)
-  const symbols = new Set(graph.inputs.flatMap((d) => (d.dims ?? []).filter((x): x is string => typeof x === 'string')))
+  const symbols = new Set(inputSymbols(graph))
   const known = symbols.size === 0 ? 'it has none' : `its symbolic dims are ${[...symbols].join(', ')}`
   for (const name of Object.keys({ ...dims, ...buckets })) {
     if (!symbols.has(name)) throw new OptionError(['dims'], `dims: the model has no symbolic input dim '${name}'; ${known}`)

@@ -39,7 +39,7 @@ const block = 4096
 /** Where the bytes of a constant come from. */
 export type ConstantSource =
   | { readonly kind: 'blob'; readonly blob: string }
-  | { readonly kind: 'host'; readonly data: TensorData; readonly form: string; readonly node: string }
+  | { readonly kind: 'host'; readonly name: string; readonly data: TensorData; readonly form: string; readonly node: string }
 
 export interface ConstantLookup {
   /** Blob of constant `name` in `form`, when the package stores it. */
@@ -54,6 +54,8 @@ export interface WeightLoad {
 }
 
 export interface ResidentConstant {
+  /** `${name}|${form}` */
+  readonly key: string
   readonly offset: number
   readonly bytes: number
   readonly source: ConstantSource
@@ -105,7 +107,11 @@ class Builder {
     readonly gemmNr: number,
     readonly blocks: ConcatsInPlace['blocks'],
     readonly hostOutputs: ReadonlyMap<string, number>,
-  ) {}
+    /** The resident layout to keep (a program at one shape of a range: the ceiling's plan's layout). */
+    readonly residentLayout?: { readonly constants: readonly ResidentConstant[]; readonly bytes: number },
+  ) {
+    if (residentLayout !== undefined) this.residentBytes = residentLayout.bytes
+  }
 
   get ops(): number {
     return this.opNodes.length
@@ -183,18 +189,22 @@ class Builder {
     const key = `${name}|${form}`
     let offset = this.residentAt.get(key)
     if (offset === undefined) {
-      offset = this.residentBytes
+      const kept = this.residentLayout?.constants.find((r) => r.key === key)
+      if (this.residentLayout !== undefined && (kept === undefined || kept.bytes < bytes)) {
+        throw new ShapeError(`node '${node}': constant '${name}' (${form}) ${kept === undefined ? 'is not among' : 'outgrows its place in'} the resident constants of the plan made at the ceiling`)
+      }
+      offset = kept?.offset ?? this.residentBytes
       const blob = this.lookup.blob(name, form)
       let source: ConstantSource
       if (blob !== undefined) source = { kind: 'blob', blob: blob.name }
       else {
         const host = hostTensor(this.value(name))
         if (host === undefined) throw new ShapeError(`node '${node}': constant '${name}' (${form}) is not in the package; re-run flexpipe prepare`)
-        source = { kind: 'host', data: host, form, node }
+        source = { kind: 'host', name, data: host, form, node }
       }
-      this.resident.push({ offset, bytes, source })
+      this.resident.push({ key, offset, bytes, source })
       this.residentAt.set(key, offset)
-      this.residentBytes = alignUp(offset + bytes, block)
+      if (kept === undefined) this.residentBytes = alignUp(offset + bytes, block)
     }
     return this.addSlot({ tensor: -1, resident: offset, delta: 0, dtype, dims })
   }
@@ -334,13 +344,15 @@ export interface BuildInput {
   readonly formShape: (name: string, form: string) => { dtype: DType; dims: number[] } | undefined
   /** Packed GEMM panel width of this build (shapes of forms transformed at plan time). */
   readonly gemmNr: number
+  /** Keep this resident layout (offsets by constant and form) instead of laying the constants out anew. */
+  readonly residentLayout?: { readonly constants: readonly ResidentConstant[]; readonly bytes: number }
 }
 
 /** The ops and the planning problem of `choices` (one per layer). */
 export function buildBudgetProgram(input: BuildInput): BudgetProgram {
   const { graph, inferred, layers, choices } = input
   const inPlace = input.concats
-  const b = new Builder(inferred, input.lookup, input.formShape, input.gemmNr, inPlace.blocks, input.hostOutputs)
+  const b = new Builder(inferred, input.lookup, input.formShape, input.gemmNr, inPlace.blocks, input.hostOutputs, input.residentLayout)
   const layerAt = new Map(layers.map((l, i) => [l.index, i]))
   const inputs = graph.inputs
     .filter((d) => !isConstantValue(b.value(d.name)))

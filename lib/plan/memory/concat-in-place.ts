@@ -21,9 +21,10 @@ export interface ConcatsInPlace {
  * The Concats of `inferred` that can run in place. `isActivation(v)` says whether a value is computed at
  * run time (not a constant); graph inputs and outputs are never blocks (inputs are copied in by the
  * caller, outputs are read whole), nor are values read by any other step, values aliased by a reshape,
- * or values a Concat in place writes (no nesting).
+ * or values a Concat in place writes (no nesting). With `only`, just the Concats whose outputs it names
+ * (a program at one shape of a range keeps the in-place Concats of the plan made at the range's ceiling).
  */
-export function concatsInPlace(graph: Graph, inferred: InferredGraph, isActivation: (v: ValueInfo) => boolean): ConcatsInPlace {
+export function concatsInPlace(graph: Graph, inferred: InferredGraph, isActivation: (v: ValueInfo) => boolean, only?: ReadonlySet<string>): ConcatsInPlace {
   const readers = new Map<string, number>()
   const producedByKernel = new Set<string>()
   for (const step of inferred.steps) {
@@ -39,6 +40,7 @@ export function concatsInPlace(graph: Graph, inferred: InferredGraph, isActivati
     const call = step.kernel
     if (call?.op !== 'Concat' || step.aliasOf !== undefined) return
     const out = step.node.outputs[0]!
+    if (only !== undefined && !only.has(out)) return
     const dims = step.outputs[0]!.dims
     const axis = call.ints[0]!
     if (dims.slice(0, axis).some((d) => d !== 1)) return
