@@ -4,7 +4,8 @@
 // of that budget. Per case, one child process per budget (alternating over rounds): the engine opens
 // the package, runs every value of the range (warm-up, then timed calls), and reports the median
 // latency per value, the arena, the loads per inference and its peak memory: VmHWM minus the
-// process's RSS with the addon loaded and nothing opened. Writes bench/results/dynamic-budget.json.
+// process's RSS with the addon loaded, the inputs made and nothing opened (bench/memory's method: each
+// call's outputs dropped and collected). MB means 10^6 bytes. Writes bench/results/dynamic-budget.json.
 //
 //   --rounds N   child processes per (case, budget), alternating (default 2)
 //   --runs N     timed calls per value (default 5), after one warm-up call
@@ -30,6 +31,7 @@ interface Case {
 
 const cases: readonly Case[] = [
   { name: 'ResNet-50 (batch 1..8, 224x224)', model: join(modelDir, 'resnet50.onnx'), dims: { batch: [1, 8] }, dim: 'batch', values: [1, 2, 3, 4, 5, 6, 7, 8] },
+  { name: 'ResNet-50 (batch 1..4, 224x224)', model: join(modelDir, 'resnet50.onnx'), dims: { batch: [1, 4] }, dim: 'batch', values: [1, 2, 3, 4] },
   { name: 'BERT-base (seq_len 8..128, batch 1)', model: join(modelDir, 'bert_base.onnx'), dims: { batch: 1, seq_len: [8, 128] }, dim: 'seq_len', values: Array.from({ length: 16 }, (_, i) => 8 * (i + 1)) },
 ]
 
@@ -44,8 +46,11 @@ interface ChildJob {
 
 interface ChildResult {
   readonly ms: Record<string, number>
-  /** The first call at each value (the shape's program is built then: shape inference and program, no planning). */
+  /** The first call at each value, after its program was made. */
   readonly firstMs: Record<string, number>
+  /** Making the program of a value not seen before (executionPlan(): the template evaluated, the native program added). */
+  readonly newShapeMs: Record<string, number>
+  readonly templated: boolean
   readonly peakBytes: number
   readonly arenaBytes: number
   readonly memoryBudget: number
@@ -71,11 +76,13 @@ async function child(job: ChildJob): Promise<void> {
   const fp = (await import(pathToFileURL(join(repoRoot, 'dist', 'lib', 'index.js')).href)) as typeof import('../../lib/index.js')
   const { binding } = (await import(pathToFileURL(join(repoRoot, 'dist', 'lib', 'native', 'binding.js')).href)) as typeof import('../../lib/native/binding.js')
   binding()
-  const base = status().rss
-  const engine = await fp.openPackage(job.package, { threads: job.threads, ...(job.budget === null ? {} : { memoryBudget: job.budget }) })
+  const { PackageReader } = (await import(pathToFileURL(join(repoRoot, 'dist', 'lib', 'package', 'reader.js')).href)) as typeof import('../../lib/package/reader.js')
+  const reader = await PackageReader.open(job.package, { verify: 'header' })
+  const inputs = (reader.manifest.graph as { inputs: Array<{ name: string; dtype: string; dims: Array<number | string> }> }).inputs
+  await reader.close()
   const feedsAt = (v: number): Record<string, import('../../lib/index.js').Tensor> => {
     const feeds: Record<string, import('../../lib/index.js').Tensor> = {}
-    for (const i of engine.inputs) {
+    for (const i of inputs) {
       const dims = (i.dims ?? []).map((d) => (typeof d === 'number' ? d : d === job.dim ? v : 1))
       const n = dims.reduce((a, b) => a * b, 1)
       feeds[i.name] =
@@ -85,25 +92,44 @@ async function child(job: ChildJob): Promise<void> {
     }
     return feeds
   }
+  // As bench/memory measures: the inputs exist before the baseline, and each call's outputs are dropped
+  // and collected (gc, a turn of the event loop, gc: V8 frees a dead ArrayBuffer only after a later task).
+  const feeds = new Map(job.values.map((v) => [v, feedsAt(v)]))
+  const gc = (globalThis as { gc?: () => void }).gc
+  if (gc === undefined) throw new Error('run the child with node --expose-gc')
+  const collect = async (): Promise<void> => {
+    gc()
+    await new Promise((r) => setImmediate(r))
+    gc()
+  }
+  await collect()
+  const base = status().rss
+  const engine = await fp.openPackage(job.package, { threads: job.threads, ...(job.budget === null ? {} : { memoryBudget: job.budget }) })
   const ms: Record<string, number> = {}
   const firstMs: Record<string, number> = {}
-  for (const v of job.values) {
-    const feeds = feedsAt(v)
+  const newShapeMs: Record<string, number> = {}
+  const timed = async (v: number): Promise<number> => {
     const t0 = performance.now()
-    await engine.infer(feeds)
-    firstMs[String(v)] = performance.now() - t0
+    await engine.infer(feeds.get(v)!)
+    const t = performance.now() - t0
+    await collect()
+    return t
+  }
+  for (const v of job.values) {
+    const t0 = performance.now()
+    await engine.executionPlan(feeds.get(v)!)
+    newShapeMs[String(v)] = performance.now() - t0
+    firstMs[String(v)] = await timed(v)
     const times: number[] = []
-    for (let r = 0; r < job.runs; r++) {
-      const t0 = performance.now()
-      await engine.infer(feeds)
-      times.push(performance.now() - t0)
-    }
+    for (let r = 0; r < job.runs; r++) times.push(await timed(v))
     ms[String(v)] = median(times)
   }
   const s = engine.stats()
   const result: ChildResult = {
     ms,
     firstMs,
+    newShapeMs,
+    templated: s.dims?.templated ?? false,
     peakBytes: status().hwm - base,
     arenaBytes: s.arenaBytes,
     memoryBudget: s.memoryBudget,
@@ -143,28 +169,30 @@ async function main(): Promise<void> {
     for (let r = 0; r < rounds; r++) {
       for (const b of r % 2 === 0 ? budgets : budgets.slice().reverse()) {
         const job: ChildJob = { package: pkg, budget: b.budget, threads, dim: c.dim, values: c.values, runs }
-        const p = spawnSync(process.execPath, [fileURLToPath(import.meta.url), '--child', JSON.stringify(job)], { encoding: 'utf8', maxBuffer: 1 << 24 })
+        const p = spawnSync(process.execPath, ['--expose-gc', fileURLToPath(import.meta.url), '--child', JSON.stringify(job)], { encoding: 'utf8', maxBuffer: 1 << 24 })
         const line = p.stdout.split('\n').find((l) => l.startsWith('RESULT '))
         if (p.status !== 0 || line === undefined) throw new Error(`${c.name} at ${b.label}: the child failed:\n${p.stderr}`)
         results.get(b.label)!.push(JSON.parse(line.slice(7)) as ChildResult)
       }
     }
-    console.log(`\n${c.name}: prepared ${(report.minimumBudget / 2 ** 20).toFixed(1)} MB minimum .. ${(report.unlimitedBudget / 2 ** 20).toFixed(1)} MB every weight resident`)
+    console.log(`\n${c.name}: prepared ${(report.minimumBudget / 1e6).toFixed(1)} MB minimum .. ${(report.unlimitedBudget / 1e6).toFixed(1)} MB every weight resident`)
     const rows = budgets.map((b) => {
       const rs = results.get(b.label)!
       const ms = Object.fromEntries(c.values.map((v) => [v, median(rs.map((x) => x.ms[String(v)]!))]))
       const firstMs = Object.fromEntries(c.values.map((v) => [v, median(rs.map((x) => x.firstMs[String(v)]!))]))
+      const newShapeMs = median(rs.flatMap((x) => c.values.slice(0, -1).map((v) => x.newShapeMs[String(v)]!)))
       const peak = Math.max(...rs.map((x) => x.peakBytes))
       const r0 = rs[0]!
-      return { label: b.label, budget: r0.memoryBudget, peakBytes: peak, arenaBytes: r0.arenaBytes, loadBytesPerInference: r0.loadBytesPerInference, loadsPerInference: r0.loadsPerInference, slicedLayers: r0.slicedLayers, ms, firstMs, withinBudget: peak <= r0.memoryBudget }
+      return { label: b.label, budget: r0.memoryBudget, peakBytes: peak, arenaBytes: r0.arenaBytes, loadBytesPerInference: r0.loadBytesPerInference, loadsPerInference: r0.loadsPerInference, slicedLayers: r0.slicedLayers, templated: r0.templated, newShapeMs, ms, firstMs, withinBudget: peak <= r0.memoryBudget }
     })
     console.log(`| ${c.dim} | ${rows.map((r) => `${r.label}: ms (first call)`).join(' | ')} | third / resident |`)
     console.log(`|---|${rows.map(() => '---').join('|')}|---|`)
     for (const v of c.values) console.log(`| ${v} | ${rows.map((r) => `${r.ms[v]!.toFixed(1)} (${r.firstMs[v]!.toFixed(1)})`).join(' | ')} | ${(rows[1]!.ms[v]! / rows[0]!.ms[v]!).toFixed(2)} |`)
     for (const r of rows) {
       console.log(
-        `${r.label}: budget ${(r.budget / 2 ** 20).toFixed(1)} MB, peak ${(r.peakBytes / 2 ** 20).toFixed(1)} MB (VmHWM - RSS with the addon loaded; max over processes) ${r.withinBudget ? '<=' : '>'} budget; ` +
-          `arena ${(r.arenaBytes / 2 ** 20).toFixed(1)} MB; ${r.loadsPerInference} loads, ${(r.loadBytesPerInference / 2 ** 20).toFixed(1)} MB read per inference; ${r.slicedLayers} sliced layers`,
+        `${r.label}: budget ${(r.budget / 1e6).toFixed(1)} MB, peak ${(r.peakBytes / 1e6).toFixed(1)} MB (VmHWM - RSS with the addon loaded; max over processes) ${r.withinBudget ? '<=' : '>'} budget; ` +
+          `arena ${(r.arenaBytes / 1e6).toFixed(1)} MB; ${r.loadsPerInference} loads, ${(r.loadBytesPerInference / 1e6).toFixed(1)} MB read per inference; ${r.slicedLayers} sliced layers; ` +
+          `a new ${c.dim}'s program ${r.newShapeMs.toFixed(2)} ms (median, ${r.templated ? 'from the template' : 'exact builds'})`,
       )
     }
     out.push({ case: c.name, dims: c.dims, minimumBudget: report.minimumBudget, unlimitedBudget: report.unlimitedBudget, rows })

@@ -33,8 +33,10 @@ export type SlotOrigin =
   | { readonly kind: 'value'; readonly name: string }
   /** An unnamed output of a node. */
   | { readonly kind: 'step-output'; readonly node: string; readonly index: number }
-  /** An op's scratch bytes, or a constant transformed for a kernel. */
+  /** An op's scratch bytes, or a constant transformed for a kernel (or a weight slice of one). */
   | { readonly kind: 'workspace' | 'prepack' }
+  /** Part of another slot's tensor: a weight-sliced op's channel range, a Concat's block (memory-budget programs). */
+  | { readonly kind: 'view' }
 
 export interface PlacedConstant {
   readonly offset: number

@@ -222,7 +222,8 @@ export async function prepare(modelPath: string, outPath: string, options: Prepa
   const asEngine = <M extends BudgetModel>(m: M): M => (direct ? directConvolutionOnly(m) : m)
   const restrict = asEngine(withForms)
   const unlimited = planForBudget(restrict, unlimitedBudget(restrict, policy), policy)
-  const bookkeeping = budgetReserve(restrict)
+  const ranged = declared.ranges.size > 0
+  const bookkeeping = budgetReserve(restrict, ranged)
   const atBudget = options.budget === undefined ? undefined : planOrExplain(restrict, options.budget, bookkeeping, policy)
 
   // The forms to write: chosen ones, plus raw conv weights (the lean fallback) and, for Winograd layers,
@@ -246,6 +247,10 @@ export async function prepare(modelPath: string, outPath: string, options: Prepa
     const narrow = s?.forms['#conv_narrow_filter()']
     if (narrow !== undefined && layer.defaultKernel.startsWith('winograd') && layer.options.some((o) => o.sliced?.form === '#conv_narrow_filter()')) needed.add(narrow)
   }
+  // With ranges, a large constant no kernel reads (one that feeds a node computed per shape, such as a
+  // position-embedding table sliced to the length) is stored raw rather than inline in the manifest:
+  // the engine reads it as a weight of that node instead of holding it in its heap.
+  if (declared.ranges.size > 0) for (const s of stored.values()) if (!Object.values(s.forms).some((b) => needed.has(b)) && s.forms.raw !== undefined) needed.add(s.forms.raw)
   for (const s of stored.values()) for (const [form, b] of Object.entries(s.forms)) if (!needed.has(b)) delete s.forms[form]
   const storedFinal = new Map([...stored].filter(([, s]) => Object.keys(s.forms).length > 0))
   const finalBlobs = new Map([...virtual].filter(([b]) => needed.has(b)))
@@ -314,7 +319,7 @@ export async function prepare(modelPath: string, outPath: string, options: Prepa
     // The whole file: header, manifest (with the inline constants) and blobs.
     const end = (await stat(outPath)).size
     return {
-      minimumBudget: minimumArena + budgetReserve(packageModel),
+      minimumBudget: minimumArena + budgetReserve(packageModel, ranged),
       unlimitedBudget: unlimitedArena + bookkeeping,
       layers: restrict.layers.length,
       slicedLayers: atBudget === undefined ? 0 : atBudget.choices.filter((c, i) => c.weightSlices > 1 || restrict.layers[i]!.options[c.option]!.kernel !== restrict.layers[i]!.defaultKernel || c.inputSlices !== restrict.layers[i]!.defaultInputSlices).length,

@@ -9,7 +9,7 @@
 // words depend on the shape, a shape function the template cannot evaluate) keeps `template` undefined
 // with the reason, and the engine plans such shapes one by one as before.
 import { FlexpipeError, ShapeError } from '../errors.js'
-import type { Dim, Graph, Node, ValueInfo } from '../model/ir.js'
+import type { Dim, Graph, ValueInfo } from '../model/ir.js'
 import type { FoldFn, InferOptions, InferredGraph } from '../model/infer-graph.js'
 import { inferGraph } from '../model/infer-graph.js'
 import type { Tensor } from '../model/tensor.js'
@@ -21,6 +21,7 @@ import type { Prepack } from '../model/ops/op-def.js'
 import { DimExprError, type DimBindings } from '../plan/dynamic/dim-expr.js'
 import { allBuckets, bucketOf, bucketProbes, type DimRange, type ShapeBucket } from '../plan/dynamic/shape-buckets.js'
 import { instantiate, makeTemplate, outputsAt, templateMismatch, type ShapeTemplate } from '../plan/dynamic/shape-template.js'
+import { coneOf } from '../plan/dynamic/graph-cone.js'
 import type { AppliedPlan, Executor } from './executor.js'
 import { fromNative } from './native-errors.js'
 
@@ -292,23 +293,6 @@ function shapeConstantNames(inferred: InferredGraph): Set<string> {
     })
   }
   return out
-}
-
-/** The graph cut down to the nodes the named values depend on. */
-function coneOf(graph: Graph, names: readonly string[]): Graph {
-  const producer = new Map<string, Node>()
-  for (const n of graph.nodes) for (const o of n.outputs) producer.set(o, n)
-  const keep = new Set<Node>()
-  const stack = [...names]
-  while (stack.length > 0) {
-    const n = producer.get(stack.pop()!)
-    if (n === undefined || keep.has(n)) continue
-    keep.add(n)
-    stack.push(...n.inputs.filter((x) => x !== ''))
-  }
-  const nodes = graph.nodes.filter((n) => keep.has(n))
-  const read = new Set(nodes.flatMap((n) => n.inputs))
-  return { ...graph, nodes, initializers: new Map([...graph.initializers].filter(([n]) => read.has(n))) }
 }
 
 function dimsOf(values: ReadonlyMap<string, ValueInfo>): Map<string, readonly number[]> {

@@ -2,18 +2,29 @@
 // The input shapes of a memory-budget package prepared for dim ranges (`flexpipe prepare --dim
 // batch=1..8`; Nimble's buckets under FlexNN's budget). The budget plan (slicing, pins, loads, memory
 // layout) is made once, at the ranges' ceiling, and sized the arena; every input shape in the ranges
-// runs that plan on its actual sizes. Its program is the ceiling's rebuilt at the shape's dims: the same
-// layers with the same kernels and slices, every tensor at the place the ceiling plan gave it, the same
-// loads in the same order. No memory is planned and none is added per shape.
+// runs that plan on its actual sizes: the same layers with the same kernels and slices, every tensor at
+// the place the ceiling plan gave it, the same loads in the same order. No memory is planned and none is
+// added per shape.
 //
-// Safety does not rest on the shapes being monotone: the shape's build is compared with the ceiling's
-// tensor by tensor (kind, lifetime, load, bytes no larger than the planned ones) and a difference is a
-// ShapeError naming the tensor, before any program runs. Values that depend on the input shapes and
-// fold to resident constants (a position-embedding slice) are written into their ceiling-sized places
-// before a shape runs, when another shape's are there.
-import { ShapeError } from '../errors.js'
-import { bindInputDims } from '../model/bind-input-dims.js'
-import type { Graph, TensorData } from '../model/ir.js'
+// A shape's program comes from the ceiling's program template (lib/plan/dynamic/shape-template.ts): its
+// tensors' dims evaluated from their symbolic shape functions, no shape inference and no program build.
+// The template is made at open and used only if it equals, word for word, the program built exactly (the
+// ceiling plan rebuilt at the shape's dims) at the range's floor and at probe points. Otherwise each new
+// shape gets the exact build, compared with the ceiling's tensor by tensor (kind, lifetime, load, bytes
+// no larger than the planned ones): a difference is a ShapeError naming the tensor, before any program
+// runs. Values that depend on the input shapes and fold to resident constants (BERT's token-type
+// embeddings expanded to the length) are recomputed per shape by their cone of the graph and written
+// into their ceiling-sized places before the shape runs, when another shape's are there.
+import { FlexpipeError, ShapeError } from '../errors.js'
+import { bindInputDims, inputSymbols } from '../model/bind-input-dims.js'
+import type { Dim, Graph, TensorData, ValueInfo } from '../model/ir.js'
+import { tensorBytes } from '../model/ir.js'
+import { inferGraph, type FoldFn } from '../model/infer-graph.js'
+import { hostTensor } from '../model/values.js'
+import { coneOf } from '../plan/dynamic/graph-cone.js'
+import { DimExprError } from '../plan/dynamic/dim-expr.js'
+import { bucketProbes } from '../plan/dynamic/shape-buckets.js'
+import { instantiate, makeTemplate, outputsAt, templateMismatch, type ShapeTemplate } from '../plan/dynamic/shape-template.js'
 import type { Tensor } from '../model/tensor.js'
 import { parseFormKey } from '../model/forms.js'
 import type { BudgetPlan } from '../plan/budget/plan-budget.js'
@@ -52,6 +63,17 @@ export class BudgetShapes {
   /** The shape whose shape-dependent constants are in the arena now. */
   private constantsFor: string | undefined
   private ceilingRun: ShapeRun | undefined
+  /** The plan the template (or the reason there is none) is for. */
+  private templateOf: BudgetPlan | undefined
+  /** That plan's template, when it passed its probes; else why not. */
+  private template: ShapeTemplate | undefined
+  private templateReason = 'not made yet'
+  /** Shape-dependent resident constants of the active plan: name, form, node, and offset. */
+  private shapeConstants: ReadonlyArray<{ readonly name: string; readonly form: string; readonly node: string; readonly offset: number }> = []
+  private cone: Graph | undefined
+  private readonly foldCache = new Map<string, ValueInfo[]>()
+  /** The symbolic dims of every value and unnamed node output of the package graph (the shape functions). */
+  private symbolic: { values: Map<string, readonly Dim[]>; steps: Map<string, ReadonlyArray<readonly Dim[]>> } | undefined
 
   constructor(
     /** The package graph, its inputs with the symbolic dims. */
@@ -60,6 +82,9 @@ export class BudgetShapes {
     /** The planner's model of the graph at these dims (the ceiling's in-place Concats kept at most). */
     private readonly modelAt: (dims: ReadonlyMap<string, number>) => PackageModel,
     private readonly transform: TransformFn,
+    private readonly fold: FoldFn,
+    /** false: every shape gets the exact build (tests of that path). */
+    private readonly templates = true,
     private readonly maxPrograms = 16,
   ) {
     this.ceiling = new Map([...ranges].map(([n, r]) => [n, r[1]]))
@@ -106,16 +131,25 @@ export class BudgetShapes {
       this.programs.set(key, run) // most recently used last
       return run
     }
-    const build = this.buildAt(dims, active.plan, ceilingModel)
-    const words = finishProgram(build, active.plan.plan, plannedBase(active.plan))
-    const plan: ExecutionPlan = { ...active.applied.plan, program: words, inputs: build.inputs, outputs: build.outputs, opNodes: build.opNodes, opKinds: build.opKinds, resident: [] }
+    let plan: ExecutionPlan
+    let writes: ShapeRun['writes']
+    const t = this.templateOf === active.plan ? this.template : undefined
+    if (t !== undefined) {
+      const constants = this.constantsAt(dims)
+      plan = { ...active.applied.plan, program: instantiate(t, dims, constants.dims), outputs: outputsAt(t, dims), resident: [] }
+      writes = constants.writes
+    } else {
+      const build = this.buildAt(dims, active.plan, ceilingModel)
+      plan = { ...active.applied.plan, program: finishProgram(build, active.plan.plan, plannedBase(active.plan)), inputs: build.inputs, outputs: build.outputs, opNodes: build.opNodes, opKinds: build.opKinds, resident: [] }
+      writes = this.shapeWrites(build)
+    }
     let program: number
     try {
-      program = x.session.addProgram(words)
+      program = x.session.addProgram(plan.program)
     } catch (err) {
       throw fromNative(err)
     }
-    run = { key, applied: { plan, program }, writes: this.shapeWrites(build) }
+    run = { key, applied: { plan, program }, writes }
     this.programs.set(key, run)
     if (this.programs.size > this.maxPrograms) {
       const [oldKey, old] = this.programs.entries().next().value as [string, ShapeRun]
@@ -142,6 +176,82 @@ export class BudgetShapes {
 
   get programCount(): number {
     return this.programs.size
+  }
+
+  /** Whether shapes run from the active plan's template, and if not, why. */
+  get templated(): { readonly templated: boolean; readonly reason?: string } {
+    return this.template !== undefined ? { templated: true } : { templated: false, reason: this.templateReason }
+  }
+
+  /**
+   * Makes the template of `plan` (before it is applied, so that what making it grows of the heap is
+   * measured as part of opening) and checks it at the range's floor and probe points against the exact
+   * build, and its shape constants against the cone's. Checks first that the floor builds like the
+   * ceiling: a ShapeError when it does not, so the package is refused at open. Once per plan.
+   */
+  prepareFor(plan: BudgetPlan, ceilingModel: PackageModel): void {
+    if (this.templateOf === plan) return
+    this.templateOf = plan
+    this.template = undefined
+    this.templateReason = 'not made'
+    const active = { plan, program: finishProgram(plan.build, plan.plan, plannedBase(plan)) }
+    const build = active.plan.build
+    this.shapeConstants = build.resident.flatMap((r) => (r.source.kind === 'host' && !this.graph.initializers.has(r.source.name) ? [{ name: r.source.name, form: r.source.form, node: r.source.node, offset: r.offset }] : []))
+    this.cone = coneOf(this.graph, [...new Set(this.shapeConstants.map((c) => c.name))])
+    const lo = new Map([...this.ranges].map(([n, r]) => [n, r[0]]))
+    const floor = this.buildAt(lo, active.plan, ceilingModel) // throws ShapeError when the plan does not cover the floor
+    if (!this.templates) {
+      this.templateReason = 'templates are off'
+      return
+    }
+    try {
+      const sym = this.symbolicDims()
+      const source = { program: active.program, slotOrigins: build.slotOrigins, outputs: build.outputs }
+      const names = new Set(this.shapeConstants.filter((c) => parseFormKey(c.form) === undefined).map((c) => c.name))
+      const t = makeTemplate(source, this.ceiling, inputSymbols(this.graph), (o) => (o.kind === 'value' ? sym.values.get(o.name) : o.kind === 'step-output' ? sym.steps.get(o.node)?.[o.index] : undefined), names, true)
+      for (const probe of bucketProbes({ key: '', lo, hi: this.ceiling })) {
+        const exact = probe.size === lo.size && [...lo].every(([n, v]) => probe.get(n) === v) ? floor : this.buildAt(probe, active.plan, ceilingModel)
+        const words = finishProgram(exact, active.plan.plan, plannedBase(active.plan))
+        const constants = this.constantsAt(probe)
+        const at = this.describe(probe)
+        const mismatch = templateMismatch(t, probe, constants.dims, { program: words, slotOrigins: exact.slotOrigins })
+        if (mismatch !== undefined) throw new DimExprError(`at ${at}: ${mismatch}`)
+        const want = this.shapeWrites(exact)
+        if (want.length !== constants.writes.length || want.some((w, i) => w.offset !== constants.writes[i]!.offset || Buffer.compare(w.data, constants.writes[i]!.data) !== 0)) throw new DimExprError(`at ${at}: the shape constants recompute differently`)
+      }
+      this.template = t
+      this.templateReason = ''
+    } catch (err) {
+      if (!(err instanceof DimExprError || err instanceof FlexpipeError)) throw err
+      this.templateReason = err.message
+    }
+  }
+
+  /** The symbolic pass over the package graph (once): every value's dims as functions of the input dims. */
+  private symbolicDims(): NonNullable<BudgetShapes['symbolic']> {
+    if (this.symbolic === undefined) {
+      const inputs = new Map<string, ValueInfo>(this.graph.inputs.map((d) => [d.name, { dtype: d.dtype, dims: d.dims! }]))
+      const r = inferGraph(this.graph, inputs, { concrete: false, fold: this.fold, foldCache: this.foldCache })
+      this.symbolic = { values: new Map([...r.values].map(([n, v]) => [n, v.dims])), steps: new Map(r.steps.map((s) => [s.node.name, s.outputs.map((o) => o.dims)])) }
+    }
+    return this.symbolic
+  }
+
+  /** The shape constants at `dims`, by their cone: dims by name, and the bytes to write at each offset. */
+  private constantsAt(dims: ReadonlyMap<string, number>): { dims: Map<string, readonly number[]>; writes: ShapeRun['writes'] } {
+    const out = { dims: new Map<string, readonly number[]>(), writes: [] as Array<{ offset: number; data: Uint8Array }> }
+    if (this.shapeConstants.length === 0) return out
+    const g = bindInputDims(this.cone!, dims)
+    const inputs = new Map<string, ValueInfo>(g.inputs.map((d) => [d.name, { dtype: d.dtype, dims: d.dims! }]))
+    const values = inferGraph(g, inputs, { concrete: true, fold: this.fold, foldCache: this.foldCache }).values
+    for (const c of this.shapeConstants) {
+      const host = hostTensor(values.get(c.name)!)
+      if (host === undefined) throw new DimExprError(`shape constant '${c.name}' does not fold at ${this.describe(dims)}`)
+      out.dims.set(c.name, host.dims)
+      const form = parseFormKey(c.form)
+      out.writes.push({ offset: c.offset, data: tensorBytes(form === undefined ? host : this.transform(host, form, c.node)) })
+    }
+    return out
   }
 
   /** The ceiling plan's program rebuilt at `dims`, checked against the ceiling's build. */
@@ -171,9 +281,7 @@ export class BudgetShapes {
       const s = r.source
       if (s.kind !== 'host' || this.graph.initializers.has(s.name)) continue
       const form = parseFormKey(s.form)
-      const t = form === undefined ? s.data : this.transform(s.data, form, s.node)
-      const d = t.data as ArrayBufferView
-      out.push({ offset: r.offset, data: new Uint8Array(d.buffer, d.byteOffset, d.byteLength) })
+      out.push({ offset: r.offset, data: tensorBytes(form === undefined ? s.data : this.transform(s.data, form, s.node)) })
     }
     return out
   }

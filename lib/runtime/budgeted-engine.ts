@@ -67,7 +67,13 @@ export interface BudgetStats extends EngineStats {
   readonly changedKernels: number
   readonly preloadedWeights: number
   /** A package prepared for dim ranges: the ranges (the plan is made at their max), and the shapes' programs kept. */
-  readonly dims?: { readonly ranges: Readonly<Record<string, readonly [number, number]>>; readonly shapePrograms: number }
+  readonly dims?: {
+    readonly ranges: Readonly<Record<string, readonly [number, number]>>
+    readonly shapePrograms: number
+    /** Whether new shapes take their program from the plan's template (else an exact build each), and why not. */
+    readonly templated: boolean
+    readonly reason?: string
+  }
   /** The planner's simulated time of one inference under the active plan (lib/plan/budget/pipeline-sim.ts), when profiled. */
   readonly modelledMs?: number
   /**
@@ -128,6 +134,7 @@ export class BudgetedEngine extends EngineBase {
     minimum: number,
     /** The package graph's inputs and outputs (with symbolic dims when prepared for ranges). */
     io: Pick<Graph, 'inputs' | 'outputs'>,
+    ranged: boolean,
   ) {
     const g = options.readGeometry
     super(
@@ -147,14 +154,15 @@ export class BudgetedEngine extends EngineBase {
       },
     )
     this.arenaMinimum = minimum
-    this.reserve = budgetReserve(model)
+    this.reserve = budgetReserve(model, ranged)
   }
 
   /**
    * Opens a package for inference within `memoryBudget`. `internal.leanKernels` (profiling): 'winograd'
    * runs Winograd layers with their lean Winograd kernels, 'other' with their other kernels.
+   * `internal.shapeTemplates: false` (tests): a range's shapes get exact builds, never the template.
    */
-  static async open(path: string, options: PackageOpenOptions = {}, internal: { leanKernels?: 'winograd' | 'other' } & FollowOptions = {}): Promise<BudgetedEngine> {
+  static async open(path: string, options: PackageOpenOptions = {}, internal: { leanKernels?: 'winograd' | 'other'; shapeTemplates?: boolean } & FollowOptions = {}): Promise<BudgetedEngine> {
     binding() // loaded first: the addon and its libraries are the process's, not this engine's
     const rssAtOpen = process.memoryUsage.rss()
     const opts = checkBudgetOptions(options, path)
@@ -188,7 +196,7 @@ export class BudgetedEngine extends EngineBase {
       const transform: TransformFn = (data, form, node) => runPrepack(data, { input: 0, ...form }, node)
       let ceiling: CeilingModel | undefined
       if (ranges.size > 0) {
-        shapes = new BudgetShapes(pg.graph, ranges, (dims) => kernels(budgetModel(shapes!.graphAt(dims), pg.stored, blobs, nr, opts.threads, foldNative, undefined, ceiling)), transform)
+        shapes = new BudgetShapes(pg.graph, ranges, (dims) => kernels(budgetModel(shapes!.graphAt(dims), pg.stored, blobs, nr, opts.threads, foldNative, undefined, ceiling)), transform, foldNative, internal.shapeTemplates ?? true)
       }
       const graph = shapes === undefined ? pg.graph : shapes.graphAt(shapes.ceiling)
       model = kernels(budgetModel(graph, pg.stored, blobs, nr, opts.threads, foldNative, planProfile(meta.profile, opts.threads, opts.ioBandwidth)))
@@ -203,21 +211,29 @@ export class BudgetedEngine extends EngineBase {
     } finally {
       await reader.close()
     }
-    const engine = new BudgetedEngine(path, model, policy, opts, minimum, io)
+    const engine = new BudgetedEngine(path, model, policy, opts, minimum, io, shapes !== undefined)
     engine.shapes = shapes
     try {
       engine.follow = { memoryRoot: internal.memoryRoot, autoConstants: internal.autoConstants, onAutoBudget: opts.onAutoBudget }
       const budget = opts.memoryBudget === 'auto' ? engine.startFollowing() : opts.memoryBudget
       let plan = engine.planFor(budget)
+      shapes?.prepareFor(plan, model) // its template: measured with the opening
       // What opening really cost shows only now (V8 grows its young generation while planning, by an
       // amount no formula predicts well): if it is more than the estimate, plan again for a smaller arena.
-      engine.openGrowth = Math.max(0, process.memoryUsage.rss() - rssAtOpen)
-      engine.measured = measuredReserve(engine.openGrowth, model)
-      if (budget !== undefined && engine.measured > engine.reserve + replanSlackBytes) plan = engine.planFor(budget, plan)
+      // Planning again can grow the heap further (a range's template is made again too): measured again.
+      let planned = engine.reserve
+      for (let again = 0; again < 3; again++) {
+        engine.openGrowth = Math.max(engine.openGrowth, process.memoryUsage.rss() - rssAtOpen)
+        engine.measured = measuredReserve(engine.openGrowth, model)
+        if (budget === undefined || engine.measured <= planned + replanSlackBytes) break
+        // at the minimum arena, planning again would only plan the same arena
+        if (Math.max(engine.arenaMinimum, budget - engine.measured) >= plan.budget) break
+        planned = engine.measured
+        plan = engine.planFor(budget, plan)
+        shapes?.prepareFor(plan, model)
+      }
       await engine.apply(plan)
       engine.budget = budget ?? plan.budget + engine.reserve
-      // A range's floor runs the ceiling's plan too (or the package is refused now, not at some call).
-      if (shapes !== undefined) shapes.runFor(new Map([...shapes.ranges].map(([n, r]) => [n, r[0]])), engine.activePlan(), model, engine.executor('open'))
     } catch (err) {
       await engine.close()
       throw err
@@ -280,7 +296,7 @@ export class BudgetedEngine extends EngineBase {
         return l.options[c.option]!.kernel !== l.defaultKernel || c.inputSlices !== l.defaultInputSlices
       }).length,
       preloadedWeights: p.preloadedWeights,
-      ...(this.shapes === undefined ? {} : { dims: { ranges: Object.fromEntries(this.shapes.ranges), shapePrograms: this.shapes.programCount } }),
+      ...(this.shapes === undefined ? {} : { dims: { ranges: Object.fromEntries(this.shapes.ranges), shapePrograms: this.shapes.programCount, ...this.shapes.templated } }),
       ...(this.model.profile === undefined ? {} : { modelledMs: planTimes(this.model.profile, b, p, opTimes(this.model.layers, this.model.profile, b, choices)).makespanMs }),
       ...(this.lastPipeline === undefined ? {} : { lastPipeline: this.lastPipeline }),
       ...(this.follower === undefined ? {} : { auto: this.follower.stats() }),
@@ -365,6 +381,9 @@ export class BudgetedEngine extends EngineBase {
     this.active = undefined
     const exec = budgetExecutionPlan(plan, this.path, this.model.blobs, (data, form, node) => runPrepack(data, { input: 0, ...form }, node), keepResident)
     this.active = { plan, applied: await x.apply(exec) }
+    // A range's shapes: the plan's template, checked at the floor (a plan that does not cover the floor
+    // is a ShapeError now, not at some call); at open it is made before the arena (see open()).
+    this.shapes?.prepareFor(plan, this.model)
   }
 
   protected async compute(tensors: Tensor[], profile: boolean): Promise<Computed> {

@@ -8,7 +8,7 @@
 import { spawnSync } from 'node:child_process'
 import { join } from 'node:path'
 import t, { type Test } from 'tap'
-import { openPackage, type BudgetedEngine, type Tensor } from '../../lib/index.js'
+import { BudgetedEngine, openPackage, type Tensor } from '../../lib/index.js'
 import { PackageReader } from '../../lib/package/reader.js'
 import { rewritePackageMeta } from '../../lib/package/rewrite-meta.js'
 import { prepare, type PrepareOptions } from '../../lib/prepare/prepare.js'
@@ -46,12 +46,16 @@ async function sameAsOrt(t: Test, model: string, feeds: Record<string, Tensor>, 
   }
 }
 
-/** Prepares `model` for `dims` and opens it at its minimum budget. */
-async function atMinimum(t: Test, model: string, dims: PrepareOptions['dims'], profile = true): Promise<{ engine: BudgetedEngine; path: string; minimum: number; unlimited: number }> {
+/**
+ * Prepares `model` for `dims` and opens it at its minimum budget; with `templates: false`, every shape
+ * gets the exact build (the path a plan whose template fails its probes takes).
+ */
+async function atMinimum(t: Test, model: string, dims: PrepareOptions['dims'], profile = true, templates = true): Promise<{ engine: BudgetedEngine; path: string; minimum: number; unlimited: number }> {
   const path = join(tempDir(t), 'model.fpk')
   const report = await prepare(model, path, { dims, threads, profile })
-  const engine = await openPackage(path, { threads, memoryBudget: report.minimumBudget })
+  const engine = await BudgetedEngine.open(path, { threads, memoryBudget: report.minimumBudget }, { shapeTemplates: templates })
   t.teardown(() => engine.close())
+  t.equal(engine.stats().dims?.templated, templates, templates ? 'shapes run from the plan\'s template (it passed its probes)' : 'shapes get exact builds')
   return { engine, path, minimum: report.minimumBudget, unlimited: report.unlimitedBudget }
 }
 
@@ -75,6 +79,15 @@ t.test('a CNN prepared for batch 1..6 runs every batch at its minimum budget wit
   t.same(engine.inputs[0]!.dims, ['batch', 3, 64, 64], 'the input keeps its symbolic dim')
   t.same(engine.stats().dims?.ranges, { batch: [1, 6] })
   await everyValue(t, engine, model, [1, 2, 3, 4, 5, 6], (b) => ({ input: randomFloat([b, 3, 64, 64], b) }), 'batch')
+})
+
+t.test('without the template (exact builds per shape), the CNN and BERT (tiny) give the same outputs', async (t) => {
+  const cnn = fixtureModel('resnet_small.onnx')
+  const a = await atMinimum(t, cnn, { batch: [1, 4] }, false, false)
+  await everyValue(t, a.engine, cnn, [1, 2, 3, 4], (b) => ({ input: randomFloat([b, 3, 64, 64], 10 + b) }), 'batch')
+  const bert = fixtureModel('bert_tiny.onnx')
+  const b = await atMinimum(t, bert, { batch: 1, seq_len: [1, 12] }, false, false)
+  await everyValue(t, b.engine, bert, Array.from({ length: 12 }, (_, i) => i + 1), (n) => tokens(n, 50 + n), 'seq_len')
 })
 
 t.test('BERT (tiny) prepared for seq_len 1..40 runs every length at its minimum budget with onnxruntime-node\'s outputs, before and after a budget change', async (t) => {

@@ -29,7 +29,7 @@ import type { PlanTensor, PreloadPlan, PreloadProblem } from '../memory/preload-
 import { sliceBounds, type LayerChoice } from './slicing.js'
 import type { ConcatsInPlace } from '../memory/concat-in-place.js'
 import type { OutputSource } from '../execution-plan.js'
-import { encodeProgram, maxRank } from '../program-builder.js'
+import { encodeProgram, maxRank, type SlotOrigin } from '../program-builder.js'
 import { formShape as analyticFormShape } from '../../model/forms.js'
 import { formOf, isConstantValue, residentMaxBytes, type StepLayer, type StepOption } from './layer-options.js'
 import { alignUp, alignDown } from '../../align.js'
@@ -85,12 +85,15 @@ export interface BudgetProgram {
   readonly outputs: ReadonlyArray<{ readonly name: string; readonly dtype: DType; readonly dims: number[]; readonly source: OutputSource }>
   readonly opNodes: readonly string[]
   readonly opKinds: ReadonlyArray<{ readonly opType: string; readonly native: string }>
+  /** What each slot holds (a shape template of a package prepared for ranges reads its dims from it). */
+  readonly slotOrigins: readonly SlotOrigin[]
 }
 
 class Builder {
   readonly tensors: Array<{ kind: PlanTensor['kind']; bytes: number; first: number; last: number; name: string }> = []
   readonly loads: Array<WeightLoad | undefined> = []
   readonly slots: SlotSpec[] = []
+  readonly origins: SlotOrigin[] = []
   readonly resident: ResidentConstant[] = []
   residentBytes = 0
   private readonly residentAt = new Map<string, number>()
@@ -121,8 +124,9 @@ class Builder {
     return this.inferred.values.get(name)!
   }
 
-  addSlot(s: SlotSpec): number {
+  addSlot(s: SlotSpec, origin: SlotOrigin): number {
     if (s.dims.length > maxRank) throw new ShapeError(`tensors of rank ${s.dims.length} exceed the maximum rank ${maxRank}`)
+    this.origins.push(origin)
     this.slots.push(s)
     return this.slots.length - 1
   }
@@ -150,7 +154,7 @@ class Builder {
     const v = this.value(name)
     const host = this.hostOutputs.get(name)
     if (host !== undefined) {
-      const id = this.addSlot({ tensor: -1, resident: 0, host, delta: 0, dtype: v.dtype, dims: v.dims as number[] })
+      const id = this.addSlot({ tensor: -1, resident: 0, host, delta: 0, dtype: v.dtype, dims: v.dims as number[] }, { kind: 'value', name })
       this.slotOf.set(name, id)
       return id
     }
@@ -158,7 +162,7 @@ class Builder {
     if (block !== undefined) {
       // a block of a Concat's output in place: a view of that output's buffer
       const whole = this.activation(block.output, k)
-      const id = this.addSlot({ ...this.slots[whole]!, delta: this.slots[whole]!.delta + block.byteOffset, dtype: v.dtype, dims: v.dims as number[] })
+      const id = this.addSlot({ ...this.slots[whole]!, delta: this.slots[whole]!.delta + block.byteOffset, dtype: v.dtype, dims: v.dims as number[] }, { kind: 'view' })
       this.bufferOf.set(name, this.slots[whole]!.tensor)
       this.slotOf.set(name, id)
       return id
@@ -167,7 +171,7 @@ class Builder {
     if (buffer === undefined) buffer = this.newTensor('activation', Math.max(1, valueBytes(v)), k, name)
     this.bufferOf.set(name, buffer)
     this.touch(buffer, k)
-    const id = this.addSlot({ tensor: buffer, resident: 0, delta: 0, dtype: v.dtype, dims: v.dims as number[] })
+    const id = this.addSlot({ tensor: buffer, resident: 0, delta: 0, dtype: v.dtype, dims: v.dims as number[] }, { kind: 'value', name })
     this.slotOf.set(name, id)
     return id
   }
@@ -181,7 +185,7 @@ class Builder {
   /** A view of an activation slot: byte offset `delta` and other dims. */
   view(slot: number, delta: number, dims: number[]): number {
     const s = this.slots[slot]!
-    return this.addSlot({ ...s, delta: s.delta + delta, dims })
+    return this.addSlot({ ...s, delta: s.delta + delta, dims }, { kind: 'view' })
   }
 
   /** Resident constant `name` in `form` (from its blob, or its host data transformed at plan time). */
@@ -206,7 +210,7 @@ class Builder {
       this.residentAt.set(key, offset)
       if (kept === undefined) this.residentBytes = alignUp(offset + bytes, block)
     }
-    return this.addSlot({ tensor: -1, resident: offset, delta: 0, dtype, dims })
+    return this.addSlot({ tensor: -1, resident: offset, delta: 0, dtype, dims }, form === 'raw' ? { kind: 'value', name } : { kind: 'prepack' })
   }
 
   /** A weight tensor for op k: bytes [begin, end) of the blob of `name` in `form`, seen as dtype/dims. */
@@ -216,12 +220,12 @@ class Builder {
     const start = alignDown(begin, block)
     const stop = Math.min(alignUp(end, block), blob.paddedLength)
     const t = this.newTensor('weight', stop - start, k, `${name}${form === 'raw' ? '' : form}[${begin}:${end})`, { blob: blob.name, start, bytes: stop - start })
-    return this.addSlot({ tensor: t, resident: 0, delta: begin - start, dtype, dims })
+    return this.addSlot({ tensor: t, resident: 0, delta: begin - start, dtype, dims }, { kind: 'prepack' })
   }
 
   workspace(bytes: number, k: number): number {
     const t = this.newTensor('intermediate', bytes, k, `workspace@${k}`)
-    return this.addSlot({ tensor: t, resident: 0, delta: 0, dtype: 'uint8', dims: [bytes] })
+    return this.addSlot({ tensor: t, resident: 0, delta: 0, dtype: 'uint8', dims: [bytes] }, { kind: 'workspace' })
   }
 
   emit(step: Step, call: KernelCall, ins: number[], outs: number[], ints: readonly number[]): void {
@@ -269,7 +273,7 @@ function outputSlots(b: Builder, step: Step, call: KernelCall, k: number): numbe
     if (name !== '') outs.push(b.activation(name, k))
     else {
       const t = b.newTensor('intermediate', Math.max(1, valueBytes(v)), k, `${step.node.name}:out${i}`)
-      outs.push(b.addSlot({ tensor: t, resident: 0, delta: 0, dtype: v.dtype, dims: v.dims as number[] }))
+      outs.push(b.addSlot({ tensor: t, resident: 0, delta: 0, dtype: v.dtype, dims: v.dims as number[] }, { kind: 'step-output', node: step.node.name, index: i }))
     }
   }
   return outs
@@ -392,6 +396,7 @@ export function buildBudgetProgram(input: BuildInput): BudgetProgram {
     outputs,
     opNodes: b.opNodes,
     opKinds: b.opKinds,
+    slotOrigins: b.origins,
   }
 }
 

@@ -50,17 +50,23 @@ function slotBase(i: number): number {
   return 3 + i * slotWords
 }
 
+/** The parts of a built program a template reads. */
+export type TemplateSource = Pick<BuiltProgram, 'program' | 'slotOrigins' | 'outputs'>
+
 /**
  * The template of a program built at the bucket's ceiling. `shapeConstants` names the constants the
  * engine recomputes per shape (their arena offsets as placed at the ceiling). Throws DimExprError when
  * a slot has no symbolic shape, a rank differs, or the functions do not give the ceiling's dims back.
+ * `oneRegion`: a memory-budget program, whose activations share region 0 with the constants (its
+ * constants have fixed dims, or are shape constants); otherwise region 0 holds constants only.
  */
 export function makeTemplate(
-  built: BuiltProgram,
+  built: TemplateSource,
   ceiling: DimBindings,
   symbols: readonly string[],
   symbolicDims: SymbolicDims,
   shapeConstants: ReadonlySet<string>,
+  oneRegion = false,
 ): ShapeTemplate {
   const words = built.program
   const nSlots = words[1]!
@@ -82,12 +88,14 @@ export function makeTemplate(
     const region = words[p]!
     const rank = words[p + 3]!
     const elem = dtypeBytes(dtypeFromCode(words[p + 2]!)!)
-    if (origin.kind === 'workspace' || origin.kind === 'prepack') continue
+    // fixed at the ceiling: scratch bytes (room enough for every smaller shape), transformed constants,
+    // and views (a probe that differs shows a view that varies: the template is then not used)
+    if (origin.kind === 'workspace' || origin.kind === 'prepack' || origin.kind === 'view') continue
     if (origin.kind === 'value' && shapeConstants.has(origin.name)) {
       constants.push({ name: origin.name, slot: i, offset: words[p + 1]!, capacity: elem * count(words, p) })
       continue
     }
-    if (region === 0) continue // a constant of every shape
+    if (region === 0 && !oneRegion) continue // a constant of every shape
     const dims = symbolicDims(origin)
     const what = describe(origin)
     if (dims === undefined) throw new DimExprError(`${what} has no symbolic shape`)
@@ -102,7 +110,7 @@ export function makeTemplate(
       patchFn.push(k >= 0 ? k : fns.push(f) - 1)
       varies = true
     })
-    if (varies && region === 1) checked.push({ slot: i, elem, room: elem * count(words, p) })
+    if (varies && (region === 1 || (oneRegion && region === 0))) checked.push({ slot: i, elem, room: elem * count(words, p) })
   }
   const outputs = built.outputs.map((o) => {
     const origin: SlotOrigin = { kind: 'value', name: o.name }
@@ -154,7 +162,7 @@ export function outputsAt(t: ShapeTemplate, b: DimBindings): ProgramOutput[] {
  * dtype and dims, every constant's offset (`exact` gives a constant not placed offset -1), and every
  * workspace fits the one the ceiling planned.
  */
-export function templateMismatch(t: ShapeTemplate, b: DimBindings, constantDims: ReadonlyMap<string, readonly number[]>, exact: BuiltProgram): string | undefined {
+export function templateMismatch(t: ShapeTemplate, b: DimBindings, constantDims: ReadonlyMap<string, readonly number[]>, exact: Pick<BuiltProgram, 'program' | 'slotOrigins'>): string | undefined {
   let w: Float64Array
   try {
     w = instantiate(t, b, constantDims)
