@@ -1,6 +1,6 @@
 # SPDX-License-Identifier: Apache-2.0
 """Export the full-size benchmark models (ResNet-50/152, VGG-19, MobileNetV2, SqueezeNet 1.1, ViT-B/16,
-BERT-base encoder, GPT-2 small) to ONNX."""
+BERT-base encoder, DistilBERT-base encoder, GPT-2 small) to ONNX."""
 
 # Usage (from the repository root; needs the Debian system python with python3-torch,
 # python3-torchvision, python3-onnx -- a pyenv `python3` on PATH does not have torch):
@@ -56,6 +56,7 @@ def randomize_batchnorm(model, seed):
 # definition of the architecture.
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "fixtures"))
 from export_models import BertEmbeddings, BertLayer  # noqa: E402  (fixtures/export_models.py)
+from export_models import DistilBertEmbeddings, DistilBertLayer  # noqa: E402
 
 
 class BertEncoder(nn.Module):
@@ -90,6 +91,24 @@ class BertEncoder(nn.Module):
             h = layer(h, additive_mask)
         pooled = self.pooler_act(self.pooler(h[:, 0]))
         return h, pooled
+
+
+class DistilBertEncoder(nn.Module):
+    """DistilBERT-base: hidden 768, 6 layers, 12 heads, FFN 3072, vocab 30522, 512 positions, no token
+    types, no pooler; the fixture's DistilBERT layers (post-LN, q scaled before the matmul, boolean mask
+    filled with the float minimum)."""
+
+    def __init__(self, vocab_size=30522, hidden=768, num_layers=6, num_heads=12, ffn_dim=3072, max_positions=512):
+        super().__init__()
+        self.embeddings = DistilBertEmbeddings(vocab_size, hidden, max_positions)
+        self.layers = nn.ModuleList([DistilBertLayer(hidden, num_heads, ffn_dim) for _ in range(num_layers)])
+        self.apply(BertEncoder._init_weights)
+
+    def forward(self, input_ids, attention_mask):
+        h = self.embeddings(input_ids)
+        for layer in self.layers:
+            h = layer(h, attention_mask)
+        return h
 
 
 # --------------------------------------------------------------------------
@@ -236,6 +255,11 @@ def make_bert():
     return BertEncoder().eval()
 
 
+def make_distilbert():
+    seed_everything(4101)
+    return DistilBertEncoder().eval()
+
+
 MODELS = {
     "resnet50": {
         "make": image_model(torchvision.models.resnet50, 1001),
@@ -286,6 +310,18 @@ MODELS = {
         },
         "describe": "BERT-base encoder (768 hidden, 12 layers, 12 heads, FFN 3072, vocab 30522, "
                     "exact GELU, fused LayerNormalization) + pooler; benchmarked at [1, 128]",
+    },
+    "distilbert_base": {
+        "make": make_distilbert,
+        "args": bert_args,
+        "inputs": ["input_ids", "attention_mask"], "outputs": ["last_hidden_state"],
+        "axes": {
+            "input_ids": {0: "batch", 1: "seq_len"},
+            "attention_mask": {0: "batch", 1: "seq_len"},
+            "last_hidden_state": {0: "batch", 1: "seq_len"},
+        },
+        "describe": "DistilBERT-base encoder (768 hidden, 6 layers, 12 heads, FFN 3072, vocab 30522, "
+                    "no token types, no pooler)",
     },
     "gpt2": {
         "make": make_gpt2,
