@@ -23,12 +23,12 @@ import { inferGraph, type FoldFn } from '../model/infer-graph.js'
 import { hostTensor } from '../model/values.js'
 import { coneOf } from '../plan/dynamic/graph-cone.js'
 import { DimExprError } from '../plan/dynamic/dim-expr.js'
-import { bucketProbes } from '../plan/dynamic/shape-buckets.js'
+import { bucketProbes, defaultCeilings } from '../plan/dynamic/shape-buckets.js'
 import { instantiate, makeTemplate, outputsAt, templateMismatch, type ShapeTemplate } from '../plan/dynamic/shape-template.js'
 import type { Tensor } from '../model/tensor.js'
 import { parseFormKey } from '../model/forms.js'
 import type { BudgetPlan } from '../plan/budget/plan-budget.js'
-import type { PackageModel } from '../plan/budget/budget-model.js'
+import { ceilingOf, type CeilingModel, type PackageModel } from '../plan/budget/budget-model.js'
 import { buildBudgetProgram, finishProgram, type BudgetProgram } from '../plan/budget/budget-program.js'
 import { plannedBase } from '../plan/budget/budget-execution.js'
 import type { LayerChoice } from '../plan/budget/slicing.js'
@@ -56,8 +56,14 @@ export interface ActiveBudgetPlan {
 export type TransformFn = (data: TensorData, form: { readonly transform: string; readonly ints: readonly number[] }, node: string) => TensorData
 
 export class BudgetShapes {
-  /** The dims the plan is made at: every range's max. */
-  readonly ceiling: ReadonlyMap<string, number>
+  /**
+   * The dims the active plan is made at: every range's max, or, when the memory budget cannot hold the
+   * plan there, the largest bucket ceilings it can (values above them are refused).
+   */
+  ceiling: ReadonlyMap<string, number>
+  /** Every range's max. */
+  readonly top: ReadonlyMap<string, number>
+  private readonly ceilings = new WeakMap<PackageModel, CeilingModel>()
   private readonly inputSymbols: ReadonlyArray<ReadonlyArray<string | undefined>>
   private readonly programs = new Map<string, ShapeRun>()
   /** The shape whose shape-dependent constants are in the arena now. */
@@ -79,21 +85,34 @@ export class BudgetShapes {
     /** The package graph, its inputs with the symbolic dims. */
     private readonly graph: Graph,
     readonly ranges: ReadonlyMap<string, PackageDimRange>,
-    /** The planner's model of the graph at these dims (the ceiling's in-place Concats kept at most). */
-    private readonly modelAt: (dims: ReadonlyMap<string, number>) => PackageModel,
+    /** The planner's model of the graph at these dims, made to match the plan's ceiling model. */
+    private readonly modelAt: (dims: ReadonlyMap<string, number>, ceiling: CeilingModel) => PackageModel,
     private readonly transform: TransformFn,
     private readonly fold: FoldFn,
     /** false: every shape gets the exact build (tests of that path). */
     private readonly templates = true,
     private readonly maxPrograms = 16,
   ) {
-    this.ceiling = new Map([...ranges].map(([n, r]) => [n, r[1]]))
+    this.top = new Map([...ranges].map(([n, r]) => [n, r[1]]))
+    this.ceiling = this.top
     this.inputSymbols = graph.inputs.map((d) => (d.dims ?? []).map((x) => (typeof x === 'string' ? x : undefined)))
   }
 
   /** The graph with its ranges' dims at `dims`. */
   graphAt(dims: ReadonlyMap<string, number>): Graph {
     return bindInputDims(this.graph, dims)
+  }
+
+  /**
+   * The bucket ceilings below the ranges' top, largest first: every ranged dim steps down its powers of
+   * two together (a dim that reaches its min stays there).
+   */
+  lowerCeilings(): Array<Map<string, number>> {
+    const steps = [...this.ranges].map(([n, [lo, hi]]) => [n, defaultCeilings(lo, hi).slice(0, -1).reverse()] as const)
+    const out: Array<Map<string, number>> = []
+    const depth = Math.max(0, ...steps.map(([, cs]) => cs.length))
+    for (let i = 0; i < depth; i++) out.push(new Map(steps.map(([n, cs]) => [n, cs[Math.min(i, cs.length - 1)] ?? this.ranges.get(n)![0]])))
+    return out
   }
 
   /** `dim in min..max`, for messages. */
@@ -189,8 +208,10 @@ export class BudgetShapes {
    * build, and its shape constants against the cone's. Checks first that the floor builds like the
    * ceiling: a ShapeError when it does not, so the package is refused at open. Once per plan.
    */
-  prepareFor(plan: BudgetPlan, ceilingModel: PackageModel): void {
+  prepareFor(plan: BudgetPlan, ceilingModel: PackageModel, ceiling: ReadonlyMap<string, number>): void {
     if (this.templateOf === plan) return
+    this.ceiling = ceiling
+    this.ceilingRun = undefined
     this.templateOf = plan
     this.template = undefined
     this.templateReason = 'not made'
@@ -257,7 +278,9 @@ export class BudgetShapes {
   /** The ceiling plan's program rebuilt at `dims`, checked against the ceiling's build. */
   private buildAt(dims: ReadonlyMap<string, number>, plan: BudgetPlan, ceilingModel: PackageModel): BudgetProgram {
     const at = this.describe(dims)
-    const m = this.modelAt(dims)
+    let c = this.ceilings.get(ceilingModel)
+    if (c === undefined) this.ceilings.set(ceilingModel, (c = ceilingOf(ceilingModel)))
+    const m = this.modelAt(dims, c)
     const byNode = new Map(m.layers.map((l, i) => [l.step.node.name, i]))
     if (m.layers.length !== ceilingModel.layers.length) throw new ShapeError(`at ${at} the model has ${m.layers.length} layers, at the ceiling ${ceilingModel.layers.length}; prepare the package for this shape alone`)
     const choices: LayerChoice[] = ceilingModel.layers.map((cl, i) => {

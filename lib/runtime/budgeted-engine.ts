@@ -21,7 +21,7 @@ import { binding } from '../native/binding.js'
 import { decodePackageGraph } from '../package/graph-codec.js'
 import { PackageReader, type BlobEntry } from '../package/index.js'
 import { budgetExecutionPlan } from '../plan/budget/budget-execution.js'
-import { budgetModel, ceilingOf, type CeilingModel, type PackageModel } from '../plan/budget/budget-model.js'
+import { budgetModel, type PackageModel } from '../plan/budget/budget-model.js'
 import { budgetReserve, measuredReserve, replanSlackBytes } from '../plan/budget/budget-reserve.js'
 import { directConvolutionOnly, leanWinogradOnly, withoutWinograd } from '../plan/budget/kernel-options.js'
 import type { EngineFigures } from '../plan/budget/auto-budget.js'
@@ -69,6 +69,11 @@ export interface BudgetStats extends EngineStats {
   /** A package prepared for dim ranges: the ranges (the plan is made at their max), and the shapes' programs kept. */
   readonly dims?: {
     readonly ranges: Readonly<Record<string, readonly [number, number]>>
+    /**
+     * The values the plan in force serves up to: each range's max, or below it when the memory budget
+     * cannot hold the plan there (larger values are refused with a MemoryBudgetError).
+     */
+    readonly served: Readonly<Record<string, number>>
     readonly shapePrograms: number
     /** Whether new shapes take their program from the plan's template (else an exact build each), and why not. */
     readonly templated: boolean
@@ -125,10 +130,18 @@ export class BudgetedEngine extends EngineBase {
   private fullArena: number | undefined
   /** Set for a package prepared for dim ranges. */
   private shapes: BudgetShapes | undefined
+  /** The planner's model at a bucket ceiling below the ranges' top, made once per ceiling. */
+  private ceilingModelAt: ((dims: ReadonlyMap<string, number>) => PackageModel) | undefined
+  private readonly ceilingModels = new Map<string, PackageModel>()
+  /** The model at the ranges' top (or of the fixed dims): the minimum budget is this model's. */
+  private readonly fullModel: PackageModel
+  /** The model each plan was made with, and the dims it serves up to (a package prepared for ranges). */
+  private readonly planModels = new WeakMap<BudgetPlan, { readonly model: PackageModel; readonly served?: ReadonlyMap<string, number> }>()
 
   private constructor(
     private readonly path: string,
-    private readonly model: PackageModel,
+    /** The model of the plan in force. */
+    private model: PackageModel,
     private readonly policy: PlanPolicy,
     options: CheckedBudgetOptions,
     minimum: number,
@@ -155,6 +168,7 @@ export class BudgetedEngine extends EngineBase {
     )
     this.arenaMinimum = minimum
     this.reserve = budgetReserve(model, ranged)
+    this.fullModel = model
   }
 
   /**
@@ -171,6 +185,7 @@ export class BudgetedEngine extends EngineBase {
     let minimum: number
     let io: Pick<Graph, 'inputs' | 'outputs'>
     let shapes: BudgetShapes | undefined
+    let ceilingModelAt: BudgetedEngine['ceilingModelAt']
     let policy: PlanPolicy = { preload: opts.preload, pin: opts.pin, staticPlan: opts.staticPlan, slicing: true }
     try {
       const meta = reader.manifest.meta
@@ -194,13 +209,13 @@ export class BudgetedEngine extends EngineBase {
       }
       const ranges = packageDimRanges(meta.dims, pg.graph, label)
       const transform: TransformFn = (data, form, node) => runPrepack(data, { input: 0, ...form }, node)
-      let ceiling: CeilingModel | undefined
+      const profile = planProfile(meta.profile, opts.threads, opts.ioBandwidth)
       if (ranges.size > 0) {
-        shapes = new BudgetShapes(pg.graph, ranges, (dims) => kernels(budgetModel(shapes!.graphAt(dims), pg.stored, blobs, nr, opts.threads, foldNative, undefined, ceiling)), transform, foldNative, internal.shapeTemplates ?? true)
+        shapes = new BudgetShapes(pg.graph, ranges, (dims, ceiling) => kernels(budgetModel(shapes!.graphAt(dims), pg.stored, blobs, nr, opts.threads, foldNative, undefined, ceiling)), transform, foldNative, internal.shapeTemplates ?? true)
+        ceilingModelAt = (dims) => kernels(budgetModel(shapes!.graphAt(dims), pg.stored, blobs, nr, opts.threads, foldNative, profile))
       }
-      const graph = shapes === undefined ? pg.graph : shapes.graphAt(shapes.ceiling)
-      model = kernels(budgetModel(graph, pg.stored, blobs, nr, opts.threads, foldNative, planProfile(meta.profile, opts.threads, opts.ioBandwidth)))
-      ceiling = ceilingOf(model)
+      const graph = shapes === undefined ? pg.graph : shapes.graphAt(shapes.top)
+      model = kernels(budgetModel(graph, pg.stored, blobs, nr, opts.threads, foldNative, profile))
       if (meta.slicing === false) policy = { ...policy, slicing: false }
       const recorded = typeof meta.minimumBudget === 'number' ? meta.minimumBudget : undefined
       const defaults = opts.preload && opts.pin && opts.staticPlan
@@ -213,11 +228,12 @@ export class BudgetedEngine extends EngineBase {
     }
     const engine = new BudgetedEngine(path, model, policy, opts, minimum, io, shapes !== undefined)
     engine.shapes = shapes
+    engine.ceilingModelAt = ceilingModelAt
     try {
       engine.follow = { memoryRoot: internal.memoryRoot, autoConstants: internal.autoConstants, onAutoBudget: opts.onAutoBudget }
       const budget = opts.memoryBudget === 'auto' ? engine.startFollowing() : opts.memoryBudget
       let plan = engine.planFor(budget)
-      shapes?.prepareFor(plan, model) // its template: measured with the opening
+      engine.prepareShapes(plan) // its template: measured with the opening
       // What opening really cost shows only now (V8 grows its young generation while planning, by an
       // amount no formula predicts well): if it is more than the estimate, plan again for a smaller arena.
       // Planning again can grow the heap further (a range's template is made again too): measured again.
@@ -226,11 +242,12 @@ export class BudgetedEngine extends EngineBase {
         engine.openGrowth = Math.max(engine.openGrowth, process.memoryUsage.rss() - rssAtOpen)
         engine.measured = measuredReserve(engine.openGrowth, model)
         if (budget === undefined || engine.measured <= planned + replanSlackBytes) break
-        // at the minimum arena, planning again would only plan the same arena
-        if (Math.max(engine.arenaMinimum, budget - engine.measured) >= plan.budget) break
+        // at the minimum arena (of the ranges' top), planning again would only plan the same arena
+        const floor = engine.planModels.get(plan)?.model === engine.fullModel ? engine.arenaMinimum : 0
+        if (Math.max(floor, budget - engine.measured) >= plan.budget) break
         planned = engine.measured
         plan = engine.planFor(budget, plan)
-        shapes?.prepareFor(plan, model)
+        engine.prepareShapes(plan)
       }
       await engine.apply(plan)
       engine.budget = budget ?? plan.budget + engine.reserve
@@ -296,7 +313,9 @@ export class BudgetedEngine extends EngineBase {
         return l.options[c.option]!.kernel !== l.defaultKernel || c.inputSlices !== l.defaultInputSlices
       }).length,
       preloadedWeights: p.preloadedWeights,
-      ...(this.shapes === undefined ? {} : { dims: { ranges: Object.fromEntries(this.shapes.ranges), shapePrograms: this.shapes.programCount, ...this.shapes.templated } }),
+      ...(this.shapes === undefined
+        ? {}
+        : { dims: { ranges: Object.fromEntries(this.shapes.ranges), served: Object.fromEntries(this.shapes.ceiling), shapePrograms: this.shapes.programCount, ...this.shapes.templated } }),
       ...(this.model.profile === undefined ? {} : { modelledMs: planTimes(this.model.profile, b, p, opTimes(this.model.layers, this.model.profile, b, choices)).makespanMs }),
       ...(this.lastPipeline === undefined ? {} : { lastPipeline: this.lastPipeline }),
       ...(this.follower === undefined ? {} : { auto: this.follower.stats() }),
@@ -336,7 +355,7 @@ export class BudgetedEngine extends EngineBase {
   /** What the auto policy needs of the engine (lib/plan/budget/auto-budget.ts). */
   private figures(): EngineFigures {
     const reserve = Math.max(this.reserve, this.measured)
-    this.fullArena ??= unlimitedBudget(this.model, this.policy)
+    this.fullArena ??= unlimitedBudget(this.fullModel, this.policy)
     const arena = this.active === undefined ? 0 : this.sessionStats().arenaBytes
     return { rssBytes: process.memoryUsage.rss(), ownBytes: arena + reserve, minimumBudget: this.minimumBudget, fullBudget: this.fullArena + reserve }
   }
@@ -344,18 +363,45 @@ export class BudgetedEngine extends EngineBase {
   /**
    * Plans for a memory budget (`undefined`: every weight resident); the arena gets the budget minus the
    * larger of the estimated and the measured reserve, but at least the minimum arena (a budget at the
-   * minimum is accepted as promised, though opening may have cost more than estimated).
+   * minimum is accepted as promised, though opening may have cost more than estimated). A package
+   * prepared for ranges whose top does not fit plans at the largest bucket ceiling below it that does.
    */
   private planFor(budget: number | undefined, previous?: BudgetPlan): BudgetPlan {
+    try {
+      return this.planAtTop(budget, previous)
+    } catch (err) {
+      if (!(err instanceof MemoryBudgetError) || this.shapes === undefined || budget === undefined) throw err
+      const bytes = budget - Math.max(this.reserve, this.measured)
+      for (const served of bytes > 0 ? this.shapes.lowerCeilings() : []) {
+        const key = [...served.values()].join('x')
+        let m = this.ceilingModels.get(key)
+        if (m === undefined) this.ceilingModels.set(key, (m = this.ceilingModelAt!(served)))
+        try {
+          const plan = planForBudget(m, bytes, this.policy, previous !== undefined && this.planModels.get(previous)?.model === m ? previous : undefined)
+          this.planModels.set(plan, { model: m, served })
+          return plan
+        } catch (e) {
+          if (!(e instanceof MemoryBudgetError)) throw e
+        }
+      }
+      throw err
+    }
+  }
+
+  /** planFor at the ranges' top (or the fixed dims). */
+  private planAtTop(budget: number | undefined, previous?: BudgetPlan): BudgetPlan {
     if (budget !== undefined && budget < this.minimumBudget) {
       throw new MemoryBudgetError(
         `a memory budget of ${budget} bytes is below the minimum of ${this.minimumBudget} bytes for this package (arena ${this.arenaMinimum} + bookkeeping and outputs ${this.reserve}${this.rangeNote()}); give at least ${this.minimumBudget} bytes`,
         this.minimumBudget,
       )
     }
-    const bytes = budget === undefined ? unlimitedBudget(this.model, this.policy) : Math.max(this.arenaMinimum, budget - Math.max(this.reserve, this.measured))
+    const m = this.fullModel
+    const bytes = budget === undefined ? unlimitedBudget(m, this.policy) : Math.max(this.arenaMinimum, budget - Math.max(this.reserve, this.measured))
     try {
-      return planForBudget(this.model, bytes, this.policy, previous)
+      const plan = planForBudget(m, bytes, this.policy, previous !== undefined && this.planModels.get(previous)?.model === m ? previous : undefined)
+      this.planModels.set(plan, { model: m, ...(this.shapes === undefined ? {} : { served: this.shapes.top }) })
+      return plan
     } catch (err) {
       if (err instanceof MemoryBudgetError) {
         throw new MemoryBudgetError(`${err.message}; the minimum for this package is ${this.minimumBudget} bytes`, this.minimumBudget)
@@ -364,12 +410,36 @@ export class BudgetedEngine extends EngineBase {
     }
   }
 
+  /** Makes `plan`'s model the engine's and, for a package prepared for ranges, the plan's shape template. */
+  private prepareShapes(plan: BudgetPlan): void {
+    const pm = this.planModels.get(plan)
+    if (pm === undefined) return
+    this.model = pm.model
+    if (pm.served !== undefined) this.shapes?.prepareFor(plan, pm.model, pm.served)
+  }
+
+  /** The dims of these inputs under the plan in force; a MemoryBudgetError for a value above what it serves. */
+  private dimsOf(tensors: Tensor[]): Map<string, number> {
+    const s = this.shapes!
+    const dims = s.bind(tensors)
+    for (const [n, v] of dims) {
+      const served = s.ceiling.get(n)!
+      if (v <= served) continue
+      const [lo, hi] = s.ranges.get(n)!
+      throw new MemoryBudgetError(
+        `'${n}' is ${v}, but the memory budget of ${this.budget} bytes holds this package's plan only up to ${n} = ${served} (its range is ${lo}..${hi}); give at least ${this.minimumBudget} bytes to run every ${n} up to ${hi}`,
+        this.minimumBudget,
+      )
+    }
+    return dims
+  }
+
   /** For a package prepared for ranges: the shapes the minimum is for, and how to need less. */
   private rangeNote(): string {
     const s = this.shapes
     if (s === undefined) return ''
     const narrower = [...s.ranges].map(([n, [lo, hi]]) => `--dim ${n}=${lo}..${Math.max(lo, Math.floor(hi / 2))}`).join(' ')
-    return `, planned for ${s.describe()}, the top of its ranges; a package prepared for a narrower range (${narrower}) needs less`
+    return `, planned for ${s.describe(s.top)}, the top of its ranges, and no smaller bucket of the range fits either; a package prepared for a narrower range (${narrower}) needs less`
   }
 
   /** Makes `plan` the active plan (keeping the resident constants of the one before, when asked). */
@@ -379,11 +449,11 @@ export class BudgetedEngine extends EngineBase {
     this.shapes?.reset(x)
     if (old !== undefined) x.remove(old.applied)
     this.active = undefined
-    const exec = budgetExecutionPlan(plan, this.path, this.model.blobs, (data, form, node) => runPrepack(data, { input: 0, ...form }, node), keepResident)
-    this.active = { plan, applied: await x.apply(exec) }
     // A range's shapes: the plan's template, checked at the floor (a plan that does not cover the floor
     // is a ShapeError now, not at some call); at open it is made before the arena (see open()).
-    this.shapes?.prepareFor(plan, this.model)
+    this.prepareShapes(plan)
+    const exec = budgetExecutionPlan(plan, this.path, this.model.blobs, (data, form, node) => runPrepack(data, { input: 0, ...form }, node), keepResident)
+    this.active = { plan, applied: await x.apply(exec) }
   }
 
   protected async compute(tensors: Tensor[], profile: boolean): Promise<Computed> {
@@ -392,7 +462,7 @@ export class BudgetedEngine extends EngineBase {
     const x = this.executor('infer')
     let applied = a.applied
     if (this.shapes !== undefined) {
-      const run = this.shapes.runFor(this.shapes.bind(tensors), a, this.model, x)
+      const run = this.shapes.runFor(this.dimsOf(tensors), a, this.model, x)
       this.shapes.prepare(run, x)
       applied = run.applied
     }
@@ -411,7 +481,7 @@ export class BudgetedEngine extends EngineBase {
   protected async planOf(tensors: Tensor[]): Promise<ExecutionPlan> {
     const a = this.activePlan()
     if (this.shapes === undefined) return a.applied.plan
-    return this.shapes.runFor(this.shapes.bind(tensors), a, this.model, this.executor('plan')).applied.plan
+    return this.shapes.runFor(this.dimsOf(tensors), a, this.model, this.executor('plan')).applied.plan
   }
 
   /** For a package prepared for dim ranges: each range (the engine plans at their max). */

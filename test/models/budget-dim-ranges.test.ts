@@ -108,6 +108,28 @@ t.test('PP-OCRv4 rec prepared for widths 80..400 runs every width at its minimum
   await everyValue(t, engine, model, [80, 100, 160, 240, 320, 400], (width) => ({ x: randomFloat([1, 3, 48, width], width) }), 'width')
 })
 
+t.test('a budget below the range\'s minimum plans the largest bucket that fits; larger values are refused until the budget grows', async (t) => {
+  const model = fixtureModel('resnet_small.onnx')
+  const path = join(tempDir(t), 'cnn.fpk')
+  const report = await prepare(model, path, { dims: { batch: [1, 64] }, threads, profile: false })
+  const engine = await openPackage(path, { threads, memoryBudget: Math.round(0.9 * report.minimumBudget) })
+  t.teardown(() => engine.close())
+  const served = engine.stats().dims!.served.batch!
+  t.ok(served >= 1 && served < 64, `the budget holds the plan up to batch ${served}, below the range's top 64`)
+  t.ok(engine.stats().arenaBytes <= engine.memoryBudget, 'the arena fits the budget')
+  const images = (b: number): Record<string, Tensor> => ({ input: randomFloat([b, 3, 64, 64], 200 + b) })
+  for (const b of [...new Set([1, served])]) await sameAsOrt(t, model, images(b), await engine.infer(images(b)), `batch ${b} at the smaller budget`)
+  await t.rejects(engine.infer(images(served + 1)), {
+    name: 'MemoryBudgetError',
+    code: 'ERR_FLEXPIPE_BUDGET',
+    minimumBudget: report.minimumBudget,
+    message: new RegExp(`'batch' is ${served + 1}, but the memory budget of \\d+ bytes holds this package's plan only up to batch = ${served} \\(its range is 1\\.\\.64\\); give at least ${report.minimumBudget} bytes to run every batch up to 64`),
+  })
+  await engine.setMemoryBudget(report.minimumBudget)
+  t.equal(engine.stats().dims!.served.batch, 64, 'at the minimum the plan serves the whole range')
+  for (const b of [served + 1, 64]) await sameAsOrt(t, model, images(b), await engine.infer(images(b)), `batch ${b} after the budget grew`)
+})
+
 t.test('a value outside the range, a budget below the range\'s minimum and a damaged range are typed errors that say what to do', async (t) => {
   const model = fixtureModel('bert_tiny.onnx')
   const dir = tempDir(t)
@@ -118,10 +140,10 @@ t.test('a value outside the range, a budget below the range\'s minimum and a dam
   await t.rejects(engine.infer(tokens(33, 1)), { name: 'ShapeError', code: 'ERR_FLEXPIPE_SHAPE', message: /input 'input_ids' dim 1: 'seq_len' is 33, outside the range 4\.\.32 this package was prepared for; prepare it with --dim seq_len=4\.\.33/ })
   await t.rejects(engine.infer(tokens(3, 1)), { name: 'ShapeError', message: /'seq_len' is 3, outside the range 4\.\.32.*--dim seq_len=3\.\.32/ })
   await sameAsOrt(t, model, tokens(4, 2), await engine.infer(tokens(4, 2)), 'after the errors, seq_len = 4')
-  await t.rejects(openPackage(path, { threads, memoryBudget: report.minimumBudget - 4096 }), {
+  await t.rejects(openPackage(path, { threads, memoryBudget: Math.floor(report.minimumBudget / 2) }), {
     name: 'MemoryBudgetError',
     code: 'ERR_FLEXPIPE_BUDGET',
-    message: /planned for seq_len = 32, the top of its ranges; a package prepared for a narrower range \(--dim seq_len=4\.\.16\) needs less/,
+    message: /planned for seq_len = 32, the top of its ranges, and no smaller bucket of the range fits either; a package prepared for a narrower range \(--dim seq_len=4\.\.16\) needs less/,
   })
   await t.rejects(prepare(model, join(dir, 'x.fpk'), { dims: { batch: 1 }, threads, profile: false }), { name: 'ArgumentError', message: /symbolic dim 'seq_len': give its value or its range, e\.g\. --dim seq_len=1 or --dim seq_len=1\.\.8/ })
   await t.rejects(prepare(model, join(dir, 'x.fpk'), { dims: { batch: 1, seq_len: [1, 8], width: [1, 2] }, threads, profile: false }), { name: 'ArgumentError', message: /no symbolic input dim 'width'; its symbolic dims are batch, seq_len/ })
