@@ -10,6 +10,9 @@
 //   --rounds N   child processes per (case, budget), alternating (default 2)
 //   --runs N     timed calls per value (default 5), after one warm-up call
 //   --threads N  (default 2)
+//   --random N   instead: N calls at seeded random values of one case (--case, default bert) at a third of
+//                its budget, RSS sampled every 100 calls: bench/results/dynamic-budget-random.json and .svg
+//   --case NAME  resnet50-8, resnet50-4 or bert (with --random)
 import { spawnSync } from 'node:child_process'
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
@@ -21,6 +24,7 @@ const modelDir = join(repoRoot, '.cache', 'bench-models')
 const packageDir = join(repoRoot, '.cache', 'bench-budget-ranges')
 
 interface Case {
+  readonly key: string
   readonly name: string
   readonly model: string
   readonly dims: Readonly<Record<string, number | readonly [number, number]>>
@@ -30,9 +34,9 @@ interface Case {
 }
 
 const cases: readonly Case[] = [
-  { name: 'ResNet-50 (batch 1..8, 224x224)', model: join(modelDir, 'resnet50.onnx'), dims: { batch: [1, 8] }, dim: 'batch', values: [1, 2, 3, 4, 5, 6, 7, 8] },
-  { name: 'ResNet-50 (batch 1..4, 224x224)', model: join(modelDir, 'resnet50.onnx'), dims: { batch: [1, 4] }, dim: 'batch', values: [1, 2, 3, 4] },
-  { name: 'BERT-base (seq_len 8..128, batch 1)', model: join(modelDir, 'bert_base.onnx'), dims: { batch: 1, seq_len: [8, 128] }, dim: 'seq_len', values: Array.from({ length: 16 }, (_, i) => 8 * (i + 1)) },
+  { key: 'resnet50-8', name: 'ResNet-50 (batch 1..8, 224x224)', model: join(modelDir, 'resnet50.onnx'), dims: { batch: [1, 8] }, dim: 'batch', values: [1, 2, 3, 4, 5, 6, 7, 8] },
+  { key: 'resnet50-4', name: 'ResNet-50 (batch 1..4, 224x224)', model: join(modelDir, 'resnet50.onnx'), dims: { batch: [1, 4] }, dim: 'batch', values: [1, 2, 3, 4] },
+  { key: 'bert', name: 'BERT-base (seq_len 8..128, batch 1)', model: join(modelDir, 'bert_base.onnx'), dims: { batch: 1, seq_len: [8, 128] }, dim: 'seq_len', values: Array.from({ length: 16 }, (_, i) => 8 * (i + 1)) },
 ]
 
 interface ChildJob {
@@ -42,6 +46,18 @@ interface ChildJob {
   readonly dim: string
   readonly values: readonly number[]
   readonly runs: number
+  /** Instead of the values in turn: this many calls at values drawn from them (seeded), memory every 100. */
+  readonly random?: number
+}
+
+interface RandomResult {
+  readonly points: Array<{ calls: number; rss: number; hwm: number }>
+  readonly base: number
+  readonly memoryBudget: number
+  readonly arenaBytes: number
+  readonly callMs: number
+  readonly seconds: number
+  readonly shapePrograms: number
 }
 
 interface ChildResult {
@@ -115,6 +131,31 @@ async function child(job: ChildJob): Promise<void> {
     await collect()
     return t
   }
+  if (job.random !== undefined) {
+    // mulberry32 over the values: every value comes up in the first few hundred calls
+    let seed = 0x2f6b1d
+    const next = (): number => {
+      seed = (seed + 0x6d2b79f5) | 0
+      let t = Math.imul(seed ^ (seed >>> 15), 1 | seed)
+      t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t
+      return ((t ^ (t >>> 14)) >>> 0) / 4294967296
+    }
+    const points: RandomResult['points'] = []
+    const times: number[] = []
+    const t0 = performance.now()
+    for (let i = 1; i <= job.random; i++) {
+      times.push(await timed(job.values[Math.floor(next() * job.values.length)]!))
+      if (i % 100 === 0) {
+        const m = status()
+        points.push({ calls: i, rss: m.rss - base, hwm: m.hwm - base })
+      }
+    }
+    const s = engine.stats()
+    const r: RandomResult = { points, base, memoryBudget: s.memoryBudget, arenaBytes: s.arenaBytes, callMs: median(times), seconds: (performance.now() - t0) / 1e3, shapePrograms: s.dims?.shapePrograms ?? 0 }
+    await engine.close()
+    process.stdout.write(`RESULT ${JSON.stringify(r)}\n`)
+    return
+  }
   for (const v of job.values) {
     const t0 = performance.now()
     await engine.executionPlan(feeds.get(v)!)
@@ -143,7 +184,7 @@ async function child(job: ChildJob): Promise<void> {
 }
 
 async function main(): Promise<void> {
-  const { values } = parseArgs({ options: { child: { type: 'string' }, rounds: { type: 'string' }, runs: { type: 'string' }, threads: { type: 'string' } } })
+  const { values } = parseArgs({ options: { child: { type: 'string' }, rounds: { type: 'string' }, runs: { type: 'string' }, threads: { type: 'string' }, random: { type: 'string' }, case: { type: 'string' } } })
   if (values.child !== undefined) return child(JSON.parse(values.child) as ChildJob)
   const rounds = Number(values.rounds ?? 2)
   const runs = Number(values.runs ?? 5)
@@ -151,6 +192,7 @@ async function main(): Promise<void> {
   const { prepare } = (await import(pathToFileURL(join(repoRoot, 'dist', 'lib', 'prepare', 'prepare.js')).href)) as typeof import('../../lib/prepare/prepare.js')
   mkdirSync(packageDir, { recursive: true })
   const cpu = /^model name\s*:\s*(.+)$/m.exec(readFileSync('/proc/cpuinfo', 'utf8'))?.[1]?.trim() ?? 'unknown'
+  if (values.random !== undefined) return randomRun(cases.find((c) => c.key === (values.case ?? 'bert'))!, Number(values.random), threads, cpu, prepare)
   console.log(`machine: ${cpu}, ${threads} threads, loads by io_uring (O_DIRECT); ${rounds} child processes per (case, budget), ${runs} timed calls per value`)
   const out: Array<Record<string, unknown>> = []
   for (const c of cases) {
@@ -200,6 +242,47 @@ async function main(): Promise<void> {
   const file = join(repoRoot, 'bench', 'results', 'dynamic-budget.json')
   writeFileSync(file, `${JSON.stringify({ machine: { cpu, threads }, io: 'io_uring, O_DIRECT', rounds, runs, date: new Date().toISOString(), cases: out }, null, 2)}\n`)
   console.log(`\nwrote ${file}`)
+}
+
+/** One child at a third of the case's budget (or its minimum), `calls` calls at random values of its range. */
+async function randomRun(c: Case, calls: number, threads: number, cpu: string, prepare: typeof import('../../lib/prepare/prepare.js').prepare): Promise<void> {
+  const pkg = join(packageDir, `${c.dim}-${c.values[c.values.length - 1]}-${c.model.split('/').pop()!.replace('.onnx', '')}.fpk`)
+  const report = await prepare(c.model, pkg, { dims: c.dims, threads })
+  const budget = Math.max(Math.round(report.unlimitedBudget / 3), report.minimumBudget)
+  console.log(`machine: ${cpu}, ${threads} threads, loads by io_uring (O_DIRECT); ${c.name} at ${(budget / 1e6).toFixed(1)} MB, ${calls} calls at random values of its range`)
+  const lo = Number(c.values[0])
+  const hi = Number(c.values[c.values.length - 1])
+  const all = Array.from({ length: hi - lo + 1 }, (_, i) => lo + i)
+  const job: ChildJob = { package: pkg, budget, threads, dim: c.dim, values: all, runs: 0, random: calls }
+  const p = spawnSync(process.execPath, ['--expose-gc', fileURLToPath(import.meta.url), '--child', JSON.stringify(job)], { encoding: 'utf8', maxBuffer: 1 << 26 })
+  const line = p.stdout.split('\n').find((l) => l.startsWith('RESULT '))
+  if (p.status !== 0 || line === undefined) throw new Error(`the child failed:\n${p.stderr}`)
+  const r = JSON.parse(line.slice(7)) as RandomResult
+  const covered = r.points.find((x) => x.calls >= 1000) ?? r.points[0]!
+  const after = r.points.filter((x) => x.calls >= covered.calls)
+  const drift = Math.max(...after.map((x) => x.rss)) - Math.min(...after.map((x) => x.rss))
+  const peak = Math.max(...r.points.map((x) => x.hwm))
+  console.log(
+    `RSS above the idle process: ${(covered.rss / 1e6).toFixed(1)} MB at call ${covered.calls}, ${(r.points[r.points.length - 1]!.rss / 1e6).toFixed(1)} MB at call ${calls}; ` +
+      `range after call ${covered.calls}: ${(drift / 1e6).toFixed(2)} MB; peak ${(peak / 1e6).toFixed(1)} MB against the budget ${(r.memoryBudget / 1e6).toFixed(1)} MB (${peak <= r.memoryBudget ? 'within' : 'OVER'}); ` +
+      `arena ${(r.arenaBytes / 1e6).toFixed(1)} MB; median call ${r.callMs.toFixed(1)} ms; ${r.seconds.toFixed(0)} s; ${r.shapePrograms} shape programs kept`,
+  )
+  const { lineChart } = (await import(pathToFileURL(join(repoRoot, 'dist', 'bench', 'memory', 'svg-plot.js')).href)) as typeof import('../memory/svg-plot.js')
+  const svg = lineChart({
+    title: `${c.name} at ${(r.memoryBudget / 1e6).toFixed(1)} MB: ${calls} calls at random ${c.dim}`,
+    xLabel: 'calls',
+    yLabel: 'MB above the idle process',
+    yRange: [0, Math.ceil((r.memoryBudget * 1.1) / 1e6)],
+    series: [
+      { label: 'RSS', points: r.points.map((x) => [x.calls, x.rss / 1e6] as const), color: '#1f77b4', marker: 'circle', line: true },
+      { label: 'peak (VmHWM)', points: r.points.map((x) => [x.calls, x.hwm / 1e6] as const), color: '#d62728', marker: 'cross', line: true, dashed: true },
+      { label: 'memory budget', points: [[0, r.memoryBudget / 1e6], [calls, r.memoryBudget / 1e6]], color: '#2ca02c', marker: 'square', line: true, dashed: true },
+    ],
+  })
+  writeFileSync(join(repoRoot, 'bench', 'results', 'dynamic-budget-random.svg'), svg)
+  const file = join(repoRoot, 'bench', 'results', 'dynamic-budget-random.json')
+  writeFileSync(file, `${JSON.stringify({ machine: { cpu, threads }, io: 'io_uring, O_DIRECT', case: c.name, dims: c.dims, calls, date: new Date().toISOString(), coveredAt: covered.calls, driftBytes: drift, peakBytes: peak, ...r }, null, 2)}\n`)
+  console.log(`wrote ${file} and dynamic-budget-random.svg`)
 }
 
 await main()
