@@ -17,7 +17,7 @@
 // into their ceiling-sized places before the shape runs, when another shape's are there.
 import { FlexpipeError, ShapeError } from '../errors.js'
 import { bindInputDims, inputSymbols } from '../model/bind-input-dims.js'
-import type { Dim, Graph, TensorData, ValueInfo } from '../model/ir.js'
+import type { Dim, Graph, ValueInfo } from '../model/ir.js'
 import { tensorBytes } from '../model/ir.js'
 import { inferGraph, type FoldFn } from '../model/infer-graph.js'
 import { hostTensor } from '../model/values.js'
@@ -30,7 +30,8 @@ import { parseFormKey } from '../model/forms.js'
 import type { BudgetPlan } from '../plan/budget/plan-budget.js'
 import { ceilingOf, type CeilingModel, type PackageModel } from '../plan/budget/budget-model.js'
 import { buildBudgetProgram, finishProgram, type BudgetProgram } from '../plan/budget/budget-program.js'
-import { plannedBase } from '../plan/budget/budget-execution.js'
+import { plannedBase, type TransformFn } from '../plan/budget/budget-execution.js'
+import { programBytes } from '../plan/budget/budget-reserve.js'
 import type { LayerChoice } from '../plan/budget/slicing.js'
 import type { ExecutionPlan } from '../plan/execution-plan.js'
 import type { AppliedPlan, Executor } from './executor.js'
@@ -53,8 +54,6 @@ export interface ActiveBudgetPlan {
   readonly applied: AppliedPlan
 }
 
-export type TransformFn = (data: TensorData, form: { readonly transform: string; readonly ints: readonly number[] }, node: string) => TensorData
-
 export class BudgetShapes {
   /**
    * The dims the active plan is made at: every range's max, or, when the memory budget cannot hold the
@@ -69,8 +68,9 @@ export class BudgetShapes {
   /** The shape whose shape-dependent constants are in the arena now. */
   private constantsFor: string | undefined
   private ceilingRun: ShapeRun | undefined
-  /** The plan the template (or the reason there is none) is for. */
+  /** The plan the template (or the reason there is none) is for, and its program at the ceiling. */
   private templateOf: BudgetPlan | undefined
+  private ceilingWords: Float64Array | undefined
   /** That plan's template, when it passed its probes; else why not. */
   private template: ShapeTemplate | undefined
   private templateReason = 'not made yet'
@@ -197,6 +197,17 @@ export class BudgetShapes {
     return this.programs.size
   }
 
+  /**
+   * What the shape programs of the prepared plan take while kept, at most: each its words, its native
+   * program and its shape constants (sized at the ceiling), for as many as are kept; 0 before a plan.
+   */
+  keptBytes(): number {
+    const words = this.ceilingWords
+    if (words === undefined) return 0
+    const constants = this.templateOf?.build.resident.filter((r) => this.shapeConstants.some((c) => c.offset === r.offset)).reduce((a, r) => a + r.bytes, 0) ?? 0
+    return (this.maxPrograms + 1) * (programBytes(words) + constants)
+  }
+
   /** Whether shapes run from the active plan's template, and if not, why. */
   get templated(): { readonly templated: boolean; readonly reason?: string } {
     return this.template !== undefined ? { templated: true } : { templated: false, reason: this.templateReason }
@@ -216,6 +227,7 @@ export class BudgetShapes {
     this.template = undefined
     this.templateReason = 'not made'
     const active = { plan, program: finishProgram(plan.build, plan.plan, plannedBase(plan)) }
+    this.ceilingWords = active.program
     const build = active.plan.build
     this.shapeConstants = build.resident.flatMap((r) => (r.source.kind === 'host' && !this.graph.initializers.has(r.source.name) ? [{ name: r.source.name, form: r.source.form, node: r.source.node, offset: r.offset }] : []))
     this.cone = coneOf(this.graph, [...new Set(this.shapeConstants.map((c) => c.name))])

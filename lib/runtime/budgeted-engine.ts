@@ -20,7 +20,7 @@ import type { Tensor } from '../model/tensor.js'
 import { binding } from '../native/binding.js'
 import { decodePackageGraph } from '../package/graph-codec.js'
 import { PackageReader, type BlobEntry } from '../package/index.js'
-import { budgetExecutionPlan } from '../plan/budget/budget-execution.js'
+import { budgetExecutionPlan, type TransformFn } from '../plan/budget/budget-execution.js'
 import { budgetModel, type PackageModel } from '../plan/budget/budget-model.js'
 import { budgetReserve, measuredReserve, replanSlackBytes } from '../plan/budget/budget-reserve.js'
 import { directConvolutionOnly, leanWinogradOnly, withoutWinograd } from '../plan/budget/kernel-options.js'
@@ -37,7 +37,7 @@ import { foldNative } from './fold-native.js'
 import { MemoryLimitReader } from './memory-limit.js'
 import { outputArrays } from './output-arrays.js'
 import { runPrepack } from './prepack.js'
-import { BudgetShapes, type TransformFn } from './budget-shapes.js'
+import { BudgetShapes } from './budget-shapes.js'
 import { packageDimRanges } from './package-dims.js'
 import type { Graph } from '../model/ir.js'
 
@@ -240,7 +240,8 @@ export class BudgetedEngine extends EngineBase {
       let planned = engine.reserve
       for (let again = 0; again < 3; again++) {
         engine.openGrowth = Math.max(engine.openGrowth, process.memoryUsage.rss() - rssAtOpen)
-        engine.measured = measuredReserve(engine.openGrowth, model)
+        // and what the shape programs of a range will take while kept
+        engine.measured = measuredReserve(engine.openGrowth, model) + (shapes?.keptBytes() ?? 0)
         if (budget === undefined || engine.measured <= planned + replanSlackBytes) break
         // at the minimum arena (of the ranges' top), planning again would only plan the same arena
         const floor = engine.planModels.get(plan)?.model === engine.fullModel ? engine.arenaMinimum : 0

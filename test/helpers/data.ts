@@ -25,3 +25,13 @@ export function randomInt64(dims: number[], seed: number, max: number): Tensor {
   for (let i = 0; i < d.length; i++) d[i] = BigInt(Math.floor(rand() * max))
   return t
 }
+
+/** A fixed shuffle of `xs` (the shape tests call each shape after a call of another). */
+export function shuffled<T>(xs: readonly T[]): T[] {
+  const out = xs.slice()
+  for (let i = out.length - 1; i > 0; i--) {
+    const j = (i * 7 + 3) % (i + 1)
+    ;[out[i], out[j]] = [out[j]!, out[i]!]
+  }
+  return out
+}

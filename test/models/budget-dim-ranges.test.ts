@@ -14,7 +14,7 @@ import { rewritePackageMeta } from '../../lib/package/rewrite-meta.js'
 import { prepare, type PrepareOptions } from '../../lib/prepare/prepare.js'
 import { tempDir, threads } from '../helpers/budget.js'
 import { compareTensors, maxAbs } from '../helpers/compare.js'
-import { fixtures, ocrAssets, randomFloat, repoRoot } from '../helpers/data.js'
+import { fixtures, ocrAssets, randomFloat, repoRoot, shuffled } from '../helpers/data.js'
 import { runOrt } from '../helpers/ort.js'
 
 const fixtureModel = (name: string): string => join(fixtures, 'models', name)
@@ -25,16 +25,6 @@ function tokens(seq: number, seed: number): Record<string, Tensor> {
   const mask = new BigInt64Array(seq).fill(1n)
   if (seq > 2) mask[seq - 1] = 0n // a padded last token
   return { input_ids: { dtype: 'int64', dims: [1, seq], data: ids }, attention_mask: { dtype: 'int64', dims: [1, seq], data: mask } }
-}
-
-/** A fixed shuffle (each call follows a call of another shape). */
-function shuffled<T>(xs: readonly T[]): T[] {
-  const out = xs.slice()
-  for (let i = out.length - 1; i > 0; i--) {
-    const j = (i * 7 + 3) % (i + 1)
-    ;[out[i], out[j]] = [out[j]!, out[i]!]
-  }
-  return out
 }
 
 async function sameAsOrt(t: Test, model: string, feeds: Record<string, Tensor>, got: Record<string, Tensor>, what: string): Promise<void> {

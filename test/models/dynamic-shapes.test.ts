@@ -9,7 +9,7 @@ import { open, type Tensor } from '../../lib/index.js'
 import { compareTensors, maxAbs } from '../helpers/compare.js'
 import { runOrt } from '../helpers/ort.js'
 import { join } from 'node:path'
-import { fixtures } from '../helpers/data.js'
+import { fixtures, shuffled } from '../helpers/data.js'
 import { ocrModelPath } from '../../lib/cli/demo.js'
 
 const fixtureModel = (name: string): string => join(fixtures, 'models', name)
@@ -26,16 +26,6 @@ function tokens(batch: number, seq: number, seed: number): Record<string, Tensor
 function images(batch: number, size: number, seed: number): Record<string, Tensor> {
   const data = Float32Array.from({ length: batch * 3 * size * size }, (_, i) => Math.sin(seed * 3.7 + i * 0.011))
   return { input: { dtype: 'float32', dims: [batch, 3, size, size], data } }
-}
-
-/** A fixed shuffle of 0..n-1 (so every call follows a call of another shape). */
-function shuffled<T>(xs: readonly T[]): T[] {
-  const out = xs.slice()
-  for (let i = out.length - 1; i > 0; i--) {
-    const j = (i * 7 + 3) % (i + 1)
-    ;[out[i], out[j]] = [out[j]!, out[i]!]
-  }
-  return out
 }
 
 async function checkAgainstOrt(t: { ok: (c: boolean, m: string) => void }, model: string, feeds: Record<string, Tensor>, got: Record<string, Tensor>, what: string): Promise<void> {

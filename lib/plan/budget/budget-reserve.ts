@@ -38,7 +38,7 @@ export function bookkeepingLayers(m: { readonly layers: readonly unknown[]; read
  */
 export function budgetReserve(m: Pick<BudgetModel, 'graph' | 'inferred' | 'layers'>, ranged = false): number {
   const layers = bookkeepingLayers(m)
-  return bookkeepingBytes(layers) + (ranged ? heapBytes(layers) : 0) + outputBytes(m)
+  return bookkeepingBytes(layers) + (ranged ? heapBytes(layers) + shapeProgramsPerLayer * layers : 0) + outputBytes(m)
 }
 
 /** A measured reserve this much above the estimate plans again at open (below it, not worth the time). */
@@ -83,6 +83,34 @@ export function bookkeepingBytes(layers: number): number {
  * batch 1..8, 3.7 MB and 6 MB more peak than the same package with the dim fixed; BERT-base, seq_len
  * 8..128, 9.8 MB).
  */
+/**
+ * The shape programs a package prepared for a range keeps (16, BudgetShapes), estimated before open:
+ * 16 KiB per layer, 1 KiB per layer per program. BERT-base's decoded program measured 215 KB (617 slots,
+ * 877 operands, its words copy included), 0.6 KB per layer. Once the template exists the engine counts
+ * the real bytes instead (`programBytes`, BudgetShapes.keptBytes).
+ */
+const shapeProgramsPerLayer = 16 << 10
+
+/**
+ * What one program costs while kept: its words (the JS copy) and the native decoded program (a slot
+ * record of 112 bytes per tensor, a 92-byte view and id per op operand, 8 bytes per int and float).
+ */
+export function programBytes(words: Float64Array): number {
+  const slots = words[1]!
+  const ops = words[2]!
+  let at = 3 + slots * (4 + 8)
+  let operands = 0
+  let attrs = 0
+  for (let k = 0; k < ops && at + 5 <= words.length; k++) {
+    const n = words[at + 1]! + words[at + 2]!
+    const a = words[at + 3]! + words[at + 4]!
+    operands += n
+    attrs += a
+    at += 5 + n + a
+  }
+  return words.length * 8 + slots * 112 + operands * 92 + attrs * 8
+}
+
 function heapBytes(layers: number): number {
   return Math.min(16 << 20, (1 << 20) + layers * 48 * 1024)
 }
