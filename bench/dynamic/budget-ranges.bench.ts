@@ -18,6 +18,8 @@ import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { fileURLToPath, pathToFileURL } from 'node:url'
 import { parseArgs } from 'node:util'
+import { seeded } from '../seeded.js'
+import { medianOf, memory } from './shared.js'
 
 const repoRoot = join(fileURLToPath(new URL('.', import.meta.url)), '..', '..', '..')
 const modelDir = join(repoRoot, '.cache', 'bench-models')
@@ -76,18 +78,6 @@ interface ChildResult {
   readonly shapePrograms: number
 }
 
-function status(): { rss: number; hwm: number } {
-  const s = readFileSync('/proc/self/status', 'utf8')
-  const kb = (k: string): number => Number(new RegExp(`^${k}:\\s+(\\d+) kB`, 'm').exec(s)![1]) * 1024
-  return { rss: kb('VmRSS'), hwm: kb('VmHWM') }
-}
-
-const median = (xs: readonly number[]): number => {
-  const s = xs.slice().sort((a, b) => a - b)
-  const m = s.length >> 1
-  return s.length % 2 === 1 ? s[m]! : (s[m - 1]! + s[m]!) / 2
-}
-
 async function child(job: ChildJob): Promise<void> {
   const fp = (await import(pathToFileURL(join(repoRoot, 'dist', 'lib', 'index.js')).href)) as typeof import('../../lib/index.js')
   const { binding } = (await import(pathToFileURL(join(repoRoot, 'dist', 'lib', 'native', 'binding.js')).href)) as typeof import('../../lib/native/binding.js')
@@ -119,7 +109,7 @@ async function child(job: ChildJob): Promise<void> {
     gc()
   }
   await collect()
-  const base = status().rss
+  const base = memory().rss
   const engine = await fp.openPackage(job.package, { threads: job.threads, ...(job.budget === null ? {} : { memoryBudget: job.budget }) })
   const ms: Record<string, number> = {}
   const firstMs: Record<string, number> = {}
@@ -132,26 +122,20 @@ async function child(job: ChildJob): Promise<void> {
     return t
   }
   if (job.random !== undefined) {
-    // mulberry32 over the values: every value comes up in the first few hundred calls
-    let seed = 0x2f6b1d
-    const next = (): number => {
-      seed = (seed + 0x6d2b79f5) | 0
-      let t = Math.imul(seed ^ (seed >>> 15), 1 | seed)
-      t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t
-      return ((t ^ (t >>> 14)) >>> 0) / 4294967296
-    }
+    // seeded draws over the values: every value comes up in the first few hundred calls
+    const next = seeded(0x2f6b1d)
     const points: RandomResult['points'] = []
     const times: number[] = []
     const t0 = performance.now()
     for (let i = 1; i <= job.random; i++) {
       times.push(await timed(job.values[Math.floor(next() * job.values.length)]!))
       if (i % 100 === 0) {
-        const m = status()
+        const m = memory()
         points.push({ calls: i, rss: m.rss - base, hwm: m.hwm - base })
       }
     }
     const s = engine.stats()
-    const r: RandomResult = { points, base, memoryBudget: s.memoryBudget, arenaBytes: s.arenaBytes, callMs: median(times), seconds: (performance.now() - t0) / 1e3, shapePrograms: s.dims?.shapePrograms ?? 0 }
+    const r: RandomResult = { points, base, memoryBudget: s.memoryBudget, arenaBytes: s.arenaBytes, callMs: medianOf(times), seconds: (performance.now() - t0) / 1e3, shapePrograms: s.dims?.shapePrograms ?? 0 }
     await engine.close()
     process.stdout.write(`RESULT ${JSON.stringify(r)}\n`)
     return
@@ -163,7 +147,7 @@ async function child(job: ChildJob): Promise<void> {
     firstMs[String(v)] = await timed(v)
     const times: number[] = []
     for (let r = 0; r < job.runs; r++) times.push(await timed(v))
-    ms[String(v)] = median(times)
+    ms[String(v)] = medianOf(times)
   }
   const s = engine.stats()
   const result: ChildResult = {
@@ -171,7 +155,7 @@ async function child(job: ChildJob): Promise<void> {
     firstMs,
     newShapeMs,
     templated: s.dims?.templated ?? false,
-    peakBytes: status().hwm - base,
+    peakBytes: memory().hwm - base,
     arenaBytes: s.arenaBytes,
     memoryBudget: s.memoryBudget,
     loadBytesPerInference: s.loadBytesPerInference,
@@ -220,9 +204,9 @@ async function main(): Promise<void> {
     console.log(`\n${c.name}: prepared ${(report.minimumBudget / 1e6).toFixed(1)} MB minimum .. ${(report.unlimitedBudget / 1e6).toFixed(1)} MB every weight resident`)
     const rows = budgets.map((b) => {
       const rs = results.get(b.label)!
-      const ms = Object.fromEntries(c.values.map((v) => [v, median(rs.map((x) => x.ms[String(v)]!))]))
-      const firstMs = Object.fromEntries(c.values.map((v) => [v, median(rs.map((x) => x.firstMs[String(v)]!))]))
-      const newShapeMs = median(rs.flatMap((x) => c.values.slice(0, -1).map((v) => x.newShapeMs[String(v)]!)))
+      const ms = Object.fromEntries(c.values.map((v) => [v, medianOf(rs.map((x) => x.ms[String(v)]!))]))
+      const firstMs = Object.fromEntries(c.values.map((v) => [v, medianOf(rs.map((x) => x.firstMs[String(v)]!))]))
+      const newShapeMs = medianOf(rs.flatMap((x) => c.values.slice(0, -1).map((v) => x.newShapeMs[String(v)]!)))
       const peak = Math.max(...rs.map((x) => x.peakBytes))
       const r0 = rs[0]!
       return { label: b.label, budget: r0.memoryBudget, peakBytes: peak, arenaBytes: r0.arenaBytes, loadBytesPerInference: r0.loadBytesPerInference, loadsPerInference: r0.loadsPerInference, slicedLayers: r0.slicedLayers, templated: r0.templated, newShapeMs, ms, firstMs, withinBudget: peak <= r0.memoryBudget }

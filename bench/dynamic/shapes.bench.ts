@@ -16,6 +16,7 @@ import { existsSync, readFileSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { fileURLToPath, pathToFileURL } from 'node:url'
 import { parseArgs } from 'node:util'
+import { medianOf } from './shared.js'
 
 const repoRoot = join(fileURLToPath(new URL('.', import.meta.url)), '..', '..', '..')
 const modelDir = join(repoRoot, '.cache', 'bench-models')
@@ -111,7 +112,6 @@ async function child(job: ChildJob): Promise<void> {
     const out = await run(f)
     return [performance.now() - t0, out]
   }
-  const median = (xs: number[]): number => xs.sort((a, b) => a - b)[xs.length >> 1]!
   const out: Record<string, ValueResult> = {}
   for (const v of c.values) {
     const [firstMs, y] = await timed(feeds.get(v)!)
@@ -122,17 +122,11 @@ async function child(job: ChildJob): Promise<void> {
       await run(padded.get(v)!)
       const pm: number[] = []
       for (let r = 0; r < job.runs; r++) pm.push((await timed(padded.get(v)!))[0])
-      paddedMs = median(pm)
+      paddedMs = medianOf(pm)
     }
-    out[String(v)] = { firstMs, ms: median(ms), ...(paddedMs === undefined ? {} : { paddedMs }), head: Array.from(y).slice(0, 256) }
+    out[String(v)] = { firstMs, ms: medianOf(ms), ...(paddedMs === undefined ? {} : { paddedMs }), head: Array.from(y).slice(0, 256) }
   }
   process.stdout.write(`RESULT ${JSON.stringify({ values: out, buckets: stats() })}\n`)
-}
-
-const median = (xs: readonly number[]): number => {
-  const s = xs.slice().sort((a, b) => a - b)
-  const m = s.length >> 1
-  return s.length % 2 === 1 ? s[m]! : (s[m - 1]! + s[m]!) / 2
 }
 
 async function main(): Promise<void> {
@@ -175,11 +169,11 @@ async function main(): Promise<void> {
       }
       const row = {
         value: v,
-        flexpipeMs: median(f.map((x) => x.ms)),
-        flexpipeFirstMs: median(f.map((x) => x.firstMs)),
-        paddedMs: median(f.map((x) => x.paddedMs!)),
-        ortMs: median(o.map((x) => x.ms)),
-        ortFirstMs: median(o.map((x) => x.firstMs)),
+        flexpipeMs: medianOf(f.map((x) => x.ms)),
+        flexpipeFirstMs: medianOf(f.map((x) => x.firstMs)),
+        paddedMs: medianOf(f.map((x) => x.paddedMs!)),
+        ortMs: medianOf(o.map((x) => x.ms)),
+        ortFirstMs: medianOf(o.map((x) => x.firstMs)),
         maxAbsDiff: diff,
         maxAbs: scale,
       }

@@ -157,6 +157,7 @@ export async function prepare(modelPath: string, outPath: string, options: Prepa
   const source = fuseActivations(await loadOnnx(modelPath))
   checkSupported(source)
   const declared = checkDims(source, options.dims)
+  const ranged = declared.ranges.size > 0
   // Planned at each range's max (the ceiling): every smaller value fits in the plan's memory.
   const ceiling = new Map([...declared.fixed, ...[...declared.ranges].map(([n, r]) => [n, r[1]] as const)])
   const atCeiling = (g: Graph): Graph => bindInputDims(g, ceiling)
@@ -173,7 +174,7 @@ export async function prepare(modelPath: string, outPath: string, options: Prepa
   const inferred = inferGraph(fixed, inputs, { concrete: true, fold: foldNative, foldCache })
   // With ranges, the package's graph keeps their dims symbolic: only what depends on the weights alone
   // folds; what depends on the input shapes is computed per shape by the engine.
-  const planned = declared.ranges.size === 0 ? plannedGraph(fixed, inferred) : symbolicPlannedGraph(fixed, bindInputDims(source, declared.fixed), foldCache)
+  const planned = !ranged ? plannedGraph(fixed, inferred) : symbolicPlannedGraph(fixed, bindInputDims(source, declared.fixed), foldCache)
   const nr = binding().prepack('gemm_pack_b', { dtype: 1, dims: [1, 1], data: new Float32Array(1) }, [0]).dims[2]!
 
   // Every form any kernel option could read, as virtual blobs, to plan before transforming anything.
@@ -222,7 +223,6 @@ export async function prepare(modelPath: string, outPath: string, options: Prepa
   const asEngine = <M extends BudgetModel>(m: M): M => (direct ? directConvolutionOnly(m) : m)
   const restrict = asEngine(withForms)
   const unlimited = planForBudget(restrict, unlimitedBudget(restrict, policy), policy)
-  const ranged = declared.ranges.size > 0
   const bookkeeping = budgetReserve(restrict, ranged)
   const atBudget = options.budget === undefined ? undefined : planOrExplain(restrict, options.budget, bookkeeping, policy)
 
@@ -250,7 +250,7 @@ export async function prepare(modelPath: string, outPath: string, options: Prepa
   // With ranges, a large constant no kernel reads (one that feeds a node computed per shape, such as a
   // position-embedding table sliced to the length) is stored raw rather than inline in the manifest:
   // the engine reads it as a weight of that node instead of holding it in its heap.
-  if (declared.ranges.size > 0) for (const s of stored.values()) if (!Object.values(s.forms).some((b) => needed.has(b)) && s.forms.raw !== undefined) needed.add(s.forms.raw)
+  if (ranged) for (const s of stored.values()) if (!Object.values(s.forms).some((b) => needed.has(b)) && s.forms.raw !== undefined) needed.add(s.forms.raw)
   for (const s of stored.values()) for (const [form, b] of Object.entries(s.forms)) if (!needed.has(b)) delete s.forms[form]
   const storedFinal = new Map([...stored].filter(([, s]) => Object.keys(s.forms).length > 0))
   const finalBlobs = new Map([...virtual].filter(([b]) => needed.has(b)))
@@ -300,7 +300,7 @@ export async function prepare(modelPath: string, outPath: string, options: Prepa
       // With a profile the engine orders kernels by it, so the minimum is searched once that is measured.
       minimumBudget: profiling ? null : minimumBudget(asEngine(packageModel), policy),
       minimumThreads: threads,
-      ...(declared.ranges.size === 0 ? {} : { dims: Object.fromEntries(declared.ranges) }),
+      ...(ranged ? { dims: Object.fromEntries(declared.ranges) } : {}),
     }
     const manifest = await writer.finish(graph, meta)
     let unlimitedArena = unlimited.budget

@@ -29,7 +29,7 @@ import type { Tensor } from '../model/tensor.js'
 import { parseFormKey } from '../model/forms.js'
 import type { BudgetPlan } from '../plan/budget/plan-budget.js'
 import { ceilingOf, type CeilingModel, type PackageModel } from '../plan/budget/budget-model.js'
-import { buildBudgetProgram, finishProgram, type BudgetProgram } from '../plan/budget/budget-program.js'
+import { buildBudgetProgram, finishProgram, type BudgetProgram, type ConstantSource } from '../plan/budget/budget-program.js'
 import { plannedBase, type TransformFn } from '../plan/budget/budget-execution.js'
 import { programBytes } from '../plan/budget/budget-reserve.js'
 import type { LayerChoice } from '../plan/budget/slicing.js'
@@ -62,6 +62,8 @@ export class BudgetShapes {
   ceiling: ReadonlyMap<string, number>
   /** Every range's max. */
   readonly top: ReadonlyMap<string, number>
+  /** `ceiling` as a shape key. */
+  private ceilingKey: string
   private readonly ceilings = new WeakMap<PackageModel, CeilingModel>()
   private readonly inputSymbols: ReadonlyArray<ReadonlyArray<string | undefined>>
   private readonly programs = new Map<string, ShapeRun>()
@@ -74,8 +76,8 @@ export class BudgetShapes {
   /** That plan's template, when it passed its probes; else why not. */
   private template: ShapeTemplate | undefined
   private templateReason = 'not made yet'
-  /** Shape-dependent resident constants of the active plan: name, form, node, and offset. */
-  private shapeConstants: ReadonlyArray<{ readonly name: string; readonly form: string; readonly node: string; readonly offset: number }> = []
+  /** Shape-dependent resident constants of the active plan: name, form, node, offset and bytes at the ceiling. */
+  private shapeConstants: ReadonlyArray<{ readonly name: string; readonly form: string; readonly node: string; readonly offset: number; readonly bytes: number }> = []
   private cone: Graph | undefined
   private readonly foldCache = new Map<string, ValueInfo[]>()
   /** The symbolic dims of every value and unnamed node output of the package graph (the shape functions). */
@@ -95,6 +97,7 @@ export class BudgetShapes {
   ) {
     this.top = new Map([...ranges].map(([n, r]) => [n, r[1]]))
     this.ceiling = this.top
+    this.ceilingKey = [...this.top.values()].join('x')
     this.inputSymbols = graph.inputs.map((d) => (d.dims ?? []).map((x) => (typeof x === 'string' ? x : undefined)))
   }
 
@@ -143,7 +146,7 @@ export class BudgetShapes {
    */
   runFor(dims: ReadonlyMap<string, number>, active: ActiveBudgetPlan, ceilingModel: PackageModel, x: Executor): ShapeRun {
     const key = [...dims.values()].join('x')
-    if (key === [...this.ceiling.values()].join('x')) return (this.ceilingRun ??= { key, applied: active.applied, writes: this.shapeWrites(active.plan.build) })
+    if (key === this.ceilingKey) return (this.ceilingRun ??= { key, applied: active.applied, writes: this.shapeWrites(active.plan.build) })
     let run = this.programs.get(key)
     if (run !== undefined) {
       this.programs.delete(key)
@@ -204,7 +207,7 @@ export class BudgetShapes {
   keptBytes(): number {
     const words = this.ceilingWords
     if (words === undefined) return 0
-    const constants = this.templateOf?.build.resident.filter((r) => this.shapeConstants.some((c) => c.offset === r.offset)).reduce((a, r) => a + r.bytes, 0) ?? 0
+    const constants = this.shapeConstants.reduce((a, c) => a + c.bytes, 0)
     return (this.maxPrograms + 1) * (programBytes(words) + constants)
   }
 
@@ -222,29 +225,30 @@ export class BudgetShapes {
   prepareFor(plan: BudgetPlan, ceilingModel: PackageModel, ceiling: ReadonlyMap<string, number>): void {
     if (this.templateOf === plan) return
     this.ceiling = ceiling
+    this.ceilingKey = [...ceiling.values()].join('x')
     this.ceilingRun = undefined
     this.templateOf = plan
     this.template = undefined
     this.templateReason = 'not made'
-    const active = { plan, program: finishProgram(plan.build, plan.plan, plannedBase(plan)) }
-    this.ceilingWords = active.program
-    const build = active.plan.build
-    this.shapeConstants = build.resident.flatMap((r) => (r.source.kind === 'host' && !this.graph.initializers.has(r.source.name) ? [{ name: r.source.name, form: r.source.form, node: r.source.node, offset: r.offset }] : []))
+    const program = finishProgram(plan.build, plan.plan, plannedBase(plan))
+    this.ceilingWords = program
+    const build = plan.build
+    this.shapeConstants = build.resident.flatMap((r) => (this.isShapeConstant(r.source) ? [{ name: r.source.name, form: r.source.form, node: r.source.node, offset: r.offset, bytes: r.bytes }] : []))
     this.cone = coneOf(this.graph, [...new Set(this.shapeConstants.map((c) => c.name))])
     const lo = new Map([...this.ranges].map(([n, r]) => [n, r[0]]))
-    const floor = this.buildAt(lo, active.plan, ceilingModel) // throws ShapeError when the plan does not cover the floor
+    const floor = this.buildAt(lo, plan, ceilingModel) // throws ShapeError when the plan does not cover the floor
     if (!this.templates) {
       this.templateReason = 'templates are off'
       return
     }
     try {
       const sym = this.symbolicDims()
-      const source = { program: active.program, slotOrigins: build.slotOrigins, outputs: build.outputs }
+      const source = { program, slotOrigins: build.slotOrigins, outputs: build.outputs }
       const names = new Set(this.shapeConstants.filter((c) => parseFormKey(c.form) === undefined).map((c) => c.name))
       const t = makeTemplate(source, this.ceiling, inputSymbols(this.graph), (o) => (o.kind === 'value' ? sym.values.get(o.name) : o.kind === 'step-output' ? sym.steps.get(o.node)?.[o.index] : undefined), names, true)
       for (const probe of bucketProbes({ key: '', lo, hi: this.ceiling })) {
-        const exact = probe.size === lo.size && [...lo].every(([n, v]) => probe.get(n) === v) ? floor : this.buildAt(probe, active.plan, ceilingModel)
-        const words = finishProgram(exact, active.plan.plan, plannedBase(active.plan))
+        const exact = probe.size === lo.size && [...lo].every(([n, v]) => probe.get(n) === v) ? floor : this.buildAt(probe, plan, ceilingModel)
+        const words = finishProgram(exact, plan.plan, plannedBase(plan))
         const constants = this.constantsAt(probe)
         const at = this.describe(probe)
         const mismatch = templateMismatch(t, probe, constants.dims, { program: words, slotOrigins: exact.slotOrigins })
@@ -290,9 +294,9 @@ export class BudgetShapes {
   /** The ceiling plan's program rebuilt at `dims`, checked against the ceiling's build. */
   private buildAt(dims: ReadonlyMap<string, number>, plan: BudgetPlan, ceilingModel: PackageModel): BudgetProgram {
     const at = this.describe(dims)
-    let c = this.ceilings.get(ceilingModel)
-    if (c === undefined) this.ceilings.set(ceilingModel, (c = ceilingOf(ceilingModel)))
-    const m = this.modelAt(dims, c)
+    let ceiling = this.ceilings.get(ceilingModel)
+    if (ceiling === undefined) this.ceilings.set(ceilingModel, (ceiling = ceilingOf(ceilingModel)))
+    const m = this.modelAt(dims, ceiling)
     const byNode = new Map(m.layers.map((l, i) => [l.step.node.name, i]))
     if (m.layers.length !== ceilingModel.layers.length) throw new ShapeError(`at ${at} the model has ${m.layers.length} layers, at the ceiling ${ceilingModel.layers.length}; prepare the package for this shape alone`)
     const choices: LayerChoice[] = ceilingModel.layers.map((cl, i) => {
@@ -309,12 +313,17 @@ export class BudgetShapes {
     return build
   }
 
+  /** A resident constant computed at plan time from the input shapes (not one of the graph's constants). */
+  private isShapeConstant(s: ConstantSource): s is Extract<ConstantSource, { kind: 'host' }> {
+    return s.kind === 'host' && !this.graph.initializers.has(s.name)
+  }
+
   /** The bytes of a build's resident constants that depend on the input shapes (not graph constants). */
   private shapeWrites(build: BudgetProgram): ShapeRun['writes'] {
     const out: Array<{ offset: number; data: Uint8Array }> = []
     for (const r of build.resident) {
       const s = r.source
-      if (s.kind !== 'host' || this.graph.initializers.has(s.name)) continue
+      if (!this.isShapeConstant(s)) continue
       const form = parseFormKey(s.form)
       out.push({ offset: r.offset, data: tensorBytes(form === undefined ? s.data : this.transform(s.data, form, s.node)) })
     }

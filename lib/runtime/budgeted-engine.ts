@@ -378,9 +378,7 @@ export class BudgetedEngine extends EngineBase {
         let m = this.ceilingModels.get(key)
         if (m === undefined) this.ceilingModels.set(key, (m = this.ceilingModelAt!(served)))
         try {
-          const plan = planForBudget(m, bytes, this.policy, previous !== undefined && this.planModels.get(previous)?.model === m ? previous : undefined)
-          this.planModels.set(plan, { model: m, served })
-          return plan
+          return this.planWith(m, bytes, previous, served)
         } catch (e) {
           if (!(e instanceof MemoryBudgetError)) throw e
         }
@@ -400,15 +398,23 @@ export class BudgetedEngine extends EngineBase {
     const m = this.fullModel
     const bytes = budget === undefined ? unlimitedBudget(m, this.policy) : Math.max(this.arenaMinimum, budget - Math.max(this.reserve, this.measured))
     try {
-      const plan = planForBudget(m, bytes, this.policy, previous !== undefined && this.planModels.get(previous)?.model === m ? previous : undefined)
-      this.planModels.set(plan, { model: m, ...(this.shapes === undefined ? {} : { served: this.shapes.top }) })
-      return plan
+      return this.planWith(m, bytes, previous, this.shapes?.top)
     } catch (err) {
       if (err instanceof MemoryBudgetError) {
         throw new MemoryBudgetError(`${err.message}; the minimum for this package is ${this.minimumBudget} bytes`, this.minimumBudget)
       }
       throw err
     }
+  }
+
+  /**
+   * planForBudget on model `m` (keeping `previous`'s slicing only if it was made on the same model),
+   * remembering the model and the dims the plan serves up to.
+   */
+  private planWith(m: PackageModel, bytes: number, previous: BudgetPlan | undefined, served: ReadonlyMap<string, number> | undefined): BudgetPlan {
+    const plan = planForBudget(m, bytes, this.policy, previous !== undefined && this.planModels.get(previous)?.model === m ? previous : undefined)
+    this.planModels.set(plan, { model: m, ...(served === undefined ? {} : { served }) })
+    return plan
   }
 
   /** Makes `plan`'s model the engine's and, for a package prepared for ranges, the plan's shape template. */

@@ -77,13 +77,6 @@ export function bookkeepingBytes(layers: number): number {
 }
 
 /**
- * The V8 heap that planning grows: 1 MiB + 48 KiB per layer, at most 16 MiB. A package prepared for a
- * dim range (`ranged` in budgetReserve) grows it about as much again at open, where its plan's shape
- * template is checked against the program built at five probe shapes of the range (measured: ResNet-50,
- * batch 1..8, 3.7 MB and 6 MB more peak than the same package with the dim fixed; BERT-base, seq_len
- * 8..128, 9.8 MB).
- */
-/**
  * The shape programs a package prepared for a range keeps (16, BudgetShapes), estimated before open:
  * 16 KiB per layer, 1 KiB per layer per program. BERT-base's decoded program measured 215 KB (617 slots,
  * 877 operands, its words copy included), 0.6 KB per layer. Once the template exists the engine counts
@@ -111,6 +104,13 @@ export function programBytes(words: Float64Array): number {
   return words.length * 8 + slots * 112 + operands * 92 + attrs * 8
 }
 
+/**
+ * The V8 heap that planning grows: 1 MiB + 48 KiB per layer, at most 16 MiB. A package prepared for a
+ * dim range (`ranged` in budgetReserve) grows it about as much again at open, where its plan's shape
+ * template is checked against the program built at five probe shapes of the range (measured: ResNet-50,
+ * batch 1..8, 3.7 MB and 6 MB more peak than the same package with the dim fixed; BERT-base, seq_len
+ * 8..128, 9.8 MB).
+ */
 function heapBytes(layers: number): number {
   return Math.min(16 << 20, (1 << 20) + layers * 48 * 1024)
 }
