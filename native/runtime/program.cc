@@ -72,7 +72,43 @@ Status decode_tensor(Cursor& c, TensorSlot* slot) {
     return Status::ok();
 }
 
+// Upper bounds of a descriptor's op views, ints and floats, read from its op headers ahead of the
+// checked pass so that decode reserves once (a header that does not parse ends the count; decode
+// then reports it).
+struct OpTotals {
+    size_t views = 0;
+    size_t ints = 0;
+    size_t floats = 0;
+};
+
+OpTotals op_totals(const double* words, size_t n_words, size_t at, int64_t n_ops) {
+    OpTotals t;
+    const auto count = [](double v) { return v >= 0 && v <= double{1 << 20} && v == std::floor(v); };
+    for (int64_t k = 0; k < n_ops && at + 5 <= n_words; ++k) {
+        const double* h = words + at;
+        if (!count(h[1]) || !count(h[2]) || !count(h[3]) || !count(h[4])) break;
+        const auto n_in = static_cast<size_t>(h[1]), n_out = static_cast<size_t>(h[2]);
+        const auto n_ints = static_cast<size_t>(h[3]), n_floats = static_cast<size_t>(h[4]);
+        t.views += n_in + n_out;
+        t.ints += n_ints;
+        t.floats += n_floats;
+        at += 5 + n_in + n_out + n_ints + n_floats;
+    }
+    return t;
+}
+
 }  // namespace
+
+void Program::clear() {
+    slots_.clear();
+    ops_.clear();
+    op_tensor_ids_.clear();
+    op_views_.clear();
+    ints_.clear();
+    floats_.clear();
+    activation_bytes_ = 0;
+    persistent_bytes_ = 0;
+}
 
 Status Program::decode(const double* words, size_t n_words, Program* out) {
     Cursor c(words, n_words);
@@ -80,7 +116,9 @@ Status Program::decode(const double* words, size_t n_words, Program* out) {
     if (!c.integer(1, 1, &version)) return bad("unsupported descriptor version", 0);
     if (!c.integer(0, 1 << 24, &n_tensors) || !c.integer(0, 1 << 24, &n_ops)) return bad("bad header", c.pos());
     if (static_cast<size_t>(n_tensors) * tensor_words > n_words) return bad("descriptor truncated", c.pos());
-    Program p;
+    // Into *out's own vectors: a program decoded into a removed one's storage touches no new pages.
+    Program& p = *out;
+    p.clear();
     p.slots_.resize(static_cast<size_t>(n_tensors));
     for (auto& slot : p.slots_) {
         FLEXPIPE_RETURN_IF_ERROR(decode_tensor(c, &slot));
@@ -90,7 +128,12 @@ Status Program::decode(const double* words, size_t n_words, Program* out) {
         if (end > extent) extent = end;
     }
     const auto& table = op_table();
+    const OpTotals totals = op_totals(words, n_words, c.pos(), n_ops);
     p.ops_.reserve(static_cast<size_t>(n_ops));
+    p.op_tensor_ids_.reserve(totals.views);
+    p.op_views_.reserve(totals.views);
+    p.ints_.reserve(totals.ints);
+    p.floats_.reserve(totals.floats);
     for (int64_t k = 0; k < n_ops; ++k) {
         int64_t code, n_in, n_out, n_ints, n_floats;
         if (!c.integer(0, static_cast<int64_t>(table.size()) - 1, &code)) return bad("unknown op code", c.pos());
@@ -129,7 +172,6 @@ Status Program::decode(const double* words, size_t n_words, Program* out) {
         p.ops_.push_back(r);
     }
     if (c.pos() != c.size()) return bad("trailing words after the last op", c.pos());
-    *out = std::move(p);
     return Status::ok();
 }
 

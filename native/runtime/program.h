@@ -12,7 +12,8 @@
 //   op       [op_code, n_in, n_out, n_ints, n_floats,
 //             in_ids[n_in] (-1 = absent), out_ids[n_out], ints[n_ints], floats[n_floats]]
 // decode() checks every field (codes, dtypes, ranks, dims, ids, counts) and the total size;
-// bind() checks every tensor against the arena before a run. Decoding allocates; running does not.
+// bind() checks every tensor against the arena before a run. Decoding allocates (unless into a removed
+// program's storage, session.h); running does not.
 #pragma once
 
 #include <cstddef>
@@ -66,6 +67,7 @@ class OpGate {
 
 class Program {
   public:
+    // Decodes into *out, reusing its vectors' capacity; on failure *out holds no usable program.
     static Status decode(const double* words, size_t n_words, Program* out);
 
     // Points every tensor into the arena, or into outputs[k] for region 2 + k; fails if any lies
@@ -84,6 +86,8 @@ class Program {
     uint64_t persistent_bytes() const { return persistent_bytes_; }
 
   private:
+    void clear();  // empties every vector, keeping its capacity
+
     std::vector<TensorSlot> slots_;
     std::vector<OpRecord> ops_;
     std::vector<int32_t> op_tensor_ids_;  // parallel to op_views_

@@ -36,8 +36,12 @@ Status Session::read(uint64_t offset, uint8_t* dst, size_t bytes) const {
 }
 
 Status Session::add_program(const double* words, size_t n, int32_t* id) {
-    auto p = std::make_unique<Program>();
-    FLEXPIPE_RETURN_IF_ERROR(Program::decode(words, n, p.get()));
+    std::unique_ptr<Program> p = spare_ ? std::move(spare_) : std::make_unique<Program>();
+    const Status decoded = Program::decode(words, n, p.get());
+    if (!decoded.is_ok()) {
+        spare_ = std::move(p);
+        return decoded;
+    }
     for (size_t i = 0; i < programs_.size(); ++i) {
         if (!programs_[i]) {
             programs_[i] = std::move(p);
@@ -54,7 +58,7 @@ Status Session::remove_program(int32_t id) {
     if (id < 0 || static_cast<size_t>(id) >= programs_.size() || !programs_[static_cast<size_t>(id)]) {
         return Status::error(StatusCode::invalid_argument, "failed to remove program: no program %d", id);
     }
-    programs_[static_cast<size_t>(id)].reset();
+    spare_ = std::move(programs_[static_cast<size_t>(id)]);
     return Status::ok();
 }
 

@@ -90,6 +90,10 @@ class Session {
   private:
     Arena arena_;
     std::vector<std::unique_ptr<Program>> programs_;
+    // The last removed program, whose vectors the next add_program decodes into: an engine that
+    // replaces the programs of its shapes (an LRU of them) reuses their memory instead of faulting in
+    // fresh pages for each (first touch was half the cost of a new shape's program).
+    std::unique_ptr<Program> spare_;
     std::unique_ptr<FileReader> reader_;
     std::string reader_note_;
     int threads_;

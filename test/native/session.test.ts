@@ -61,6 +61,33 @@ t.test('programs are validated before they run', async (t) => {
   s.dispose()
 })
 
+t.test("a program added after one was removed decodes into the removed one's storage and is wholly its own", async (t) => {
+  const s = new b.Session(1, 'auto')
+  t.teardown(() => s.dispose())
+  s.resize(1 << 16, 0)
+  const { UnaryCode } = await import('../../lib/model/ops/eltwise-codes.js')
+  const { unaryOp } = await import('../helpers/program.js')
+  // big: 6 tensors of 1000 floats, a chain of 5 ops; small: 2 tensors of 7 floats, one op
+  const big = program(Array.from({ length: 6 }, (_, i) => [1, i * 4096, 1, 1000]), Array.from({ length: 5 }, (_, i) => unaryOp(UnaryCode.neg, i, i + 1)))
+  const small = program([[1, 0, 1, 7], [1, 64, 1, 7]], [unaryOp(UnaryCode.exp, 0, 1)])
+  const first = s.addProgram(big)
+  const x = Float32Array.from({ length: 1000 }, (_, i) => i / 100)
+  const y = new Float32Array(1000)
+  await s.run(first, 0, [[0, x]], [[5, y]])
+  t.equal(y[3], -x[3]!, 'the big program runs: five negations')
+  s.removeProgram(first)
+  t.throws(() => s.addProgram(new Float64Array([1, 5, 0])), { message: /truncated/ }, 'a descriptor that fails to decode into the spare storage')
+  const second = s.addProgram(small)
+  const z = new Float32Array(7)
+  await t.rejects(Promise.resolve().then(() => s.run(second, 0, [[0, x.subarray(0, 7)]], [[1, z]], false, 0, 5)), { message: /opEnd <= 1 \(ops of program/ }, "the new program has its own op count (1), not the removed one's (5)")
+  await s.run(second, 0, [[0, x.subarray(0, 7)]], [[1, z]])
+  t.same(Array.from(z), Array.from(x.subarray(0, 7), (v) => Math.fround(Math.exp(v))), 'and computes its own op on its own sizes')
+  await t.rejects(Promise.resolve().then(() => s.run(second, 0, [[0, x]], [[5, y]])), { message: /no tensor 5|bytes/ }, "the removed program's tensors are gone")
+  const third = s.addProgram(big)
+  await s.run(third, 0, [[0, x]], [[5, y]])
+  t.equal(y[999], -x[999]!, 'the big program decodes again into the small one\'s storage (grown) and runs')
+})
+
 t.test('one long operation at a time; dispose is idempotent and final', async (t) => {
   const s = new b.Session(1, 'auto')
   s.resize(1 << 20, 0)
