@@ -4,9 +4,9 @@
 // TypeScript, constant subgraphs with the native kernels), and lists the steps left to execute.
 import { ModelFormatError, UnsupportedOperatorError, ValueNeededError } from '../errors.js'
 import { allConcrete } from './dims.js'
-import type { Graph, Node, TensorData, ValueInfo } from './ir.js'
+import type { Dim, Graph, Node, TensorData, ValueInfo } from './ir.js'
 import { valueBytes } from './ir.js'
-import type { KernelCall, OpDef, OpResult } from './ops/op-def.js'
+import type { KernelCall, OpContext, OpDef, OpResult } from './ops/op-def.js'
 import { opDef } from './ops/registry.js'
 import { constantInfo, hostTensor } from './values.js'
 
@@ -46,6 +46,20 @@ export interface InferOptions {
   readonly foldNodes?: ReadonlySet<string>
   /** Per node, its inputs at the ceiling of the bucket being planned (OpContext.ceiling). */
   readonly ceilingInputs?: ReadonlyMap<string, ReadonlyArray<ValueInfo | undefined>>
+  /**
+   * A concrete pass of a graph with data-dependent sizes (OpContext.dataDim): by symbol, every size of
+   * the symbolic pass's InferredGraph.dataDims, as read when its op ran or at its bound before that. An op
+   * whose symbol is missing takes the size the pass knows, or else its bound. Without this option a
+   * concrete pass refuses sizes it does not know. Symbolic passes always accept them.
+   */
+  readonly dataDims?: ReadonlyMap<string, number>
+}
+
+/** An output dim whose size depends on the input values: its symbol, the node, and its upper bound. */
+export interface DataDim {
+  readonly symbol: string
+  readonly node: string
+  readonly bound: Dim
 }
 
 export interface InferredGraph {
@@ -55,6 +69,8 @@ export interface InferredGraph {
   readonly staticValues: ReadonlySet<string>
   /** Nodes that depend on the inputs' shapes and were folded by running their kernel at plan time. */
   readonly foldedNodes: ReadonlySet<string>
+  /** The data-dependent dims, in node order (at most one per node). */
+  readonly dataDims: readonly DataDim[]
 }
 
 function nodeInputs(node: Node, values: ReadonlyMap<string, ValueInfo>): Array<ValueInfo | undefined> {
@@ -89,6 +105,17 @@ export function inferGraph(graph: Graph, inputs: ReadonlyMap<string, ValueInfo>,
   }
   const steps: Step[] = []
   const foldedNodes = new Set<string>()
+  const dataDims: DataDim[] = []
+  const dataDimOf = (node: Node): OpContext['dataDim'] => {
+    if (options.concrete && options.dataDims === undefined) return undefined
+    return (bound, known) => {
+      const symbol = dataDimSymbol(node.name)
+      const given = options.dataDims?.get(symbol)
+      if (known !== undefined && given === undefined) return { dim: known, fromData: false }
+      if (!dataDims.some((d) => d.symbol === symbol)) dataDims.push({ symbol, node: node.name, bound })
+      return { dim: options.concrete ? (given ?? bound) : symbol, fromData: true }
+    }
+  }
   for (const node of graph.nodes) {
     const def = node.domain === '' ? opDef(node.opType) : options.internalOps?.get(`${node.domain}.${node.opType}`)
     if (def === undefined) {
@@ -101,7 +128,8 @@ export function inferGraph(graph: Graph, inputs: ReadonlyMap<string, ValueInfo>,
     if (outs === undefined) {
       try {
         const ceiling = options.ceilingInputs?.get(node.name)
-        result = def.infer(ceiling === undefined ? { node, opset: graph.opset, inputs: ins } : { node, opset: graph.opset, inputs: ins, ceiling })
+        const dataDim = dataDimOf(node)
+        result = def.infer({ node, opset: graph.opset, inputs: ins, ...(ceiling === undefined ? {} : { ceiling }), ...(dataDim === undefined ? {} : { dataDim }) })
       } catch (err) {
         if (err instanceof ValueNeededError) err.valueName = node.inputs[err.inputIndex]
         throw err
@@ -136,7 +164,7 @@ export function inferGraph(graph: Graph, inputs: ReadonlyMap<string, ValueInfo>,
       if (name !== '' && outs![i] !== undefined) values.set(name, outs![i]!)
     })
   }
-  return { values, steps, staticValues, foldedNodes }
+  return { values, steps, staticValues, foldedNodes, dataDims }
 }
 
 /** Whether a node that depends on the inputs' shapes may fold (maxFoldBytes, foldNodes). */
@@ -175,4 +203,13 @@ export function graphInputAncestors(graph: Graph, value: string): string[] {
     for (const x of producer.get(v)?.inputs ?? []) if (x !== '') stack.push(x)
   }
   return [...found]
+}
+
+/**
+ * The symbol of a node's data-dependent dim: 'count.' and the node's name with each character outside
+ * [A-Za-z0-9] written as '_' and its code in hex (one-to-one, and dims.ts and dim-expr.ts read it as one
+ * name): the same in every pass.
+ */
+export function dataDimSymbol(node: string): string {
+  return `count.${node.replace(/[^A-Za-z0-9]/g, (c) => `_${c.charCodeAt(0).toString(16)}_`)}`
 }

@@ -18,12 +18,13 @@ import { tensorBytes } from '../model/ir.js'
 import type { ExecutionPlan } from '../plan/execution-plan.js'
 import { buildProgram, type BuiltProgram, type PlacedConstant } from '../plan/program-builder.js'
 import type { Prepack } from '../model/ops/op-def.js'
-import { DimExprError, type DimBindings } from '../plan/dynamic/dim-expr.js'
+import { compileDim, DimExprError, type DimBindings, type DimFn } from '../plan/dynamic/dim-expr.js'
 import { allBuckets, bucketOf, bucketProbes, type DimRange, type ShapeBucket } from '../plan/dynamic/shape-buckets.js'
 import { instantiate, makeTemplate, outputsAt, templateMismatch, type ShapeTemplate } from '../plan/dynamic/shape-template.js'
 import { coneOf } from '../plan/dynamic/graph-cone.js'
 import type { AppliedPlan, Executor } from './executor.js'
 import { fromNative } from './native-errors.js'
+import { maxRank } from '../plan/program-builder.js'
 
 /** A plan the engine runs: applied to the session, with the program's I/O. */
 export interface RunnablePlan {
@@ -35,6 +36,15 @@ export interface RunnablePlan {
   readonly shapeKey?: string
   /** The shape constants' bytes for this shape (small: only values of a few KB fold, engine.ts shapeConstantBytes), in the template's order. */
   readonly constants?: readonly Uint8Array[]
+}
+
+/** A data-dependent size of a bucket's programs (data-dims.ts): its symbol, the op that sizes it, and where that op writes the size. */
+export interface DataDimStage {
+  readonly symbol: string
+  /** The op's index in the bucket's programs (every shape's program has the ceiling's ops). */
+  readonly op: number
+  /** Where the op writes the size (an int64), from the activation base. */
+  readonly countOffset: number
 }
 
 export interface BucketPlan {
@@ -52,6 +62,8 @@ export interface BucketPlan {
   constantsFor?: string
   /** The shape-dependent nodes the ceiling's pass folded: every pass of the bucket folds these. */
   readonly foldNodes?: ReadonlySet<string>
+  /** The model's data-dependent dims in op order (data-dims.ts); empty for a model without any. */
+  readonly stages?: readonly DataDimStage[]
 }
 
 /** What the engine lends the buckets: its graph, its inference and its planner. */
@@ -64,7 +76,7 @@ export interface BucketHost {
    * depend on the shapes, small ones fold (maxFoldBytes), or with `foldNodes` exactly those; with
    * `ceilingInputs`, kernels choose as at the bucket's ceiling (OpContext.ceiling).
    */
-  inferAt(dims: ReadonlyArray<readonly number[]>, foldNodes?: ReadonlySet<string>, ceilingInputs?: InferOptions['ceilingInputs']): InferredGraph
+  inferAt(dims: ReadonlyArray<readonly number[]>, foldNodes?: ReadonlySet<string>, ceilingInputs?: InferOptions['ceilingInputs'], dataDims?: ReadonlyMap<string, number>): InferredGraph
   /**
    * Places the constants of a concrete pass, builds its program and applies it to the session (then lets
    * the large initializers go from the mapped model file; large shape-dependent values do not fold, so
@@ -90,7 +102,11 @@ export class BucketPlans {
   private readonly programs = new Map<string, RunnablePlan>()
   /** The graph cut down to what the shape constants depend on, per set of shape constants. */
   private readonly cones = new Map<string, { readonly from: Graph; readonly graph: Graph }>()
+  /** The symbols of the templates: the input dims', then the data-dependent dims'. */
   private readonly symbols: string[]
+  private readonly inputDims: string[]
+  /** The model's data-dependent dims (InferredGraph.dataDims), each bound a function of the input dims. */
+  private readonly dataDims: ReadonlyArray<{ readonly symbol: string; readonly node: string; readonly bound: DimFn }>
   /** Per graph input, per dim: the symbol it binds, or undefined for a fixed dim. */
   private readonly inputSymbols: ReadonlyArray<ReadonlyArray<string | undefined>>
 
@@ -111,7 +127,38 @@ export class BucketPlans {
     for (const [name, v] of symbolic.values) this.valueDims.set(name, v.dims)
     for (const step of symbolic.steps) this.stepDims.set(step.node.name, step.outputs.map((o) => o.dims))
     this.inputSymbols = host.graph.inputs.map((d) => (d.dims ?? []).map((x) => (typeof x === 'string' ? x : undefined)))
-    this.symbols = [...new Set(this.inputSymbols.flat().filter((s): s is string => s !== undefined))]
+    this.inputDims = [...new Set(this.inputSymbols.flat().filter((s): s is string => s !== undefined))]
+    // a bound is a function of the input dims and of the sizes before it (TopK of what NonZero kept)
+    this.symbols = [...this.inputDims, ...symbolic.dataDims.map((d) => d.symbol)]
+    this.dataDims = symbolic.dataDims.map((d) => ({ symbol: d.symbol, node: d.node, bound: compileDim(d.bound, this.symbols) }))
+  }
+
+  /** Whether the model has sizes that depend on the data: it runs in stages (data-dims.ts). */
+  get hasDataDims(): boolean {
+    return this.dataDims.length > 0
+  }
+
+  /** The nodes whose outputs have data-dependent sizes, in graph order. */
+  dataDimNodes(): string[] {
+    return this.dataDims.map((d) => d.node)
+  }
+
+  /** Why the bucket of these inputs has no template ('' when it has one or is not planned). */
+  reasonFor(tensors: readonly Tensor[]): string {
+    return this.buckets.get(bucketOf(this.bind(tensors), this.ranges, (dim) => this.where(dim)).key)?.reason ?? ''
+  }
+
+  /** Input dims and data-dependent sizes: those in `sizes`, the others at their bound (given the dims and the sizes before). */
+  private withSizes(inputs: DimBindings, sizes: ReadonlyMap<string, number>): Map<string, number> {
+    const b = new Map(inputs)
+    for (const d of this.dataDims) b.set(d.symbol, sizes.get(d.symbol) ?? d.bound(b))
+    return b
+  }
+
+  /** The data-dependent sizes of full bindings, as inferGraph takes them (none: a model without any). */
+  private sizesOf(b: DimBindings): Map<string, number> | undefined {
+    if (this.dataDims.length === 0) return undefined
+    return new Map(this.dataDims.map((d) => [d.symbol, b.get(d.symbol)!]))
   }
 
   stats(): BucketStats {
@@ -120,7 +167,7 @@ export class BucketPlans {
 
   /** Every bucket of the declared dims, planned now (largest first), so that the arena is sized at open. */
   async planDeclared(): Promise<void> {
-    if (!this.symbols.every((s) => this.ranges.has(s))) return
+    if (!this.inputDims.every((s) => this.ranges.has(s))) return
     for (const b of allBuckets(this.ranges)) {
       if (this.buckets.has(b.key)) continue
       const plan = await this.planBucket(b)
@@ -140,17 +187,19 @@ export class BucketPlans {
 
   /**
    * The plan for these inputs, or undefined when their bucket has no template (the engine plans the shape
-   * itself). Throws ShapeError for a dim outside its declared range.
+   * itself). Throws ShapeError for a dim outside its declared range. `sizes`: data-dependent sizes read
+   * so far (the others at their bound).
    */
-  async planFor(tensors: readonly Tensor[]): Promise<RunnablePlan | undefined> {
-    const bindings = this.bind(tensors)
+  async planFor(tensors: readonly Tensor[], sizes: ReadonlyMap<string, number> = new Map()): Promise<RunnablePlan | undefined> {
+    const inputs = this.bind(tensors)
+    const bindings = this.dataDims.length === 0 ? inputs : this.withSizes(inputs, sizes)
     const shapeKey = [...bindings.values()].join('x')
     let p = this.programs.get(shapeKey)
     if (p !== undefined) {
       this.programs.delete(shapeKey)
       this.programs.set(shapeKey, p) // most recently used last
     } else {
-      const bucket = bucketOf(bindings, this.ranges, (dim) => this.where(dim))
+      const bucket = bucketOf(inputs, this.ranges, (dim) => this.where(dim))
       let b = this.buckets.get(bucket.key)
       if (b === undefined) this.buckets.set(bucket.key, (b = await this.planBucket(bucket)))
       if (b.template === undefined) return undefined
@@ -202,33 +251,69 @@ export class BucketPlans {
    */
   private async planBucket(bucket: ShapeBucket): Promise<BucketPlan> {
     let inferred: InferredGraph
+    const ceiling = this.withSizes(bucket.hi, new Map())
     try {
-      inferred = this.host.inferAt(this.dimsAt(bucket.hi))
+      inferred = this.host.inferAt(this.dimsAt(bucket.hi), undefined, undefined, this.sizesOf(ceiling))
     } catch (err) {
       // The model refuses the ceiling (a shape constraint): its shapes are planned one by one, and a
       // declared range that reaches it is refused at open (planDeclared).
       if (err instanceof FlexpipeError) return { bucket, reason: `the ceiling cannot be planned: ${err.message}`, error: err }
       throw err
     }
-    const fixed = [...bucket.lo].every(([n, v]) => bucket.hi.get(n) === v)
+    const fixed = [...bucket.lo].every(([n, v]) => bucket.hi.get(n) === v) && this.dataDims.length === 0
     const { applied, built } = await this.host.applyPlan(inferred, `bucket:${bucket.key}`, fixed)
     const inputIndex = built.inputs.map((i) => this.host.graph.inputs.findIndex((d) => d.name === i.name))
     const foldNodes = inferred.foldedNodes
     const ceilingInputs = new Map(inferred.steps.map((step) => [step.node.name, step.inputs]))
     const plan = { bucket, applied, built, inputIndex, foldNodes }
     try {
-      if (fixed) return { ...plan, template: this.templateOf(built, bucket.hi, new Set()) }
+      const stages = this.stagesOf(built)
+      if (fixed) return { ...plan, stages, template: this.templateOf(built, bucket.hi, new Set()) }
       const constants = shapeConstantNames(inferred)
-      const template = this.templateOf(built, bucket.hi, constants)
-      for (const probe of bucketProbes(bucket)) {
+      const template = this.templateOf(built, ceiling, constants)
+      for (const probe of this.probesOf(bucket)) {
         const mismatch = this.probe(template, probe, constants, foldNodes, ceilingInputs)
         if (mismatch !== undefined) return { ...plan, reason: `at ${[...probe].map(([n, v]) => `${n}=${v}`).join(', ')}: ${mismatch}` }
       }
-      return { ...plan, template }
+      return { ...plan, stages, template }
     } catch (err) {
       if (err instanceof DimExprError || err instanceof FlexpipeError) return { ...plan, reason: err.message }
       throw err
     }
+  }
+
+  /**
+   * The probe shapes of a bucket (bucketProbes), with the data-dependent sizes at their bound; and at the
+   * ceiling's input dims, every size at 0, 1, about half its bound and one below it.
+   */
+  private probesOf(bucket: ShapeBucket): DimBindings[] {
+    const probes: DimBindings[] = bucketProbes(bucket).map((p) => this.withSizes(p, new Map()))
+    if (this.dataDims.length === 0) return probes
+    for (const at of [(_: number) => 0, (_: number) => 1, (b: number) => Math.floor(b / 2) + 1, (b: number) => b - 1]) {
+      const b = new Map(bucket.hi)
+      for (const d of this.dataDims) b.set(d.symbol, Math.max(0, Math.min(d.bound(b), at(d.bound(b)))))
+      probes.push(b)
+    }
+    const seen = new Set<string>()
+    return probes.filter((p) => {
+      const key = [...p.values()].join(',')
+      return !seen.has(key) && seen.add(key) !== undefined
+    })
+  }
+
+  /** Where each data-dependent op of a bucket's programs is and writes its size (its op's last output). */
+  private stagesOf(built: BuiltProgram): DataDimStage[] {
+    const stages = this.dataDims.map((d) => {
+      const op = built.opNodes.indexOf(d.node)
+      let slot = -1
+      built.slotOrigins.forEach((o, i) => {
+        if (o.kind === 'step-output' && o.node === d.node && (slot < 0 || o.index > (built.slotOrigins[slot] as { index: number }).index)) slot = i
+      })
+      const at = 3 + slot * (4 + maxRank)
+      if (op < 0 || slot < 0 || built.program[at] !== 1) throw new DimExprError(`the size of '${d.node}''s output is not written by an op of the program`)
+      return { symbol: d.symbol, op, countOffset: built.program[at + 1]! }
+    })
+    return stages.sort((a, b) => a.op - b.op)
   }
 
   private templateOf(built: BuiltProgram, ceiling: DimBindings, constants: ReadonlySet<string>): ShapeTemplate {
@@ -237,7 +322,7 @@ export class BucketPlans {
 
   /** Where the template at a probe shape differs from the program built exactly for it (undefined: nowhere). */
   private probe(t: ShapeTemplate, at: DimBindings, constants: ReadonlySet<string>, foldNodes: ReadonlySet<string>, ceilingInputs: InferOptions['ceilingInputs']): string | undefined {
-    const inferred = this.host.inferAt(this.dimsAt(at), foldNodes, ceilingInputs)
+    const inferred = this.host.inferAt(this.dimsAt(at), foldNodes, ceilingInputs, this.sizesOf(at))
     const now = shapeConstantNames(inferred)
     if (now.size !== constants.size || [...now].some((n) => !constants.has(n))) return `the values folded to constants are ${[...now].join(', ')}, at the ceiling ${[...constants].join(', ')}`
     const values = this.shapeConstants(at, [...constants], foldNodes)
@@ -246,7 +331,7 @@ export class BucketPlans {
       const b = hostTensor(inferred.values.get(name)!)
       if (a === undefined || b === undefined || !sameBytes(tensorBytes(a), tensorBytes(b))) return `shape constant '${name}' recomputes differently`
     }
-    const exact = buildProgram(this.host.graph, inferred, (name, v, p) => this.host.placedConstant(inferred, name, v, p), { outputsInPlace: true, concatsInPlace: false })
+    const exact = buildProgram(this.host.graph, inferred, (name, v, p) => this.host.placedConstant(inferred, name, v, p), { outputsInPlace: this.dataDims.length === 0, concatsInPlace: false })
     return templateMismatch(t, at, dimsOf(values), exact)
   }
 
@@ -277,7 +362,8 @@ export class BucketPlans {
     if (cone === undefined || cone.from !== this.host.graph) this.cones.set(key, (cone = { from: this.host.graph, graph: coneOf(this.host.graph, names) }))
     const dims = this.dimsAt(at)
     const inputs = new Map<string, ValueInfo>(this.host.graph.inputs.map((d, i) => [d.name, { dtype: d.dtype, dims: dims[i]! }]))
-    const r = inferGraph(cone.graph, inputs, { concrete: true, fold: this.host.fold, foldCache: this.host.foldCache, foldNodes })
+    const sizes = this.sizesOf(at)
+    const r = inferGraph(cone.graph, inputs, { concrete: true, fold: this.host.fold, foldCache: this.host.foldCache, foldNodes, ...(sizes === undefined ? {} : { dataDims: sizes }) })
     return new Map(names.map((n) => [n, r.values.get(n)!]))
   }
 }

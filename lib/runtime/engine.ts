@@ -7,7 +7,7 @@
 //
 //   arena  [constants of every plan so far | activations of the largest plan]
 import { resolve } from 'node:path'
-import { OptionError, ValueNeededError } from '../errors.js'
+import { OptionError, UnsupportedOperatorError, ValueNeededError } from '../errors.js'
 import { alignUp } from '../align.js'
 import { constantHost, prepackKey } from '../model/constant-data.js'
 import { fuseGraph, symbolicShapes } from '../model/fuse-graph.js'
@@ -30,6 +30,7 @@ import { foldNative } from './fold-native.js'
 import { BucketPlans, type BucketHost, type BucketStats, type RunnablePlan } from './bucket-plans.js'
 import { checkDimRanges } from './dim-ranges.js'
 import { outputArrays } from './output-arrays.js'
+import { runStages } from './data-dims.js'
 import { prepackShape } from './prepack.js'
 import { binding } from '../native/binding.js'
 
@@ -151,7 +152,7 @@ export class Engine extends EngineBase {
     engine.mappings.push(...mappings)
     for (const [k, v] of foldCache) engine.foldCache.set(k, v)
     const ranges = checkDimRanges(o.dims, o.buckets, graph)
-    if (symbolic !== undefined && graph.inputs.some((d) => d.dims?.some((x) => typeof x === 'string'))) {
+    if (symbolic !== undefined && (graph.inputs.some((d) => d.dims?.some((x) => typeof x === 'string')) || symbolic.dataDims.length > 0)) {
       engine.buckets = new BucketPlans(engine.bucketHost(), symbolic, ranges, maxPlans)
       try {
         await engine.buckets.planDeclared()
@@ -176,13 +177,14 @@ export class Engine extends EngineBase {
       },
       fold: foldNative,
       foldCache: this.foldCache,
-      inferAt: (dims, foldNodes, ceilingInputs) =>
+      inferAt: (dims, foldNodes, ceilingInputs, dataDims) =>
         inferGraph(this.graph, new Map(this.graph.inputs.map((d, i) => [d.name, { dtype: d.dtype, dims: dims[i]!.slice() }])), {
           concrete: true,
           fold: foldNative,
           foldCache: this.foldCache,
           ...(foldNodes === undefined ? { maxFoldBytes: shapeConstantBytes } : { foldNodes }),
           ...(ceilingInputs === undefined ? {} : { ceilingInputs }),
+          ...(dataDims === undefined ? {} : { dataDims }),
         }),
       applyPlan: async (inferred, signature, concats) => {
         const r = await this.applyPlan(inferred, signature, concats)
@@ -237,11 +239,40 @@ export class Engine extends EngineBase {
   }
 
   protected async compute(tensors: Tensor[], profile: boolean): Promise<Computed> {
+    if (this.buckets?.hasDataDims === true) return this.computeInStages(tensors, profile)
     const { applied, built, inputIndex } = await this.planFor(tensors)
     const { outputs, buffers } = outputArrays(built.outputs, (name) => tensors[this.graph.inputs.findIndex((d) => d.name === name)]!)
     const inputs = built.inputs.map((i, k): [number, ArrayBufferView] => [i.tensor, tensors[inputIndex[k]!]!.data])
     const r = await this.executor('infer').run(applied, inputs, buffers, { profile })
     return r.opMs === undefined ? { outputs } : { outputs, ops: opTimings(built, r.opMs), run: { plan: applied.plan, report: r } }
+  }
+
+  /**
+   * A model with data-dependent sizes (data-dims.ts): the stages up to its last such op, each reading
+   * the size its op wrote, then the rest of the ops with the outputs, all in the bucket's plan.
+   */
+  private async computeInStages(tensors: Tensor[], profile: boolean): Promise<Computed> {
+    const x = this.executor('infer')
+    const inputs = (p: CachedPlan): Array<[number, ArrayBufferView]> => p.built.inputs.map((i, k) => [i.tensor, tensors[p.inputIndex[k]!]!.data])
+    const stages = await runStages((sizes) => this.stagePlan(tensors, sizes), x, inputs, profile)
+    const { plan, begin } = stages
+    const { outputs, buffers } = outputArrays(plan.built.outputs, (name) => tensors[this.graph.inputs.findIndex((d) => d.name === name)]!)
+    const r = await x.run(plan.applied, begin === 0 ? inputs(plan) : [], buffers, { profile, opBegin: begin, opEnd: plan.built.opNodes.length })
+    if (r.opMs === undefined) return { outputs }
+    const opMs = Float64Array.from([...stages.opMs, ...r.opMs])
+    return { outputs, ops: opTimings(plan.built, opMs), run: { plan: plan.applied.plan, report: { opMs } } }
+  }
+
+  /** The program of these inputs with the data-dependent sizes read so far (the rest at their bound). */
+  private async stagePlan(tensors: Tensor[], sizes: ReadonlyMap<string, number>): Promise<CachedPlan> {
+    const p = await this.buckets!.planFor(tensors, sizes)
+    if (p !== undefined) return p
+    throw new UnsupportedOperatorError(
+      this.buckets!.dataDimNodes()[0] ?? '',
+      'data-dependent output size',
+      this.graph.opset,
+      `the plan made at the upper bound of the model's data-dependent sizes could not be reused at the actual sizes (${this.buckets!.reasonFor(tensors)}); please report the model`,
+    )
   }
 
   protected async planOf(tensors: Tensor[]): Promise<ExecutionPlan> {
@@ -320,7 +351,9 @@ export class Engine extends EngineBase {
   private async applyPlan(inferred: InferredGraph, signature: string, concatsInPlace = true): Promise<{ applied: AppliedPlan; built: BuiltProgram }> {
     const keepBytes = this.constants.bytes
     const resident = this.placeConstants(inferred, signature)
-    const built = buildProgram(this.graph, inferred, (name, v, p) => this.constants.get(this.constantKey(inferred, name, v, signature, p))!, { outputsInPlace: true, concatsInPlace })
+    // A model with data-dependent sizes runs in stages: its outputs are copied out of the arena at the end.
+    const outputsInPlace = inferred.dataDims.length === 0
+    const built = buildProgram(this.graph, inferred, (name, v, p) => this.constants.get(this.constantKey(inferred, name, v, signature, p))!, { outputsInPlace, concatsInPlace })
     for (const o of built.outputs) if (o.source.kind === 'constant') void o.source.data.data // a copy of the file's bytes, made now
     const activationBase = alignUp(this.constants.bytes, activationAlignment)
     this.activationBytes = Math.max(this.activationBytes, built.activationBytes)

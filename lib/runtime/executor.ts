@@ -28,6 +28,12 @@ export interface RunOptions {
   readonly inputLoads?: Float64Array
   /** How this run's loads read, in place of the engine's (a warm-up reads buffered, a profile as asked). */
   readonly read?: NativeReadOptions
+  /**
+   * Only ops [opBegin, opEnd) (a plan without loads): a run in stages (data-dims.ts). Inputs go with the
+   * range that starts at op 0, outputs with the one that ends at the last op.
+   */
+  readonly opBegin?: number
+  readonly opEnd?: number
 }
 
 /** What one run did. */
@@ -82,6 +88,11 @@ export class Executor {
     const profile = options.profile === true
     const queue = withInputLoads(plan.loads, options.inputLoads, plan.opNodes.length)
     try {
+      if (options.opBegin !== undefined || options.opEnd !== undefined) {
+        if (queue !== undefined && queue.ranges.length > 0) throw new Error('executor: a run in op ranges needs a plan without loads')
+        const opMs = await this.session.run(program, plan.activationBase, inputs, outputs, profile, options.opBegin ?? 0, options.opEnd ?? plan.opNodes.length)
+        return opMs === undefined ? {} : { opMs }
+      }
       if (queue === undefined || queue.ranges.length === 0) {
         const opMs = await this.session.run(program, plan.activationBase, inputs, outputs, profile)
         return opMs === undefined ? {} : { opMs }

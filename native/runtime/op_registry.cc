@@ -65,6 +65,8 @@ const std::vector<OpEntry>& op_table() {
         {"CumSum", op_cumsum, {1, 2, 1, 1, 3}},
         {"DequantizeShard", op_dequantize_shard, {1, 1, 1, op_many, 1}},
         {"DequantizeLayer", op_dequantize_layer, {0, op_many, 0, op_many, 0}},
+        {"NonZero", op_nonzero, {1, 1, 2, 2, 0}},
+        {"TopK", op_top_k, {1, 2, 3, 4, 5}},
     };
     return table;
 }

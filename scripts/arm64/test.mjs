@@ -170,6 +170,9 @@ if (!noKernels) {
   // ... and the write batch: packed panels of the NEON GEMM's width written by the arena's threads.
   const banded = ['dist/test/native/conv-pool.test.js', 'dist/test/native/conv-depthwise.test.js', 'dist/test/native/write-batch.test.js']
   for (const f of banded.filter((x) => existsSync(join(root, x)))) kernelsOk = (await runTestFile(f)) && kernelsOk
+  // Selection by value (NonZero, TopK: data-dependent sizes), and a program decoded into a removed one's storage.
+  const more = ['dist/test/native/select-ops.test.js', 'dist/test/native/session.test.js']
+  for (const f of more.filter((x) => existsSync(join(root, x)))) kernelsOk = (await runTestFile(f)) && kernelsOk
 }
 
 const seconds = ((performance.now() - t0) / 1000).toFixed(1)

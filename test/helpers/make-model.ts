@@ -13,7 +13,8 @@ export interface ModelSpec {
   readonly inputs: ReadonlyArray<{ name: string; dtype: DType; dims: ReadonlyArray<number | string> }>
   readonly outputs: ReadonlyArray<{ name: string; dtype: DType; dims?: ReadonlyArray<number | string> }>
   readonly nodes: ReadonlyArray<{ op: string; inputs: string[]; outputs: string[]; domain?: string; name?: string; ints?: Record<string, number[]>; int?: Record<string, number>; tensor?: Record<string, { dims: number[]; floats: number[] }> }>
-  readonly initializers?: ReadonlyArray<{ name: string; dims: number[]; floats: number[] }>
+  /** float32 initializers (`floats`), or int64 ones (`int64s`). */
+  readonly initializers?: ReadonlyArray<{ name: string; dims: number[]; floats?: number[]; int64s?: number[] }>
   /** Store the initializers as raw little-endian bytes (raw_data, as exporters do) instead of float_data. */
   readonly rawData?: boolean
 }
@@ -39,9 +40,11 @@ export function makeModel(spec: ModelSpec): Uint8Array {
       input: spec.inputs.map(valueInfo),
       output: spec.outputs.map(valueInfo),
       initializer: (spec.initializers ?? []).map((i) =>
-        spec.rawData === true
-          ? { name: i.name, dims: i.dims, dataType: 1, rawData: new Uint8Array(Float32Array.from(i.floats).buffer) }
-          : { name: i.name, dims: i.dims, dataType: 1, floatData: i.floats },
+        i.int64s !== undefined
+          ? { name: i.name, dims: i.dims, dataType: 7, int64Data: i.int64s }
+          : spec.rawData === true
+            ? { name: i.name, dims: i.dims, dataType: 1, rawData: new Uint8Array(Float32Array.from(i.floats ?? []).buffer) }
+            : { name: i.name, dims: i.dims, dataType: 1, floatData: i.floats ?? [] },
       ),
       node: spec.nodes.map((n, k) => ({
         name: n.name ?? `n${k}`,

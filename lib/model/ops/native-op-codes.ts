@@ -12,6 +12,7 @@ export const nativeOpNames = [
   'Expand', 'Tile', 'Concat', 'Split', 'Pad', 'Trilu',
   'Fill', 'Range', 'EyeLike', 'Gather', 'GatherElements', 'GatherND', 'ScatterND',
   'OneHot', 'Reduce', 'ArgReduce', 'CumSum', 'DequantizeShard', 'DequantizeLayer',
+  'NonZero', 'TopK',
 ] as const
 
 export type NativeOpName = (typeof nativeOpNames)[number]

@@ -23,6 +23,22 @@ export interface OpContext {
    * output sizes, workspaces) still comes from `inputs`. Absent outside buckets.
    */
   readonly ceiling?: ReadonlyArray<ValueInfo | undefined>
+  /**
+   * A dim of an output whose size may depend on the values of the inputs (NonZero's count, TopK's k when
+   * the model computes it), at most `bound` (Nimble's upper-bound shape functions). `known`: the size
+   * when this pass knows it (a k computed from shapes). The answer is the same kind of size in every pass
+   * of an engine: a symbolic pass makes a size it does not know a symbol of its own; a concrete pass
+   * gives such a symbol's size as read when the op ran, or before that its bound, where the plan is made,
+   * even when it knows the value (the plans of all sizes then share their ops; lib/runtime/data-dims.ts).
+   * `fromData`: the op computes the size at run time (and writes it as its last output). Absent where
+   * sizes must be known before the run (a memory-budgeted package): op-util's dataDim() then refuses.
+   */
+  readonly dataDim?: (bound: Dim, known?: Dim) => DataDimAnswer
+}
+
+export interface DataDimAnswer {
+  readonly dim: Dim
+  readonly fromData: boolean
 }
 
 /** A plan-time transform of a constant kernel input (native/runtime/prepack.h). */

@@ -3,7 +3,7 @@
 import { ModelFormatError, ShapeError, UnsupportedOperatorError, ValueNeededError } from '../../errors.js'
 import type { Dim, ValueInfo } from '../ir.js'
 import { isConcrete } from '../dims.js'
-import type { OpContext } from './op-def.js'
+import type { DataDimAnswer, OpContext } from './op-def.js'
 
 /** Node input i, which must be present. */
 export function input(ctx: OpContext, i: number): ValueInfo {
@@ -69,4 +69,15 @@ export function knownCount(dims: readonly Dim[]): number | undefined {
     n *= d
   }
   return n
+}
+
+/**
+ * An output dim that may depend on the input values, at most `bound` (OpContext.dataDim); `known` when
+ * this pass knows it. Where the caller plans every size before the run, a known size is taken and an
+ * unknown one refused with UnsupportedOperatorError.
+ */
+export function dataDim(ctx: OpContext, bound: Dim, what: string, known?: Dim): DataDimAnswer {
+  if (ctx.dataDim !== undefined) return ctx.dataDim(bound, known)
+  if (known !== undefined) return { dim: known, fromData: false }
+  throw unsupported(ctx, `${what} depends on the values of its inputs, which a memory-budgeted or elastic package cannot plan ahead; open the ONNX model with open(), which plans it at its upper bound`)
 }

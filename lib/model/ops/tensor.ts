@@ -5,6 +5,7 @@ import { constOps } from './tensor-const.js'
 import { indexOps } from './tensor-index.js'
 import { moveOps } from './tensor-move.js'
 import { reduceOps } from './tensor-reduce.js'
+import { selectOps } from './tensor-select.js'
 import { shapeOps } from './tensor-shape.js'
 
-export const tensorOps: OpDef[] = [...shapeOps, ...constOps, ...moveOps, ...indexOps, ...reduceOps]
+export const tensorOps: OpDef[] = [...shapeOps, ...constOps, ...moveOps, ...indexOps, ...reduceOps, ...selectOps]

@@ -65,6 +65,8 @@ Status op_scatter_nd(const OpCall& c);
 Status op_one_hot(const OpCall& c);
 Status op_reduce(const OpCall& c);
 Status op_arg_reduce(const OpCall& c);
+Status op_nonzero(const OpCall& c);
+Status op_top_k(const OpCall& c);
 Status op_cumsum(const OpCall& c);
 
 // Quantized weight shards of elastic transformers (quant_dequantize.cc).
