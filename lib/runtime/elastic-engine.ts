@@ -43,6 +43,25 @@ export interface ElasticStats extends EngineStats {
   readonly preloadBytes: number
   readonly stagingBytes: number
   readonly importance: 'profiled' | 'layer order'
+  /**
+   * Per sequence-length bucket (inputs of up to `seq` tokens run its plan, padded to `seq`): its sub-model
+   * and modelled time, once a plan was made for it. The last is the engine's `seq` (its plan is `plan`).
+   */
+  readonly seqBuckets: ReadonlyArray<{ readonly seq: number; readonly depth?: number; readonly width?: number; readonly modelledMs?: number }>
+}
+
+/**
+ * A sequence-length bucket below the engine's `seq` (issue 37, "deadlines see the real length"): the
+ * device profile's compute delays at its ceiling give it a plan of its own, so a short message gets a
+ * larger sub-model than a long one under the same target. Its latency controller learns its own factor.
+ */
+interface SeqBucket {
+  readonly seq: number
+  readonly planning: Planning
+  /** Made at the bucket's first inference, starting from the top bucket's factor. */
+  controller: LatencyController<ElasticPlan> | undefined
+  /** Its plan for the target, preload buffer and factor in force; undefined until needed. */
+  plan: ElasticPlan | undefined
 }
 
 /** What planning at a target needs: the device profile, the importance, the embedding read. */
@@ -60,6 +79,8 @@ export class ElasticEngine extends EngineBase {
   private target: number | undefined
   private preload: number
   private readonly controller: LatencyController<ElasticPlan> | undefined
+  /** The buckets below `seq`, shortest first (none without a target or with one profiled length). */
+  private readonly lower: SeqBucket[]
 
   private constructor(
     readonly path: string,
@@ -69,6 +90,7 @@ export class ElasticEngine extends EngineBase {
     readonly seq: number,
     private readonly planning: Planning | undefined,
     private readonly importanceKind: 'profiled' | 'layer order',
+    lower: ReadonlyArray<{ readonly seq: number; readonly planning: Planning }> = [],
   ) {
     const decls: ValueDecl[] = [
       { name: 'input_ids', dtype: 'int64', dims: [1, 'sequence'] },
@@ -81,6 +103,7 @@ export class ElasticEngine extends EngineBase {
     this.target = opts.targetLatencyMs
     this.preload = opts.preloadBytes
     this.controller = planning !== undefined && opts.adaptive ? new LatencyController(planning.jitter, sameShards) : undefined
+    this.lower = lower.map((b) => ({ ...b, controller: undefined, plan: undefined }))
   }
 
   /**
@@ -96,14 +119,21 @@ export class ElasticEngine extends EngineBase {
     const bitwidths = (pkg.meta.bitwidths as number[] | undefined) ?? []
     const { importance, profiled } = rankedImportance(pkg.meta, pkg.config, bitwidths)
     let planning: Planning | undefined
+    const lower: Array<{ seq: number; planning: Planning }> = []
     if (o.targetLatencyMs !== undefined) {
       const device = o.deviceProfile ?? findDeviceProfile(pkg.meta.deviceProfiles, profileKey(binding().info().isa, o.threads, o.direct, o.bandwidth, pkg.digest), path)
-      const profile = plannerProfile(pkg.config, pkg.blobs, device, seq, bitwidths)
-      // With on-demand embeddings both lanes start after the embedding read (PreloadModel keeps the table resident).
-      const embeddingIoMs = o.planner === 'preload-model' ? 0 : (computeFor(device, seq)?.embeddingIoMs ?? 0) * (device.calibration?.scale ?? 1)
-      planning = { profile, importance, embeddingIoMs, jitter: device.calibration?.jitter ?? 1 }
+      const planningAt = (ceiling: number): Planning => ({
+        profile: plannerProfile(pkg.config, pkg.blobs, device, ceiling, bitwidths),
+        importance,
+        // With on-demand embeddings both lanes start after the embedding read (PreloadModel keeps the table resident).
+        embeddingIoMs: o.planner === 'preload-model' ? 0 : (computeFor(device, ceiling)?.embeddingIoMs ?? 0) * (device.calibration?.scale ?? 1),
+        jitter: device.calibration?.jitter ?? 1,
+      })
+      planning = planningAt(seq)
+      // every length the device profile has compute delays for, below seq, is a bucket of its own
+      for (const s of [...new Set(device.compute.map((c) => c.seq))].filter((s) => s >= 2 && s < seq).sort((a, b) => a - b)) lower.push({ seq: s, planning: planningAt(s) })
     }
-    const engine = new ElasticEngine(path, pkg, encoder, o, seq, planning, profiled ? 'profiled' : 'layer order')
+    const engine = new ElasticEngine(path, pkg, encoder, o, seq, planning, profiled ? 'profiled' : 'layer order', lower)
     try {
       engine.current = engine.makePlan(engine.target, engine.preload)
       await engine.applyPlan(engine.current)
@@ -118,9 +148,16 @@ export class ElasticEngine extends EngineBase {
     return engine
   }
 
-  /** The plan in force. */
+  /** The plan in force for inputs of up to `seq` tokens (shorter ones may run their bucket's: planForLength). */
   get plan(): ElasticPlan {
     return this.current
+  }
+
+  /** The plan an input of `tokens` tokens runs: its sequence-length bucket's (made now if it is not yet). */
+  planForLength(tokens: number): ElasticPlan {
+    if (!(Number.isInteger(tokens) && tokens >= 1 && tokens <= this.seq)) throw new ArgumentError(`planForLength: expected an integer in 1..${this.seq}, got ${String(tokens)}`)
+    const b = this.bucketFor(tokens)
+    return b === undefined ? this.current : this.bucketPlan(b)
   }
 
   get labels(): readonly string[] {
@@ -195,6 +232,10 @@ export class ElasticEngine extends EngineBase {
       preloadBytes: s.preloadBytes,
       stagingBytes: s.stagingBytes,
       importance: this.importanceKind,
+      seqBuckets: [
+        ...this.lower.map((b) => (b.plan === undefined ? { seq: b.seq } : { seq: b.seq, depth: b.plan.depth, width: b.plan.width, modelledMs: b.plan.modelledMs })),
+        { seq: this.seq, depth: this.current.depth, width: this.current.width, modelledMs: this.current.modelledMs },
+      ],
     }
   }
 
@@ -206,10 +247,10 @@ export class ElasticEngine extends EngineBase {
     const ids: number[] = []
     for (let i = 0; i < n; i++) if ((maskT.data as BigInt64Array)[i] !== 0n) ids.push(Number((idsT.data as BigInt64Array)[i]))
     if (ids.length === 0) throw new InputError("input 'attention_mask': selects no token")
-    const opMs = profile ? new Float64Array(this.runner.ranges?.ops ?? 0) : undefined
-    const { logits, run } = await this.runIds(ids, opMs)
+    const { logits, run } = await this.runIds(ids)
     const outputs = { logits: { dtype: 'float32' as const, dims: [1, logits.length], data: logits } }
-    if (opMs === undefined) return { outputs }
+    const opMs = run.report.opMs
+    if (!profile || opMs === undefined) return { outputs }
     const exec = run.plan
     return { outputs, ops: exec.opNodes.map((node, i) => ({ node, opType: exec.opKinds[i]!.opType, native: exec.opKinds[i]!.native, ms: opMs[i]! })), run }
   }
@@ -220,11 +261,44 @@ export class ElasticEngine extends EngineBase {
     return exec
   }
 
-  private async runIds(ids: readonly number[], opMs?: Float64Array): Promise<{ logits: Float32Array; times: RunTimes; run: TracedRun }> {
+  /** Runs the plan of the ids' sequence-length bucket (applied first when another bucket's is in force). */
+  private async runIds(ids: readonly number[]): Promise<{ logits: Float32Array; times: RunTimes; run: TracedRun }> {
     this.executor('infer')
-    const r = await this.runner.run(ids, this.readOptions(), opMs)
-    this.observe(r.times.totalMs)
+    const b = this.bucketFor(ids.length)
+    await this.runner.use(b === undefined ? this.runPlan(this.current) : this.runPlan(this.bucketPlan(b), b.seq))
+    const r = await this.runner.run(ids, this.readOptions())
+    if (b === undefined) this.observe(r.times.totalMs)
+    else this.observeBucket(b, r.times.totalMs)
     return r
+  }
+
+  /** The bucket below `seq` whose ceiling is the smallest at or above `tokens`; undefined: the top one. */
+  private bucketFor(tokens: number): SeqBucket | undefined {
+    return this.lower.find((b) => tokens <= b.seq)
+  }
+
+  /** A lower bucket's plan, made at its factor when it has none. */
+  private bucketPlan(b: SeqBucket): ElasticPlan {
+    if (b.plan !== undefined) return b.plan
+    let plan: ElasticPlan
+    try {
+      plan = this.makePlan(this.target, this.preload, Infinity, b.controller?.factor ?? this.controller?.factor ?? b.planning.jitter, b.planning)
+    } catch (err) {
+      if (!(err instanceof LatencyTargetError)) throw err
+      plan = this.current // the top plan meets T at every shorter length
+    }
+    return (b.plan = this.samePreloadAsTop(plan))
+  }
+
+  /**
+   * The preload buffer holds one set of shards: a bucket plan that would preload others runs the top
+   * plan's sub-model instead (it meets T at a shorter length too), so that changing buckets never reads
+   * preloaded shards again.
+   */
+  private samePreloadAsTop(plan: ElasticPlan): ElasticPlan {
+    if (this.preload === 0 || plan === this.current) return plan
+    const key = (p: ElasticPlan): string => p.preload.map((e) => `${e.layer}.${e.shard}@${e.bits}`).sort().join(',')
+    return key(plan) === key(this.current) ? plan : this.current
   }
 
   /** Hands an inference's time to the latency controller and carries out its decision. */
@@ -233,6 +307,15 @@ export class ElasticEngine extends EngineBase {
     const target = this.target
     if (c === undefined || target === undefined) return
     this.follow(c.observe(totalMs, this.current, target, (f, below) => this.makePlan(target, this.preload, below, f)))
+  }
+
+  /** A lower bucket's inference: its own controller decides; a switch is applied by the bucket's next inference. */
+  private observeBucket(b: SeqBucket, totalMs: number): void {
+    const target = this.target
+    if (this.controller === undefined || target === undefined || b.plan === undefined) return
+    b.controller ??= new LatencyController(this.controller.factor, sameShards)
+    const d = b.controller.observe(totalMs, b.plan, target, (f, below) => this.makePlan(target, this.preload, below, f, b.planning))
+    if (d.kind !== 'keep') b.plan = this.samePreloadAsTop(d.plan)
   }
 
   private replan(target: number | undefined, preload: number): Promise<ElasticPlan> {
@@ -248,6 +331,10 @@ export class ElasticEngine extends EngineBase {
       this.current = plan
       this.target = target
       this.preload = preload
+      for (const b of this.lower) {
+        b.controller?.reset()
+        b.plan = undefined
+      }
       this.prepareNeighbours()
       return plan
     })
@@ -277,6 +364,7 @@ export class ElasticEngine extends EngineBase {
    * build's garbage touches), hence only these few; factors that give the same plan share a layout.
    */
   private prepareNeighbours(): void {
+    for (const b of this.lower) this.runner.prepare(this.runPlan(this.bucketPlan(b), b.seq))
     if (this.controller === undefined) return
     for (const f of this.controller.neighbours()) {
       let plan: ElasticPlan
@@ -303,16 +391,30 @@ export class ElasticEngine extends EngineBase {
   private async calibrateAtOpen(runs: number): Promise<void> {
     const c = this.controller
     if (runs === 0 || c === undefined) return
+    await this.calibrateAt(runs, this.seq, c, () => this.current, (p) => (this.current = p), this.planning)
+    // Each lower bucket learns its own factor, from the top's, on inputs of its ceiling's length.
+    for (const b of this.lower) {
+      b.controller = new LatencyController(c.factor, sameShards)
+      b.plan = undefined
+      await this.calibrateAt(runs, b.seq, b.controller, () => this.bucketPlan(b), (p) => (b.plan = this.samePreloadAsTop(p)), b.planning)
+    }
+    await this.runner.use(this.runPlan(this.current))
+  }
+
+  /** Open-time calibration of one bucket's plan on `length` distinct tokens (at most three rounds). */
+  private async calibrateAt(runs: number, length: number, c: LatencyController<ElasticPlan>, get: () => ElasticPlan, set: (p: ElasticPlan) => void, planning: Planning | undefined): Promise<void> {
     const vocab = this.pkg.config.vocab
-    const ids = Array.from({ length: this.seq }, (_, i) => Math.floor((i * (vocab - 1)) / Math.max(1, this.seq - 1)))
+    const ids = Array.from({ length }, (_, i) => Math.floor((i * (vocab - 1)) / Math.max(1, length - 1)))
     for (let round = 0; round < 3; round++) {
+      const plan = get()
+      await this.runner.use(this.runPlan(plan, length))
+      await this.runner.run([0, 0], { direct: false }) // first-touch pages and JIT out of the figures
       const ratios: number[] = []
-      for (let i = 0; i < runs; i++) ratios.push((await this.runner.run(ids, this.readOptions())).times.totalMs / this.current.modelledMs)
-      const d = c.calibrate(ratios, this.current, (f) => this.makePlan(this.target, this.preload, Infinity, f))
-      if (d.kind === 'adopt') this.current = d.plan
-      if (d.kind !== 'switch') return
-      await this.applyPlan(d.plan)
-      this.current = d.plan
+      for (let i = 0; i < runs; i++) ratios.push((await this.runner.run(ids, this.readOptions())).times.totalMs / plan.modelledMs)
+      const d = c.calibrate(ratios, plan, (f) => this.makePlan(this.target, this.preload, Infinity, f, planning))
+      if (d.kind === 'keep') return
+      set(d.plan)
+      if (d.kind === 'adopt') return
     }
   }
 
@@ -326,8 +428,9 @@ export class ElasticEngine extends EngineBase {
   }
 
   /** The runner's plan: the planner's shard versions and the smallest staging ring that keeps its timing. */
-  private runPlan(plan: ElasticPlan): RunPlan {
-    return { ...toRunPlan(plan, this.seq), ...(this.planning === undefined ? {} : { window: stagingWindow(this.planning.profile, plan) }) }
+  private runPlan(plan: ElasticPlan, seq = this.seq): RunPlan {
+    const planning = seq === this.seq ? this.planning : this.lower.find((b) => b.seq === seq)?.planning
+    return { ...toRunPlan(plan, seq), ...(planning === undefined ? {} : { window: stagingWindow(planning.profile, plan) }) }
   }
 
   /**
@@ -337,8 +440,8 @@ export class ElasticEngine extends EngineBase {
    * aim minus e, and the plan's modelled time gets e back. `belowMs`: the plan's modelled time must stay
    * under it (a ceiling from a failed trial).
    */
-  private makePlan(targetMs: number | undefined, preloadBytes: number, belowMs = Infinity, factor = this.controller?.factor ?? this.planning?.jitter ?? 1): ElasticPlan {
-    const p = this.planning
+  private makePlan(targetMs: number | undefined, preloadBytes: number, belowMs = Infinity, factor = this.controller?.factor ?? this.planning?.jitter ?? 1, planning = this.planning): ElasticPlan {
+    const p = planning
     if (targetMs === undefined || p === undefined) {
       const c = this.pkg.config
       const bits = 32

@@ -171,6 +171,12 @@ export class ElasticRunner {
     this.active = { layout, applied }
   }
 
+  /** Applies a plan unless it is the one applied (the same layout). */
+  async use(plan: RunPlan): Promise<void> {
+    if (this.active !== undefined && layoutKey(this.active.layout.runPlan) === layoutKey(plan)) return
+    await this.apply(plan)
+  }
+
   /**
    * Builds and caches a plan's layout without applying it, so that a later re-plan to it costs no
    * program build (the engine prepares the plans its calibration may move to at open).

@@ -257,6 +257,51 @@ t.test('engine: plans within the target, re-plans, classifies, and rejects bad i
   await t.rejects(ElasticEngine.open(pkgPath, { targetLatencyMs: 50, threads: 3, direct: false, seq }), DeviceProfileError, 'no profile for 3 threads')
 })
 
+t.test('deadlines see the real length: a short message runs the larger sub-model of its bucket', async (t) => {
+  const measured = ((await readElasticPackage(pkgPath)).meta.deviceProfiles as ElasticDeviceProfile[])[0]!
+  // compute per bucket: a layer at 4 tokens costs a quarter of one at 16 (synthetic: the measured
+  // figures of a model this small are noise)
+  const device: ElasticDeviceProfile = {
+    ...withIo(measured, 1e-6, 0.05),
+    compute: [
+      { seq: 4, layerMs: [0, 0.5, 0.75, 1, 1.25], fixedMs: 0.25, embeddingIoMs: 0 },
+      { seq, layerMs: [0, 2, 3, 4, 5], fixedMs: 1, embeddingIoMs: 0 },
+    ],
+    calibration: { scale: 1, jitter: 1, runs: [] },
+  }
+  const T = 1 + 4.2 // at 16 tokens about one layer of every head, at 4 tokens every layer
+  const e = await ElasticEngine.open(pkgPath, { targetLatencyMs: T, threads: 2, direct: false, seq, deviceProfile: device, openCalibrationRuns: 0 })
+  t.teardown(() => e.close())
+  const long = e.planForLength(seq)
+  const short = e.planForLength(3)
+  t.same(e.planForLength(9), long, 'lengths 5..16 run the top bucket: the engine plan')
+  t.ok(short.depth * short.width > long.depth * long.width, `under the same T, 3 tokens get ${short.depth}x${short.width} shards, ${seq} tokens ${long.depth}x${long.width}`)
+  t.ok(short.modelledMs <= T + 1e-9 && long.modelledMs <= T + 1e-9, 'each within T on its own bucket\'s delays')
+  t.same(e.stats().seqBuckets.map((b) => [b.seq, b.depth, b.width]), [[4, short.depth, short.width], [seq, long.depth, long.width]], 'stats() lists both buckets and their sub-models')
+  // each bucket's sub-model, run at its own length (padding masked), against the float64 reference
+  const run = async (tokens: readonly number[], plan: typeof short, at: number): Promise<void> => {
+    const { logits } = await e.inferIds(tokens)
+    const deq = await dequantizedShards(plan.shards.map((row) => row.map((x) => x.bits)))
+    close(t, logits, referenceLogits(config, weights, plan.depth, plan.width, tokens, at, deq), 2e-4, `${tokens.length} tokens: ${plan.depth}x${plan.width} at length ${at}`)
+  }
+  for (const n of [3, 11, 4, 9, 2]) await run(ids.slice(0, n), n <= 4 ? short : long, n <= 4 ? 4 : seq)
+  const inForce = await e.executionPlan({ input_ids: { dtype: 'int64', dims: [1, 2], data: BigInt64Array.from([2n, 3n]) }, attention_mask: { dtype: 'int64', dims: [1, 2], data: BigInt64Array.from([1n, 1n]) } })
+  const idsSlot = inForce.inputs.find((i) => i.name === 'ids')!.tensor
+  t.equal(inForce.program[3 + idsSlot * 12 + 4], 4, 'after a 2-token call the program in force takes 4 token ids, not 16')
+  // with a preload buffer, every bucket keeps the top plan's preload set: changing buckets reads no preloaded shard
+  const preloading = await ElasticEngine.open(pkgPath, { targetLatencyMs: T, preloadBytes: 6000, threads: 2, direct: false, seq, deviceProfile: device, openCalibrationRuns: 0 })
+  t.teardown(() => preloading.close())
+  const set = (p: typeof short): string => p.preload.map((x) => `${x.layer}.${x.shard}@${x.bits}`).join(',')
+  t.ok(preloading.plan.preload.length > 0, `the top plan preloads ${preloading.plan.preload.length} shards`)
+  t.equal(set(preloading.planForLength(3)), set(preloading.plan), 'the short bucket preloads the same shards')
+  const { logits } = await preloading.inferIds(ids.slice(0, 3))
+  const p3 = preloading.planForLength(3)
+  close(t, logits, referenceLogits(config, weights, p3.depth, p3.width, ids.slice(0, 3), 4, await dequantizedShards(p3.shards.map((row) => row.map((x) => x.bits)))), 2e-4, `with preloading: ${p3.depth}x${p3.width} at length 4`)
+  // a new target re-plans every bucket
+  const looser = await e.setTargetLatency(T * 2)
+  t.ok(e.planForLength(3).depth * e.planForLength(3).width >= looser.depth * looser.width, 'after a new target the short bucket is planned again, at least as large')
+})
+
 t.test('online calibration: an optimistic profile is corrected by measured latencies', async (t) => {
   const measured = (await readElasticPackage(pkgPath)).meta.deviceProfiles as ElasticDeviceProfile[]
   const optimistic: ElasticDeviceProfile = { ...withIo(measured[0]!, 1e-9, 0.0001), compute: [{ seq, layerMs: [0, 0.002, 0.003, 0.004, 0.005], fixedMs: 0.002, embeddingIoMs: 0 }], calibration: { scale: 1, jitter: 1, runs: [] } }
