@@ -16,7 +16,7 @@ import type { Tensor } from '../model/tensor.js'
 import { hostTensor } from '../model/values.js'
 import { tensorBytes } from '../model/ir.js'
 import type { ExecutionPlan } from '../plan/execution-plan.js'
-import { buildProgram, type BuiltProgram, type PlacedConstant } from '../plan/program-builder.js'
+import { buildProgram, maxRank, type BuiltProgram, type PlacedConstant } from '../plan/program-builder.js'
 import type { Prepack } from '../model/ops/op-def.js'
 import { compileDim, DimExprError, type DimBindings, type DimFn } from '../plan/dynamic/dim-expr.js'
 import { allBuckets, bucketOf, bucketProbes, type DimRange, type ShapeBucket } from '../plan/dynamic/shape-buckets.js'
@@ -24,7 +24,6 @@ import { instantiate, makeTemplate, outputsAt, templateMismatch, type ShapeTempl
 import { coneOf } from '../plan/dynamic/graph-cone.js'
 import type { AppliedPlan, Executor } from './executor.js'
 import { fromNative } from './native-errors.js'
-import { maxRank } from '../plan/program-builder.js'
 
 /** A plan the engine runs: applied to the session, with the program's I/O. */
 export interface RunnablePlan {
@@ -294,11 +293,8 @@ export class BucketPlans {
       for (const d of this.dataDims) b.set(d.symbol, Math.max(0, Math.min(d.bound(b), at(d.bound(b)))))
       probes.push(b)
     }
-    const seen = new Set<string>()
-    return probes.filter((p) => {
-      const key = [...p.values()].join(',')
-      return !seen.has(key) && seen.add(key) !== undefined
-    })
+    const byKey = new Map(probes.map((p) => [[...p.values()].join(','), p]))
+    return [...byKey.values()]
   }
 
   /** Where each data-dependent op of a bucket's programs is and writes its size (its op's last output). */
@@ -306,8 +302,9 @@ export class BucketPlans {
     const stages = this.dataDims.map((d) => {
       const op = built.opNodes.indexOf(d.node)
       let slot = -1
+      let index = -1
       built.slotOrigins.forEach((o, i) => {
-        if (o.kind === 'step-output' && o.node === d.node && (slot < 0 || o.index > (built.slotOrigins[slot] as { index: number }).index)) slot = i
+        if (o.kind === 'step-output' && o.node === d.node && o.index > index) [slot, index] = [i, o.index]
       })
       const at = 3 + slot * (4 + maxRank)
       if (op < 0 || slot < 0 || built.program[at] !== 1) throw new DimExprError(`the size of '${d.node}''s output is not written by an op of the program`)

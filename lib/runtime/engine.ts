@@ -267,11 +267,12 @@ export class Engine extends EngineBase {
   private async stagePlan(tensors: Tensor[], sizes: ReadonlyMap<string, number>): Promise<CachedPlan> {
     const p = await this.buckets!.planFor(tensors, sizes)
     if (p !== undefined) return p
+    const node = this.graph.nodes.find((n) => n.name === this.buckets!.dataDimNodes()[0])
     throw new UnsupportedOperatorError(
-      this.buckets!.dataDimNodes()[0] ?? '',
-      'data-dependent output size',
+      node?.name ?? '',
+      node?.opType ?? '',
       this.graph.opset,
-      `the plan made at the upper bound of the model's data-dependent sizes could not be reused at the actual sizes (${this.buckets!.reasonFor(tensors)}); please report the model`,
+      `its output's size depends on the data, and the plan made at that size's upper bound could not be reused at the actual sizes (${this.buckets!.reasonFor(tensors)}); please report the model`,
     )
   }
 
