@@ -207,9 +207,50 @@ Status Program::bind(const Arena& arena, uint64_t activation_base, const HostBuf
         }
         s.view.data = arena.base() + base + s.offset;
     }
+    for (size_t i = 0; i < slots_.size(); ++i) {
+        // kernels load whole elements: every tensor starts at a multiple of its element size
+        const TensorSlot& s = slots_[i];
+        if (reinterpret_cast<uintptr_t>(s.view.data) % dtype_size(s.view.dtype) != 0) {
+            return Status::error(StatusCode::invalid_argument,
+                                 "failed to bind program: tensor %zu (%s) starts at an address that is not a "
+                                 "multiple of its element size",
+                                 i, dtype_name(s.view.dtype));
+        }
+    }
     for (size_t i = 0; i < op_views_.size(); ++i) {
         const int32_t id = op_tensor_ids_[i];
         if (id >= 0) op_views_[i].data = slots_[static_cast<size_t>(id)].view.data;
+    }
+    return check_overlaps();
+}
+
+// Each output of an op and each other tensor of the op either start at the same byte (in place) or do
+// not overlap. No plan makes a partial overlap; a kernel given one would read what it has just written
+// (and copy between overlapping ranges, which is undefined), so a descriptor with one is refused.
+Status Program::check_overlaps() const {
+    const auto range = [&](int32_t v, const uint8_t** begin, const uint8_t** end) {
+        const int32_t id = op_tensor_ids_[static_cast<size_t>(v)];
+        if (id < 0) return false;
+        const TensorSlot& s = slots_[static_cast<size_t>(id)];
+        *begin = static_cast<const uint8_t*>(s.view.data);
+        *end = *begin + s.bytes;
+        return s.bytes > 0;
+    };
+    for (size_t k = 0; k < ops_.size(); ++k) {
+        const OpRecord& r = ops_[k];
+        for (int32_t o = r.n_in; o < r.n_in + r.n_out; ++o) {
+            const uint8_t *ob, *oe;
+            if (!range(r.views_begin + o, &ob, &oe)) continue;
+            for (int32_t v = 0; v < r.n_in + r.n_out; ++v) {
+                const uint8_t *vb, *ve;
+                if (v == o || !range(r.views_begin + v, &vb, &ve)) continue;
+                if (vb != ob && vb < oe && ob < ve) {
+                    return Status::error(StatusCode::invalid_argument,
+                                         "failed to bind program: op %zu's %s %d partially overlaps its output %d", k,
+                                         v < r.n_in ? "input" : "output", v < r.n_in ? v : v - r.n_in, o - r.n_in);
+                }
+            }
+        }
     }
     return Status::ok();
 }

@@ -87,6 +87,7 @@ class Program {
 
   private:
     void clear();  // empties every vector, keeping its capacity
+    Status check_overlaps() const;  // after bind: no op's tensors partially overlap
 
     std::vector<TensorSlot> slots_;
     std::vector<OpRecord> ops_;

@@ -88,6 +88,26 @@ t.test("a program added after one was removed decodes into the removed one's sto
   t.equal(y[999], -x[999]!, 'the big program decodes again into the small one\'s storage (grown) and runs')
 })
 
+t.test('a program whose op reads a tensor partially overlapping its output, or a misaligned tensor, is refused at bind (found by native/fuzz/program_fuzz.cc)', async (t) => {
+  const s = new b.Session(1, 'auto')
+  t.teardown(() => s.dispose())
+  s.resize(4096, 0)
+  const { UnaryCode } = await import('../../lib/model/ops/eltwise-codes.js')
+  const { unaryOp } = await import('../helpers/program.js')
+  // output [8, +16) over input [0, +16): they share bytes 8..16 without being the same tensor
+  const partial = s.addProgram(program([[1, 0, 1, 4], [1, 8, 1, 4]], [unaryOp(UnaryCode.neg, 0, 1)]))
+  await t.rejects(s.run(partial, 0, [], []), { code: 'ERR_FLEXPIPE_INVALID_ARGUMENT', message: /op 0's input 0 partially overlaps its output 0/ })
+  const inPlace = s.addProgram(program([[1, 0, 1, 4]], [unaryOp(UnaryCode.neg, 0, 0)]))
+  await s.run(inPlace, 0, [], [])
+  t.pass('in place (the same first byte) runs')
+  const misaligned = s.addProgram(program([[1, 2, 1, 4], [1, 64, 1, 4]], [unaryOp(UnaryCode.neg, 0, 1)]))
+  await t.rejects(s.run(misaligned, 0, [], []), { message: /tensor 0 \(float32\) starts at an address that is not a multiple of its element size/ })
+  const aligned = s.addProgram(program([[1, 4, 1, 4], [1, 64, 1, 4]], [unaryOp(UnaryCode.neg, 0, 1)]))
+  await t.rejects(s.run(aligned, 2, [], []), { message: /not a multiple of its element size/ }, 'an activation base that misaligns it too')
+  await s.run(aligned, 0, [], [])
+  t.pass('the same program at an aligned base runs')
+})
+
 t.test('one long operation at a time; dispose is idempotent and final', async (t) => {
   const s = new b.Session(1, 'auto')
   s.resize(1 << 20, 0)
