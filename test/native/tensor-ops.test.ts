@@ -290,3 +290,18 @@ t.test('older opsets take their arguments as attributes', async (t) => {
   t.same(infer('ReduceSum', [x], { axes: [0, 2], keepdims: 0 }, 11).outputs[0]!.dims, [1])
   t.same(infer('ReduceMean', [x, ints([1])], { keepdims: 0 }, 18).outputs[0]!.dims, [4, 6])
 })
+
+t.test('integer reductions: sums and products wrap around, results computed in double saturate (found by native/fuzz/program_fuzz.cc)', async (t) => {
+  const reduce = (kind: number, data: BigInt64Array): bigint => {
+    const y = new BigInt64Array(1)
+    b.runOp('Reduce', [{ dtype: i64, dims: [data.length], data }], [{ dtype: i64, dims: [1], data: y }], [kind, 1], [])
+    return y[0]!
+  }
+  const max = 2n ** 63n - 1n
+  const min = -(2n ** 63n)
+  t.equal(reduce(7, BigInt64Array.from([0n, 0n])), min, 'LogSum of zeros: log(0) = -inf saturates to the lowest int64')
+  t.equal(reduce(8, BigInt64Array.from([0n])), 0n, 'LogSumExp of one 0 is log(1) = 0')
+  t.equal(reduce(0, BigInt64Array.from([max, 1n])), min, 'ReduceSum wraps past the largest int64')
+  t.equal(reduce(4, BigInt64Array.from([2n ** 62n, 4n])), 0n, 'ReduceProd wraps (2^64 = 0)')
+  t.equal(reduce(5, BigInt64Array.from([min])), min, 'ReduceL1 of the lowest int64 wraps to itself')
+})

@@ -70,6 +70,31 @@ inline double sum_contiguous(const float* p, int64_t n) {
     return (a0 + a1) + (a2 + a3);
 }
 
+// Integer sums and products wrap around (two's complement), as onnxruntime's do: signed overflow would
+// be undefined. Floating-point ones are plain.
+template <typename A>
+A wrap_add(A a, A b) {
+    if constexpr (std::is_integral<A>::value) return static_cast<A>(static_cast<uint64_t>(a) + static_cast<uint64_t>(b));
+    return a + b;
+}
+template <typename A>
+A wrap_mul(A a, A b) {
+    if constexpr (std::is_integral<A>::value) return static_cast<A>(static_cast<uint64_t>(a) * static_cast<uint64_t>(b));
+    return a * b;
+}
+
+// A result computed in double as an element: an integer saturates at its range and NaN gives 0 (the
+// conversion of a value out of range, such as log(0) = -inf, is undefined).
+template <typename T>
+T from_double(double v) {
+    if constexpr (std::is_integral<T>::value) {
+        if (v != v) return 0;
+        if (v <= static_cast<double>(std::numeric_limits<T>::lowest())) return std::numeric_limits<T>::lowest();
+        if (v >= static_cast<double>(std::numeric_limits<T>::max())) return std::numeric_limits<T>::max();
+    }
+    return static_cast<T>(v);
+}
+
 template <typename T>
 T reduce_one(const T* src, const ReduceShape& s, ReduceKind kind) {
     using Acc = typename std::conditional<std::is_floating_point<T>::value, double, int64_t>::type;
@@ -97,29 +122,29 @@ T reduce_one(const T* src, const ReduceShape& s, ReduceKind kind) {
         }
         case ReduceKind::prod: {
             Acc p = 1;
-            visit(src, s, [&](T x) { p *= Acc(x); });
+            visit(src, s, [&](T x) { p = wrap_mul(p, Acc(x)); });
             return T(p);
         }
         case ReduceKind::log_sum_exp: {
             double m = -std::numeric_limits<double>::infinity();
             visit(src, s, [&](T x) { m = double(x) > m ? double(x) : m; });
-            if (std::isinf(m)) return T(m);
+            if (std::isinf(m)) return from_double<T>(m);
             double sum = 0;
             visit(src, s, [&](T x) { sum += std::exp(double(x) - m); });
-            return T(std::log(sum) + m);
+            return from_double<T>(std::log(sum) + m);
         }
-        case ReduceKind::l1: visit(src, s, [&](T x) { acc += x < 0 ? -Acc(x) : Acc(x); }); return T(acc);
+        case ReduceKind::l1: visit(src, s, [&](T x) { acc = wrap_add(acc, x < 0 ? wrap_mul(Acc(-1), Acc(x)) : Acc(x)); }); return T(acc);
         case ReduceKind::l2:
         case ReduceKind::sum_square:
-            visit(src, s, [&](T x) { acc += Acc(x) * Acc(x); });
-            return kind == ReduceKind::l2 ? T(std::sqrt(double(acc))) : T(acc);
+            visit(src, s, [&](T x) { acc = wrap_add(acc, wrap_mul(Acc(x), Acc(x))); });
+            return kind == ReduceKind::l2 ? from_double<T>(std::sqrt(double(acc))) : T(acc);
         default:
             visit(src, s, [&](T x) {
-                acc += Acc(x);
+                acc = wrap_add(acc, Acc(x));
                 ++count;
             });
             if (kind == ReduceKind::mean) return count == 0 ? T(0) : T(acc / Acc(count));
-            if (kind == ReduceKind::log_sum) return T(std::log(double(acc)));
+            if (kind == ReduceKind::log_sum) return from_double<T>(std::log(double(acc)));
             return T(acc);
     }
 }
@@ -168,9 +193,9 @@ void cumsum(T* dst, const T* src, int64_t axis_dim, int64_t inner, bool exclusiv
             for (int64_t step = 0; step < axis_dim; ++step) {
                 const int64_t j = reverse ? axis_dim - 1 - step : step;
                 const T x = src[base + j * inner];
-                if (!exclusive) acc += Acc(x);
+                if (!exclusive) acc = wrap_add(acc, Acc(x));
                 dst[base + j * inner] = T(acc);
-                if (exclusive) acc += Acc(x);
+                if (exclusive) acc = wrap_add(acc, Acc(x));
             }
         }
     }
