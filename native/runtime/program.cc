@@ -275,7 +275,11 @@ Status Program::run(int threads, size_t op_begin, size_t op_end, double* op_ms, 
         call.floats = floats_.data() + r.floats_begin;
         call.n_floats = r.n_floats;
         call.threads = threads;
-        Status s = call_op(table[static_cast<size_t>(r.code)], call);
+        // An op whose outputs are all empty writes nothing: it is not run (its loops over the other dims,
+        // as large as a descriptor may declare them, would compute nothing for as long).
+        bool writes = r.n_out == 0;
+        for (int32_t o = 0; o < r.n_out && !writes; ++o) writes = call.out[o].numel > 0;
+        Status s = writes ? call_op(table[static_cast<size_t>(r.code)], call) : Status::ok();
         if (!s.is_ok()) {
             return Status::error(s.code(), "op %zu (%s): %s", at,
                                  table[static_cast<size_t>(r.code)].name, s.message().c_str());

@@ -108,6 +108,23 @@ t.test('a program whose op reads a tensor partially overlapping its output, or a
   t.pass('the same program at an aligned base runs')
 })
 
+t.test('an op whose outputs are all empty is not run, however large the dims of its empty tensors (found by program_fuzz)', async (t) => {
+  const s = new b.Session(1, 'auto')
+  t.teardown(() => s.dispose())
+  s.resize(4096, 0)
+  const rows = 2 ** 40 // LayerNorm would loop over 2^40 empty rows
+  const layerNorm = code('LayerNormalization')
+  const id = s.addProgram(program([[1, 0, 1, rows, 0], [1, 64, 1, 1], [1, 128, 1, rows, 0]], [[layerNorm, 2, 1, 1, 1, 0, 1, 2, 1, 1e-5]]))
+  await s.run(id, 0, [], [])
+  t.pass('returns at once')
+  const { UnaryCode } = await import('../../lib/model/ops/eltwise-codes.js')
+  const { unaryOp } = await import('../helpers/program.js')
+  const one = s.addProgram(program([[1, 0, 1, 1], [1, 64, 1, 1]], [unaryOp(UnaryCode.neg, 0, 1)]))
+  const y = new Float32Array(1)
+  await s.run(one, 0, [[0, Float32Array.from([3])]], [[1, y]])
+  t.equal(y[0], -3, 'an op with an output to write still runs')
+})
+
 t.test('one long operation at a time; dispose is idempotent and final', async (t) => {
   const s = new b.Session(1, 'auto')
   s.resize(1 << 20, 0)
