@@ -12,8 +12,9 @@
 //   op       [op_code, n_in, n_out, n_ints, n_floats,
 //             in_ids[n_in] (-1 = absent), out_ids[n_out], ints[n_ints], floats[n_floats]]
 // decode() checks every field (codes, dtypes, ranks, dims, ids, counts) and the total size;
-// bind() checks every tensor against the arena before a run. Decoding allocates (unless into a removed
-// program's storage, session.h); running does not.
+// bind() checks every tensor against the arena before a run (inside it, aligned to its element size, and
+// no op's tensors overlapping in part); run() skips an op whose outputs are all empty. Decoding
+// allocates (unless into a removed program's storage, session.h); running does not.
 #pragma once
 
 #include <cstddef>
