@@ -21,15 +21,11 @@ import { benchPackage } from './bench-package.js'
 import { ioSettings } from './configs.js'
 import { devInputs, fitIds, maxLengthOf } from './dev-inputs.js'
 import { benchOptions, resolveTargets } from './options.js'
-import { machine, median, quantile, repoRoot } from '../models/cases.js'
+import { machine, median, numberOption, quantile, repoRoot } from '../models/cases.js'
 
 const o = benchOptions()
-const arg = (name: string, fallback: number): number => {
-  const i = process.argv.indexOf(`--${name}`)
-  return i < 0 ? fallback : Number(process.argv[i + 1])
-}
-const rounds = arg('rounds', 3)
-const runs = arg('runs', 30)
+const rounds = numberOption('rounds', 'FLEXPIPE_BENCH_ROUNDS', 3)
+const runs = numberOption('runs', 'FLEXPIPE_BENCH_RUNS', 30)
 const targetNames = o.targets.filter((t) => t !== 'loose')
 const log = (line: string): void => console.log(line)
 
