@@ -371,7 +371,10 @@ t.test("a slow disk moves layers from Winograd's transformed filters to im2col's
   const model = ocr.det
   const prepared = await preparedPackage(model)
   const { report } = prepared
-  const budget = preparedBudget(report)
+  // Halfway between the minimum and every weight resident: the minimum comes from the profile measured
+  // at prepare time, which on a busy machine can leave a budget a third of the way up too tight for
+  // any Winograd form even on a fast disk (one full-suite run here).
+  const budget = Math.round(report.minimumBudget + 0.5 * (report.unlimitedBudget - report.minimumBudget))
   // The measured profile depends on this machine's disk and load at prepare time (on a busy machine no
   // Winograd layer may pay for its larger weights), so the planner gets a fixed one: a disk too fast to
   // matter, and every Winograd form at half the time of the layer's fastest measured kernel.
